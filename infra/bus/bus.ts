@@ -1,0 +1,65 @@
+import type { EventOfTopic, MarketEvent, Topic } from '../events.ts';
+
+/** One event as read back from the bus, with its position in the log. */
+export interface BusRecord<T extends Topic = Topic> {
+  topic: T;
+  partition: number;
+  /** Position in the partition; the next record has offset + 1. */
+  offset: number;
+  event: EventOfTopic[T];
+}
+
+/** Where a consumer has durably got to: `offset` is the next record to read. */
+export interface CommitPosition {
+  topic: Topic;
+  partition: number;
+  offset: number;
+}
+
+export interface SubscribeOptions<T extends Topic> {
+  /** Consumer group: every group reads every record; members of a group share partitions. */
+  group: string;
+  topics: readonly T[];
+  /**
+   * Called with records in offset order per partition. Resolving means "received", not
+   * "durable": only `Subscription.commit` moves the group's position. A rejection makes the
+   * bus deliver again from the last committed position.
+   */
+  onBatch: (records: BusRecord<T>[]) => Promise<void>;
+  /**
+   * Called whenever this member's partitions change (also at the start). Anything received and
+   * not committed before will be delivered again, so consumers drop their uncommitted buffers.
+   */
+  onAssignment?: () => void;
+}
+
+export interface Subscription {
+  commit(positions: readonly CommitPosition[]): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export interface BusStats {
+  published: number;
+  /** Events refused because the outgoing buffer was full (never grows without bound). */
+  dropped: number;
+  /** Events refused because they failed the schema check. */
+  invalid: number;
+}
+
+/**
+ * The message bus between collectors and aggregators. Two adapters: in-process (default)
+ * and Kafka. Events are validated on publish and on receive, keyed by base asset, and sent
+ * in batches; `close` flushes what is buffered.
+ */
+export interface Bus {
+  /** Short description for logs, e.g. `memory` or `kafka(127.0.0.1:9092)`. */
+  readonly description: string;
+  /** Non-blocking: queues events for the next batch. */
+  publish(events: readonly MarketEvent[]): void;
+  /** Resolves when everything published so far has been handed to the log. */
+  flush(): Promise<void>;
+  subscribe<T extends Topic>(options: SubscribeOptions<T>): Promise<Subscription>;
+  stats(): BusStats;
+  /** Flushes, stops every subscription and releases connections. */
+  close(): Promise<void>;
+}

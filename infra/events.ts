@@ -1,0 +1,78 @@
+import { z } from 'zod';
+
+/**
+ * The events collectors publish and aggregators consume. Semantics are written down in
+ * ingest/EVENTS.md; these schemas are the boundary check on both sides of the bus.
+ * Times are unix milliseconds: `ts` is the venue's event time, `receivedAt` our receive time.
+ */
+const marketFields = {
+  venue: z.string().min(1),
+  /** The venue's own market symbol, e.g. BTCUSDT. */
+  market: z.string().min(1),
+  /** Canonical catalog id of the base asset, e.g. bitcoin. Also the bus key. */
+  asset: z.string().min(1),
+  /** Quote currency ticker as the venue writes it, upper case, e.g. USDT. */
+  quote: z.string().min(1),
+  ts: z.number().int().nonnegative(),
+  receivedAt: z.number().int().nonnegative(),
+};
+
+const price = z.number().positive();
+const quantity = z.number().positive();
+
+export const tradeEvent = z.object({
+  type: z.literal('trade'),
+  ...marketFields,
+  tradeId: z.string().min(1),
+  price,
+  /** Base-asset quantity. */
+  quantity,
+  /** Taker side: buy means the aggressor bought. */
+  side: z.enum(['buy', 'sell']),
+});
+
+/** [price, base quantity], best level first. */
+const level = z.tuple([price, quantity]);
+
+export const bookEvent = z.object({
+  type: z.literal('book'),
+  ...marketFields,
+  /** Top of the collector's synchronized book at `ts`. */
+  bids: z.array(level),
+  asks: z.array(level),
+});
+
+export const liquidationEvent = z.object({
+  type: z.literal('liquidation'),
+  ...marketFields,
+  liquidationId: z.string().min(1),
+  price,
+  quantity,
+  /** The position that was closed: a sell order closes a long. */
+  positionSide: z.enum(['long', 'short']),
+});
+
+export const marketEvent = z.discriminatedUnion('type', [tradeEvent, bookEvent, liquidationEvent]);
+
+export type TradeEvent = z.infer<typeof tradeEvent>;
+export type BookEvent = z.infer<typeof bookEvent>;
+export type LiquidationEvent = z.infer<typeof liquidationEvent>;
+export type MarketEvent = z.infer<typeof marketEvent>;
+
+export const topics = ['trades', 'books', 'liquidations'] as const;
+export type Topic = (typeof topics)[number];
+
+export type EventOfTopic = { trades: TradeEvent; books: BookEvent; liquidations: LiquidationEvent };
+
+export function topicOf(event: MarketEvent): Topic {
+  switch (event.type) {
+    case 'trade':
+      return 'trades';
+    case 'book':
+      return 'books';
+    case 'liquidation':
+      return 'liquidations';
+  }
+}
+
+export const schemaOfTopic = { trades: tradeEvent, books: bookEvent, liquidations: liquidationEvent } as const;

@@ -1,0 +1,72 @@
+import { mkdirSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { createClient, type ClickHouseClient } from '@clickhouse/client';
+import { createChdbConnection } from 'chdb/connection';
+import type { Config } from './config.ts';
+
+/**
+ * The ClickHouse store: one `@clickhouse/client` for both scales. Embedded chDB (data in
+ * MDS_DATA_DIR) when CLICKHOUSE_URL is unset, a ClickHouse server otherwise. Same SQL.
+ */
+export interface Store {
+  readonly client: ClickHouseClient;
+  readonly description: string;
+  /**
+   * Inserts rows as one block. Always sends the same settings: chDB keeps settings on its
+   * shared session, so a dedup token sent with one insert would otherwise apply to the next.
+   */
+  insert(table: string, rows: readonly object[], dedupToken?: string): Promise<void>;
+  /** Runs a parameterised SELECT and returns its rows. Values only ever go through `params`. */
+  rows<T>(query: string, params?: Record<string, unknown>): Promise<T[]>;
+  close(): Promise<void>;
+}
+
+export type StoreConfig = Pick<Config, 'CLICKHOUSE_URL' | 'CLICKHOUSE_DATABASE' | 'MDS_DATA_DIR'>;
+
+export async function openStore(config: StoreConfig): Promise<Store> {
+  const database = config.CLICKHOUSE_DATABASE;
+  let client: ClickHouseClient;
+  let description: string;
+  if (config.CLICKHOUSE_URL) {
+    const url = new URL(config.CLICKHOUSE_URL);
+    const admin = createClient({ url: config.CLICKHOUSE_URL });
+    await admin.command({ query: `CREATE DATABASE IF NOT EXISTS ${database}` });
+    await admin.close();
+    client = createClient({ url: config.CLICKHOUSE_URL, database });
+    description = `clickhouse(${url.host}/${database})`;
+  } else {
+    const path = resolve(config.MDS_DATA_DIR);
+    mkdirSync(path, { recursive: true });
+    const bootstrap = createClient({ connection: createChdbConnection({ path }) });
+    await bootstrap.command({ query: `CREATE DATABASE IF NOT EXISTS ${database}` });
+    // chDB has no per-connection database option: select it on the shared session.
+    await bootstrap.command({ query: `USE ${database}` });
+    client = bootstrap;
+    description = `chdb(${path}/${database})`;
+  }
+
+  return {
+    client,
+    description,
+    async insert(table, rows, dedupToken = '') {
+      if (rows.length === 0) return;
+      await client.insert({
+        table,
+        values: rows as object[],
+        format: 'JSONEachRow',
+        clickhouse_settings: { async_insert: 0, insert_deduplication_token: dedupToken },
+      });
+    },
+    async rows<T>(query: string, params: Record<string, unknown> = {}) {
+      const result = await client.query({
+        query,
+        query_params: params,
+        format: 'JSONEachRow',
+        // A ClickHouse server quotes 64-bit integers in JSON by default; chDB does not. Same shape on both.
+        clickhouse_settings: { output_format_json_quote_64bit_integers: 0 },
+      });
+      return result.json<T>();
+    },
+    close: () => client.close(),
+  };
+}
