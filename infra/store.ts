@@ -4,6 +4,8 @@ import { createClient, type ClickHouseClient } from '@clickhouse/client';
 import { createChdbConnection } from 'chdb/connection';
 import type { Config } from './config.ts';
 
+type ClientOptions = NonNullable<Parameters<typeof createClient>[0]>;
+
 /**
  * The ClickHouse store: one `@clickhouse/client` for both scales. Embedded chDB (data in
  * MDS_DATA_DIR) when CLICKHOUSE_URL is unset, a ClickHouse server otherwise. Same SQL.
@@ -37,7 +39,9 @@ export async function openStore(config: StoreConfig): Promise<Store> {
   } else {
     const path = resolve(config.MDS_DATA_DIR);
     mkdirSync(path, { recursive: true });
-    const bootstrap = createClient({ connection: createChdbConnection({ path }) });
+    // chdb depends on its own copy of @clickhouse/client-common: same contract, distinct type identity.
+    const connection = createChdbConnection({ path }) as unknown as NonNullable<ClientOptions['connection']>;
+    const bootstrap = createClient({ connection });
     await bootstrap.command({ query: `CREATE DATABASE IF NOT EXISTS ${database}` });
     // chDB has no per-connection database option: select it on the shared session.
     await bootstrap.command({ query: `USE ${database}` });
