@@ -1,0 +1,56 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig, type Config } from '../../infra/config.ts';
+import { createLogger } from '../../infra/log.ts';
+import { migrate } from '../../infra/migrate.ts';
+import { openStore, type Store } from '../../infra/store.ts';
+
+// MDS_TEST_LOG_LEVEL=debug shows the API's logs while a test runs.
+export const silentLog = createLogger(process.env.MDS_TEST_LOG_LEVEL ?? 'silent');
+
+/** A migrated embedded store in a fresh temp dir: chDB binds one data dir per process, so one per test file. */
+export async function openTestStore(): Promise<{ store: Store; dir: string; dispose(): Promise<void> }> {
+  const dir = mkdtempSync(join(tmpdir(), 'mds-api-test-'));
+  const store = await openStore({ MDS_DATA_DIR: dir, CLICKHOUSE_DATABASE: 'mds', CLICKHOUSE_URL: undefined });
+  await migrate(store);
+  return {
+    store,
+    dir,
+    async dispose() {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export function testConfig(env: Record<string, string> = {}): Config {
+  return loadConfig({ PORT: '0', LOG_LEVEL: 'silent', ...env });
+}
+
+/** A row of the `trades` table as the aggregator writes it (times in unix ms). */
+export interface TradeRow {
+  venue: string;
+  market: string;
+  asset: string;
+  quote: string;
+  trade_id: string;
+  ts: number;
+  received_at: number;
+  price: number;
+  quantity: number;
+  side: 'buy' | 'sell';
+}
+
+export function trade(fields: Omit<TradeRow, 'received_at' | 'side'> & Partial<Pick<TradeRow, 'side'>>): TradeRow {
+  return { side: 'buy', received_at: fields.ts, ...fields };
+}
+
+/** The quotes whose markets make up the index (USD and, at par, USDT and USDC). */
+export const indexQuotes = new Set(['USD', 'USDT', 'USDC']);
+
+export async function get(url: string, headers: Record<string, string> = {}, method = 'GET') {
+  const res = await fetch(url, { method, headers });
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, text, json: text ? (JSON.parse(text) as unknown) : undefined };
+}

@@ -1,0 +1,181 @@
+import { once } from 'node:events';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Store } from '../../infra/store.ts';
+import { createApp } from '../app.ts';
+import { KeyStore } from '../keys.ts';
+import { createQuota, type Quota } from '../quota.ts';
+import { get, openTestStore, silentLog, testConfig } from './harness.ts';
+
+const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+type ErrorBody = { error: { code: string; message: string; status: number } };
+const perHour = 5;
+
+describe('API keys, quota, errors and request ids', () => {
+  let store: Store;
+  let dispose: () => Promise<void>;
+  let server: Server;
+  let quota: Quota;
+  const api = { url: '' };
+  // The app and the test share one KeyStore, as one replica does: its own changes apply at once.
+  let keys: KeyStore;
+
+  beforeAll(async () => {
+    ({ store, dispose } = await openTestStore());
+    keys = new KeyStore(store);
+    quota = createQuota({ perHour });
+    server = createApp({ store, keys, quota, config: testConfig(), log: silentLog }).listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    api.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+
+  afterAll(async () => {
+    server?.close();
+    await quota?.close();
+    await dispose?.();
+  });
+
+  /** A fresh key per test, so each test has its own quota. */
+  const newKey = async () => (await keys.create('http-test')).key;
+
+  it('answers 401 missing_key without a key, with the error body and a request id', async () => {
+    const attempts: Record<string, string>[] = [{}, { authorization: 'Basic dXNlcjpwYXNz' }, { 'x-api-key': '' }, { authorization: 'Bearer' }];
+    for (const headers of attempts) {
+      const res = await get(`${api.url}/v1/prices`, headers);
+      expect(res.status).toBe(401);
+      expect(res.json).toEqual({ error: { code: 'missing_key', message: expect.stringContaining('x-api-key'), status: 401 } });
+      expect(res.headers.get('x-request-id')).toMatch(uuid);
+      expect(res.headers.get('www-authenticate')).toMatch(/^Bearer/);
+      expect(res.headers.get('x-ratelimit-limit')).toBeNull();
+    }
+  });
+
+  it('answers 401 invalid_key for an unknown key, by either header', async () => {
+    const attempts: Record<string, string>[] = [{ 'x-api-key': 'mds_unknownunknownunknownunknown1' }, { authorization: 'Bearer mds_unknownunknownunknownunknown1' }];
+    for (const headers of attempts) {
+      const res = await get(`${api.url}/v1/prices`, headers);
+      expect(res.status).toBe(401);
+      expect((res.json as ErrorBody).error).toMatchObject({ code: 'invalid_key', status: 401 });
+    }
+  });
+
+  it('accepts a key by x-api-key or by Authorization: Bearer, and refuses it once revoked', async () => {
+    const { key, prefix } = await keys.create('to-revoke');
+    expect(key).toMatch(/^mds_[A-Za-z0-9]{32}$/);
+    expect(prefix).toBe(key.slice(0, 12));
+    expect((await get(`${api.url}/v1/prices`, { 'x-api-key': key })).status).toBe(200);
+    expect((await get(`${api.url}/v1/prices`, { authorization: `bearer ${key}` })).status).toBe(200);
+
+    expect(await keys.revoke(prefix)).toBe(1);
+    const attempts: Record<string, string>[] = [{ 'x-api-key': key }, { authorization: `Bearer ${key}` }];
+    for (const headers of attempts) {
+      const res = await get(`${api.url}/v1/prices`, headers);
+      expect(res.status).toBe(401);
+      expect((res.json as ErrorBody).error.code).toBe('invalid_key');
+    }
+    expect(await keys.revoke(prefix)).toBe(0);
+  });
+
+  it('accepts at once a key made by another process after the valid keys were cached', async () => {
+    expect((await get(`${api.url}/v1/prices`, { 'x-api-key': await newKey() })).status).toBe(200);
+    const elsewhere = await new KeyStore(store).create('made-elsewhere');
+    expect((await get(`${api.url}/v1/prices`, { 'x-api-key': elsewhere.key })).status).toBe(200);
+  });
+
+  it('makes a revocation effective on another replica within its cache time', async () => {
+    const { key, prefix } = await keys.create('replica');
+    const replica = new KeyStore(store, { cacheMs: 300 });
+    expect(await replica.verify(key)).toMatchObject({ prefix });
+    await keys.revoke(prefix);
+    const deadline = Date.now() + 10_000;
+    while ((await replica.verify(key)) !== undefined && Date.now() < deadline) await sleep(50);
+    expect(await replica.verify(key)).toBeUndefined();
+  });
+
+  it('stores keys only hashed, and lists them without the key', async () => {
+    const { key, prefix } = await keys.create('listed');
+    const dump = JSON.stringify(await store.rows('SELECT * FROM api_keys'));
+    expect(dump).not.toContain(key);
+    expect(dump).toContain(prefix);
+    const listed = (await keys.list()).find((k) => k.prefix === prefix);
+    expect(listed).toEqual({ prefix, name: 'listed', createdAt: expect.any(Number), revokedAt: null });
+    expect(JSON.stringify(await keys.list())).not.toContain(key);
+  });
+
+  it('provisions a chosen key once with ensure, and keeps a revoked one revoked', async () => {
+    const chosen = 'demo-key-0123456789abcdef';
+    expect(await keys.ensure(chosen, 'demo')).toEqual({ prefix: chosen.slice(0, 12), created: true });
+    expect(await keys.ensure(chosen, 'demo')).toEqual({ prefix: chosen.slice(0, 12), created: false });
+    expect((await get(`${api.url}/v1/prices`, { 'x-api-key': chosen })).status).toBe(200);
+    expect((await keys.list()).filter((k) => k.prefix === chosen.slice(0, 12))).toHaveLength(1);
+    await keys.revoke(chosen.slice(0, 12));
+    await expect(keys.ensure(chosen, 'demo')).rejects.toThrow(/revoked/);
+  });
+
+  it('sets the quota headers and answers 429 quota_exceeded with Retry-After once the hour is used up', async () => {
+    const key = await newKey();
+    for (let i = 1; i <= perHour; i++) {
+      const res = await get(`${api.url}/v1/prices`, { 'x-api-key': key });
+      expect(res.status).toBe(200);
+      expect(res.headers.get('x-ratelimit-limit')).toBe(String(perHour));
+      expect(res.headers.get('x-ratelimit-remaining')).toBe(String(perHour - i));
+      const reset = Number(res.headers.get('x-ratelimit-reset'));
+      expect(Number.isInteger(reset)).toBe(true);
+      expect(reset).toBeGreaterThan(3500);
+      expect(reset).toBeLessThanOrEqual(3600);
+    }
+    const over = await get(`${api.url}/v1/prices`, { 'x-api-key': key });
+    expect(over.status).toBe(429);
+    expect(over.json).toEqual({ error: { code: 'quota_exceeded', message: expect.any(String), status: 429 } });
+    expect(over.headers.get('x-ratelimit-remaining')).toBe('0');
+    expect(over.headers.get('retry-after')).toBe(over.headers.get('x-ratelimit-reset'));
+    expect(Number(over.headers.get('retry-after'))).toBeGreaterThan(3500);
+    expect(over.headers.get('x-request-id')).toMatch(uuid);
+
+    // The quota is per key: another key is untouched.
+    const other = await get(`${api.url}/v1/prices`, { 'x-api-key': await newKey() });
+    expect(other.status).toBe(200);
+    expect(other.headers.get('x-ratelimit-remaining')).toBe(String(perHour - 1));
+  });
+
+  it('answers unknown paths with 404 not_found and other methods on known paths with 405', async () => {
+    const key = await newKey();
+    const missing = await get(`${api.url}/v1/nothing-here`, { 'x-api-key': key });
+    expect(missing.status).toBe(404);
+    expect(missing.json).toEqual({ error: { code: 'not_found', message: expect.stringContaining('/v1/nothing-here'), status: 404 } });
+    expect(missing.headers.get('x-ratelimit-limit')).toBe(String(perHour));
+
+    for (const path of ['/v1/prices', '/v1/coins/bitcoin/ohlc']) {
+      const res = await get(`${api.url}${path}`, { 'x-api-key': key }, 'POST');
+      expect(res.status).toBe(405);
+      expect(res.json).toEqual({ error: { code: 'method_not_allowed', message: expect.any(String), status: 405 } });
+      expect(res.headers.get('allow')).toBe('GET, HEAD');
+    }
+
+    const malformed = await get(`${api.url}/v1/coins/%E0%A4%A/ohlc`, { 'x-api-key': key });
+    expect(malformed.status).toBe(400);
+    expect((malformed.json as ErrorBody).error.code).toBe('bad_request');
+    expect(missing.headers.get('x-powered-by')).toBeNull();
+  });
+
+  it('echoes a sane x-request-id and replaces anything else with a generated one', async () => {
+    const sane = 'req-2026.11:abc_DEF-1';
+    const echoed = await get(`${api.url}/v1/prices`, { 'x-request-id': sane });
+    expect(echoed.headers.get('x-request-id')).toBe(sane);
+
+    const longest = 'a'.repeat(128);
+    expect((await get(`${api.url}/v1/prices`, { 'x-request-id': longest })).headers.get('x-request-id')).toBe(longest);
+
+    for (const bad of ['a'.repeat(129), 'has space', 'semi;colon', '%0d%0aSet-Cookie:x', 'quo"te']) {
+      expect((await get(`${api.url}/v1/prices`, { 'x-request-id': bad })).headers.get('x-request-id')).toMatch(uuid);
+    }
+
+    const a = (await get(`${api.url}/v1/prices`)).headers.get('x-request-id');
+    const b = (await get(`${api.url}/v1/prices`)).headers.get('x-request-id');
+    expect(a).toMatch(uuid);
+    expect(b).toMatch(uuid);
+    expect(a).not.toBe(b);
+  });
+});

@@ -1,0 +1,168 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { KeyStore } from '../keys.ts';
+import { startApi, type ApiServer } from '../server.ts';
+import { get, indexQuotes, openTestStore, silentLog, testConfig, trade, type TradeRow } from './harness.ts';
+
+const T = Date.now();
+const nowSecond = Math.floor(T / 1000);
+const day = 86_400;
+
+// Prices are multiples of 1/4 and quantities of 1/8: every product and sum is exact in binary,
+// so the VWAP the test computes equals the store's whatever the summation order.
+const trades: TradeRow[] = [
+  // bitcoin, the latest second: three index markets, and a EUR market that the index leaves out.
+  trade({ venue: 'binance', market: 'BTCUSDT', asset: 'bitcoin', quote: 'USDT', trade_id: 'b1', ts: (nowSecond - 3) * 1000 + 100, price: 100_000.25, quantity: 0.5 }),
+  trade({ venue: 'binance', market: 'BTCUSDC', asset: 'bitcoin', quote: 'USDC', trade_id: 'c1', ts: (nowSecond - 3) * 1000 + 400, price: 100_010.5, quantity: 0.25 }),
+  trade({ venue: 'coinbase', market: 'BTC-USD', asset: 'bitcoin', quote: 'USD', trade_id: 'u1', ts: (nowSecond - 3) * 1000 + 900, price: 99_990.75, quantity: 1.125 }),
+  trade({ venue: 'kraken', market: 'XBTEUR', asset: 'bitcoin', quote: 'EUR', trade_id: 'e1', ts: (nowSecond - 3) * 1000 + 950, price: 90_000, quantity: 3 }),
+  // bitcoin, earlier seconds.
+  trade({ venue: 'binance', market: 'BTCUSDT', asset: 'bitcoin', quote: 'USDT', trade_id: 'b0', ts: (nowSecond - 13) * 1000 + 5, price: 99_500, quantity: 2 }),
+  // around now - 24 h: the reference is the latest second at or before it.
+  trade({ venue: 'binance', market: 'BTCUSDT', asset: 'bitcoin', quote: 'USDT', trade_id: 'r0', ts: (nowSecond - day - 3000) * 1000, price: 80_000, quantity: 1 }),
+  trade({ venue: 'binance', market: 'BTCUSDT', asset: 'bitcoin', quote: 'USDT', trade_id: 'r1', ts: (nowSecond - day - 40) * 1000 + 200, price: 95_000.5, quantity: 0.375 }),
+  trade({ venue: 'coinbase', market: 'BTC-USD', asset: 'bitcoin', quote: 'USD', trade_id: 'r2', ts: (nowSecond - day - 40) * 1000 + 700, price: 95_100.25, quantity: 0.625 }),
+  trade({ venue: 'binance', market: 'BTCUSDT', asset: 'bitcoin', quote: 'USDT', trade_id: 'r3', ts: (nowSecond - day + 40) * 1000, price: 97_000, quantity: 1 }),
+  // ethereum: history shorter than 24 h, and the last print 10 minutes old (not measured).
+  trade({ venue: 'binance', market: 'ETHUSDT', asset: 'ethereum', quote: 'USDT', trade_id: 'x1', ts: (nowSecond - 7200) * 1000 + 10, price: 3_000.5, quantity: 4 }),
+  trade({ venue: 'binance', market: 'ETHUSDT', asset: 'ethereum', quote: 'USDT', trade_id: 'x2', ts: (nowSecond - 7200) * 1000 + 20, price: 3_001, quantity: 2 }),
+  trade({ venue: 'binance', market: 'ETHUSDT', asset: 'ethereum', quote: 'USDT', trade_id: 'x3', ts: (nowSecond - 600) * 1000, price: 3_100.25, quantity: 1.5 }),
+  // solana: last traded 3 days ago, outside the 48 h the endpoint reads: left out.
+  trade({ venue: 'binance', market: 'SOLUSDT', asset: 'solana', quote: 'USDT', trade_id: 's1', ts: (nowSecond - 3 * day) * 1000, price: 150, quantity: 10 }),
+  // dogecoin: only a EUR market, so no index price: left out.
+  trade({ venue: 'kraken', market: 'DOGEEUR', asset: 'dogecoin', quote: 'EUR', trade_id: 'd1', ts: (nowSecond - 2) * 1000, price: 0.125, quantity: 1000 }),
+];
+
+/** Independent recomputation: the VWAP per asset and second over the index markets. */
+function seconds(asset: string): Map<number, { price: number; lastTradeAt: number }> {
+  const sums = new Map<number, { notional: number; volume: number; lastTradeAt: number }>();
+  for (const t of trades) {
+    if (t.asset !== asset || !indexQuotes.has(t.quote)) continue;
+    const s = Math.floor(t.ts / 1000);
+    const cur = sums.get(s) ?? { notional: 0, volume: 0, lastTradeAt: 0 };
+    sums.set(s, { notional: cur.notional + t.price * t.quantity, volume: cur.volume + t.quantity, lastTradeAt: Math.max(cur.lastTradeAt, t.ts) });
+  }
+  return new Map([...sums].map(([s, v]) => [s, { price: v.notional / v.volume, lastTradeAt: v.lastTradeAt }]));
+}
+
+function expectedEntry(asset: string, symbol: string, at: number, staleAfterMs: number) {
+  const bySecond = seconds(asset);
+  const ordered = [...bySecond.keys()].sort((a, b) => a - b);
+  const latest = bySecond.get(ordered.at(-1)!)!;
+  const refSecond = Math.floor(at / 1000) - day;
+  const atOrBefore = ordered.filter((s) => s <= refSecond);
+  const reference = bySecond.get(atOrBefore.length > 0 ? atOrBefore.at(-1)! : ordered[0]!)!;
+  return {
+    assetId: asset,
+    symbol,
+    price: latest.price,
+    change24h: (latest.price / reference.price - 1) * 100,
+    measured: at - latest.lastTradeAt <= staleAfterMs,
+    updatedAt: latest.lastTradeAt,
+  };
+}
+
+interface PricesBody {
+  prices: ReturnType<typeof expectedEntry>[];
+  at: number;
+}
+
+describe('GET /v1/prices', () => {
+  let dispose: () => Promise<void>;
+  let api: ApiServer;
+  let key: string;
+  const config = testConfig();
+
+  beforeAll(async () => {
+    const opened = await openTestStore();
+    dispose = opened.dispose;
+    // Three blocks, so the per-second sums arrive as separate parts to merge.
+    await opened.store.insert('trades', trades.slice(0, 2));
+    await opened.store.insert('trades', trades.slice(2, 7));
+    await opened.store.insert('trades', trades.slice(7));
+    ({ key } = await new KeyStore(opened.store).create('prices-test'));
+    api = await startApi({ store: opened.store, config, log: silentLog });
+  });
+
+  afterAll(async () => {
+    await api?.close();
+    await dispose?.();
+  });
+
+  it('lists the catalog assets that have an index price, in rank order, with values recomputed from the trades', async () => {
+    const res = await get(`${api.url}/v1/prices`, { 'x-api-key': key });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    const body = res.json as PricesBody;
+    expect(Number.isInteger(body.at)).toBe(true);
+    expect(Math.abs(body.at - Date.now())).toBeLessThan(60_000);
+    const stale = config.INDEX_STALE_AFTER_MS;
+    expect(body.prices).toEqual([expectedEntry('bitcoin', 'btc', body.at, stale), expectedEntry('ethereum', 'eth', body.at, stale)]);
+    // Sanity of the fixture itself: one measured asset, one stale, one with history under 24 h.
+    expect(body.prices.map((p) => p.measured)).toEqual([true, false]);
+    const [btc] = body.prices;
+    expect(btc!.updatedAt).toBe((nowSecond - 3) * 1000 + 900);
+    expect(btc!.price).toBe((100_000.25 * 0.5 + 100_010.5 * 0.25 + 99_990.75 * 1.125) / (0.5 + 0.25 + 1.125));
+  });
+
+  it('returns the listed ids only, in rank order, leaving out unknown ids and assets without a price', async () => {
+    const res = await get(`${api.url}/v1/prices?ids=ethereum,no-such-coin,bitcoin,solana,dogecoin,ethereum`, { 'x-api-key': key });
+    expect(res.status).toBe(200);
+    expect((res.json as PricesBody).prices.map((p) => p.assetId)).toEqual(['bitcoin', 'ethereum']);
+
+    const none = await get(`${api.url}/v1/prices?ids=solana,no-such-coin`, { 'x-api-key': key });
+    expect(none.status).toBe(200);
+    expect((none.json as PricesBody).prices).toEqual([]);
+  });
+
+  it.each([
+    ['BTC', 'lowercase slug'],
+    ['bitcoin,', 'lowercase slug'],
+    ['', 'at least one'],
+    ['bit coin', 'lowercase slug'],
+    [Array.from({ length: 251 }, (_, i) => `coin-${i}`).join(','), 'at most 250'],
+  ])('answers 400 bad_request naming ids for ids=%j', async (ids, hint) => {
+    const res = await get(`${api.url}/v1/prices?ids=${encodeURIComponent(ids)}`, { 'x-api-key': key });
+    expect(res.status).toBe(400);
+    const body = res.json as { error: { code: string; message: string; status: number } };
+    expect(body.error.code).toBe('bad_request');
+    expect(body.error.status).toBe(400);
+    expect(body.error.message).toContain('ids');
+    expect(body.error.message).toContain(hint);
+  });
+
+  it('accepts 250 ids and refuses ids given twice as separate parameters', async () => {
+    const many = ['bitcoin', ...Array.from({ length: 249 }, (_, i) => `coin-${i}`)].join(',');
+    const ok = await get(`${api.url}/v1/prices?ids=${many}`, { 'x-api-key': key });
+    expect(ok.status).toBe(200);
+    expect((ok.json as PricesBody).prices.map((p) => p.assetId)).toEqual(['bitcoin']);
+
+    const twice = await get(`${api.url}/v1/prices?ids=bitcoin&ids=ethereum`, { 'x-api-key': key });
+    expect(twice.status).toBe(400);
+    expect((twice.json as { error: { message: string } }).error.message).toContain('ids');
+  });
+
+  it('sends an ETag and Cache-Control, and answers a conditional GET with 304', async () => {
+    // The body carries `at`, so a rebuild between the two requests changes the ETag: then try again.
+    let conditional;
+    let etag: string | null = null;
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const first = await get(`${api.url}/v1/prices?ids=bitcoin`, { 'x-api-key': key });
+      expect(first.status).toBe(200);
+      expect(first.headers.get('cache-control')).toBe('private, max-age=5');
+      etag = first.headers.get('etag');
+      expect(etag).toMatch(/^"[A-Za-z0-9_-]+"$/);
+      // fetch adds `Cache-Control: no-cache` to a conditional request unless one is given, and no-cache means "revalidate, no 304".
+      conditional = await get(`${api.url}/v1/prices?ids=bitcoin`, { 'x-api-key': key, 'if-none-match': etag!, 'cache-control': 'max-age=0' });
+      if (conditional.status !== 200) break;
+    }
+    expect(conditional!.status).toBe(304);
+    expect(conditional!.text).toBe('');
+    expect(conditional!.headers.get('etag')).toBe(etag);
+    expect(conditional!.headers.get('x-request-id')).toBeTruthy();
+    expect(conditional!.headers.get('x-ratelimit-remaining')).toBeTruthy();
+
+    const other = await get(`${api.url}/v1/prices?ids=bitcoin`, { 'x-api-key': key, 'if-none-match': '"something-else"', 'cache-control': 'max-age=0' });
+    expect(other.status).toBe(200);
+    expect(other.text.length).toBeGreaterThan(0);
+  });
+});

@@ -1,0 +1,26 @@
+import { randomUUID } from 'node:crypto';
+import type { RequestHandler, Response } from 'express';
+import type { Logger } from '../infra/log.ts';
+
+/** An incoming id is echoed only when it is short and cannot smuggle anything into logs or headers. */
+const saneId = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/**
+ * First middleware: gives every request an id (the caller's `x-request-id` when sane, else a new
+ * UUID), sends it back in `x-request-id` and binds it to a per-request child logger.
+ */
+export function requestId(log: Logger): RequestHandler {
+  return (req, res, next) => {
+    const incoming = req.get('x-request-id');
+    const id = incoming !== undefined && saneId.test(incoming) ? incoming : randomUUID();
+    res.locals.requestId = id;
+    res.locals.log = log.child({ requestId: id });
+    res.set('x-request-id', id);
+    next();
+  };
+}
+
+/** The request's logger; the process logger's bindings plus the request id. */
+export function requestLog(res: Response): Logger {
+  return res.locals.log as Logger;
+}

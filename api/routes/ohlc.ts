@@ -1,0 +1,68 @@
+import { readFileSync } from 'node:fs';
+import { z } from 'zod';
+import { findAsset } from '../../infra/catalog/catalog.ts';
+import type { Store } from '../../infra/store.ts';
+import { ApiError, parseParams } from '../errors.ts';
+import type { CachedRoute } from '../responseCache.ts';
+
+const ohlcSql = readFileSync(new URL('./ohlc.sql', import.meta.url), 'utf8');
+
+/** Candle intervals (spec 4.4) and how many of the most recent buckets one response holds. */
+export const candleLimits = { '1m': 1440, '5m': 864, '15m': 672, '1h': 720, '4h': 540, '1d': 365, '1w': 260 } as const;
+export type CandleInterval = keyof typeof candleLimits;
+const intervals = Object.keys(candleLimits) as CandleInterval[];
+
+/** Served quote currencies. Only usd until measured FX rates exist; other codes are refused, never served unconverted. */
+const currencies = ['usd'] as const;
+
+/** Candle (spec 2.3). */
+export interface Candle {
+  /** unix ms of the bucket start */
+  timestamp: number;
+  open: number;
+  high: number;
+  low: number;
+  close: number;
+  /** base asset units traded */
+  volume: number;
+}
+
+export interface OhlcResponse {
+  candles: Candle[];
+  source: string;
+  rate: number;
+  currency: string;
+}
+
+const ohlcQuery = z.object({
+  interval: z.enum(intervals, { error: `must be one of ${intervals.join(', ')}` }).default('1h'),
+  vs: z.enum(currencies, { error: `must be one of ${currencies.join(', ')} (other currencies are not served yet)` }).default('usd'),
+});
+
+/** Index candles of an asset, oldest first; an asset without trades has none. */
+export async function loadCandles(store: Store, assetId: string, interval: CandleInterval): Promise<Candle[]> {
+  return store.rows<Candle>(ohlcSql, { table: `candles_${interval}`, asset: assetId, limit: candleLimits[interval] });
+}
+
+/** GET /v1/coins/{id}/ohlc (spec 4.4). */
+export function ohlcRoute(deps: { store: Store }): CachedRoute {
+  return {
+    path: '/v1/coins/:id/ohlc',
+    refreshSeconds: 60,
+    resolve(req) {
+      const { interval, vs } = parseParams(ohlcQuery, req.query);
+      const id = String(req.params.id);
+      if (!findAsset(id)) throw new ApiError(404, 'not_found', `no asset with id ${JSON.stringify(id)}`);
+      return {
+        key: `${id}|${interval}|${vs}`,
+        build: async (): Promise<OhlcResponse> => ({
+          candles: await loadCandles(deps.store, id, interval),
+          // Built from the trades our collectors measured, not from a third party.
+          source: 'mds:trades',
+          rate: 1,
+          currency: vs,
+        }),
+      };
+    },
+  };
+}

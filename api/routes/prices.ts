@@ -1,0 +1,96 @@
+import { readFileSync } from 'node:fs';
+import { z } from 'zod';
+import { catalogAssets } from '../../infra/catalog/catalog.ts';
+import type { Config } from '../../infra/config.ts';
+import type { Store } from '../../infra/store.ts';
+import { parseParams } from '../errors.ts';
+import type { CachedRoute } from '../responseCache.ts';
+
+const pricesSql = readFileSync(new URL('./prices.sql', import.meta.url), 'utf8');
+
+/** Price entry (spec 2.5). */
+export interface PriceEntry {
+  assetId: string;
+  symbol: string;
+  /** USD index price of the latest second with trades. */
+  price: number;
+  /** Percent change from the reference price about 24 h earlier. */
+  change24h: number;
+  /** The price is fresh: its last trade is at most INDEX_STALE_AFTER_MS old. */
+  measured: boolean;
+  /** unix ms of the last trade in that second. */
+  updatedAt: number;
+}
+
+export interface PricesResponse {
+  prices: PriceEntry[];
+  /** unix ms at which the response was built. */
+  at: number;
+}
+
+const maxIds = 250;
+const day = 86_400;
+
+const pricesQuery = z.object({
+  ids: z
+    .string({ error: 'must be one comma-separated list of asset ids' })
+    .transform((s) => (s === '' ? [] : s.split(',').map((id) => id.trim())))
+    .pipe(
+      z
+        .array(z.string().regex(/^[a-z0-9-]{1,100}$/, 'each id must be a lowercase slug (a-z, 0-9, -)'))
+        .min(1, 'list at least one asset id')
+        .max(maxIds, `at most ${maxIds} ids`),
+    )
+    .optional(),
+});
+
+/**
+ * Index prices per asset. The query reads the last 48 hours of per-second index prices only, so
+ * its cost does not grow with history:
+ * - an asset with no trade in 48 h (or none ever) is left out: it has no current index price;
+ * - change24h compares with the latest second at or before now - 24 h; when our history of the
+ *   asset is shorter than that (or it had no trade in the day before now - 24 h), with the oldest
+ *   second we have in the window.
+ */
+export async function loadPrices(store: Store, assetIds: readonly string[], now: number, staleAfterMs: number): Promise<PricesResponse> {
+  if (assetIds.length === 0) return { prices: [], at: now };
+  const nowS = Math.floor(now / 1000);
+  const rows = await store.rows<{ asset: string; price: number; updatedAt: number; referencePrice: number }>(pricesSql, {
+    assets: assetIds,
+    ref_s: nowS - day,
+    from_s: nowS - 2 * day,
+  });
+  const byAsset = new Map(rows.map((r) => [r.asset, r]));
+  const prices: PriceEntry[] = [];
+  // Catalog order is market-cap rank order.
+  for (const asset of catalogAssets) {
+    const row = byAsset.get(asset.id);
+    if (!row) continue;
+    prices.push({
+      assetId: asset.id,
+      symbol: asset.symbol,
+      price: row.price,
+      change24h: (row.price / row.referencePrice - 1) * 100,
+      measured: now - row.updatedAt <= staleAfterMs,
+      updatedAt: row.updatedAt,
+    });
+  }
+  return { prices, at: now };
+}
+
+/** GET /v1/prices (spec 4.7): unknown ids are left out, rows in catalog (rank) order. */
+export function pricesRoute(deps: { store: Store; config: Pick<Config, 'INDEX_STALE_AFTER_MS'> }): CachedRoute {
+  const catalogIds = new Set(catalogAssets.map((a) => a.id));
+  return {
+    path: '/v1/prices',
+    refreshSeconds: 5,
+    resolve(req) {
+      const { ids } = parseParams(pricesQuery, req.query);
+      const assetIds = ids ? [...new Set(ids.filter((id) => catalogIds.has(id)))].sort() : [...catalogIds].sort();
+      return {
+        key: ids ? assetIds.join(',') : '*',
+        build: () => loadPrices(deps.store, assetIds, Date.now(), deps.config.INDEX_STALE_AFTER_MS),
+      };
+    },
+  };
+}
