@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from '../infra/config.ts';
 import { migrate } from '../infra/migrate.ts';
-import { openStore, type Store } from '../infra/store.ts';
+import { StoreInUseError, openStore, type Store } from '../infra/store.ts';
 import { KeyStore } from './keys.ts';
 
 const usage = `usage: npm run keys -- <command>
@@ -71,12 +71,22 @@ async function main(): Promise<number> {
     return 2;
   }
   let store: Store;
+  const config = (() => {
+    try {
+      return loadConfig();
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      console.error(err.message);
+      return undefined;
+    }
+  })();
+  if (!config) return 2;
   try {
-    store = await openStore(loadConfig());
+    store = await openStore(config);
   } catch (err) {
-    if (!(err instanceof ConfigError)) throw err;
-    console.error(err.message);
-    return 2;
+    if (!(err instanceof StoreInUseError)) throw err;
+    console.error(`${err.message}; stop the service first (or use CLICKHOUSE_URL)`);
+    return 1;
   }
   try {
     await migrate(store);

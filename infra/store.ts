@@ -23,6 +23,14 @@ export interface Store {
   close(): Promise<void>;
 }
 
+/** chDB allows one process per data directory. */
+export class StoreInUseError extends Error {
+  override name = 'StoreInUseError';
+  constructor(path: string, options?: ErrorOptions) {
+    super(`the embedded store in ${path} is in use by another process`, options);
+  }
+}
+
 export type StoreConfig = Pick<Config, 'CLICKHOUSE_URL' | 'CLICKHOUSE_DATABASE' | 'MDS_DATA_DIR'>;
 
 export async function openStore(config: StoreConfig): Promise<Store> {
@@ -39,10 +47,16 @@ export async function openStore(config: StoreConfig): Promise<Store> {
   } else {
     const path = resolve(config.MDS_DATA_DIR);
     mkdirSync(path, { recursive: true });
-    // chdb depends on its own copy of @clickhouse/client-common: same contract, distinct type identity.
-    const connection = createChdbConnection({ path }) as unknown as NonNullable<ClientOptions['connection']>;
-    const bootstrap = createClient({ connection });
-    await bootstrap.command({ query: `CREATE DATABASE IF NOT EXISTS ${database}` });
+    let bootstrap: ClickHouseClient;
+    try {
+      // chdb depends on its own copy of @clickhouse/client-common: same contract, distinct type identity.
+      const connection = createChdbConnection({ path }) as unknown as NonNullable<ClientOptions['connection']>;
+      bootstrap = createClient({ connection });
+      await bootstrap.command({ query: `CREATE DATABASE IF NOT EXISTS ${database}` });
+    } catch (err) {
+      if ((err as { code?: string }).code === 'CHDB_CONNECTION') throw new StoreInUseError(path, { cause: err });
+      throw err;
+    }
     // chDB has no per-connection database option: select it on the shared session.
     await bootstrap.command({ query: `USE ${database}` });
     client = bootstrap;
