@@ -1,0 +1,64 @@
+// A trade sink in its own process (chDB binds one data directory per process), driven by
+// aggregatorCrash.test.ts. With CRASH_AT_COMMIT=1 it kills itself with SIGKILL at its first
+// commit, i.e. after an insert landed and before the bus learned of it.
+import { writeSync } from 'node:fs';
+import { openStore } from '../../infra/store.ts';
+import { migrate } from '../../infra/migrate.ts';
+import { createKafkaBus } from '../../infra/bus/kafkaBus.ts';
+import { createLogger } from '../../infra/log.ts';
+import { startTradeSink } from '../../aggregate/tradeSink.ts';
+import type { Bus } from '../../infra/bus/bus.ts';
+
+const { DATA_DIR, BROKERS, GROUP, VENUE, EXPECTED, CRASH_AT_COMMIT } = process.env;
+if (!DATA_DIR || !BROKERS || !GROUP || !VENUE || !EXPECTED) throw new Error('sinkProcess: missing environment');
+
+const log = createLogger('warn');
+const store = await openStore({ MDS_DATA_DIR: DATA_DIR, CLICKHOUSE_DATABASE: 'mds', CLICKHOUSE_URL: undefined });
+await migrate(store);
+const kafka = await createKafkaBus({ brokers: BROKERS.split(','), log });
+
+const countTrades = async () =>
+  (await store.rows<{ n: number }>('SELECT count() AS n FROM trades WHERE venue = {venue:String}', { venue: VENUE }))[0]?.n ?? 0;
+
+// Fault injection around the real Kafka bus: only the commit is intercepted.
+const bus: Bus = CRASH_AT_COMMIT
+  ? {
+      description: kafka.description,
+      publish: (e) => kafka.publish(e),
+      flush: () => kafka.flush(),
+      stats: () => kafka.stats(),
+      close: () => kafka.close(),
+      subscribe: async (options) => {
+        const sub = await kafka.subscribe(options);
+        return {
+          stop: () => sub.stop(),
+          commit: async () => {
+            // Synchronous: an asynchronous pipe write would die with the process.
+            writeSync(1, JSON.stringify({ insertedBeforeCrash: await countTrades() }) + '\n');
+            process.kill(process.pid, 'SIGKILL');
+          },
+        };
+      },
+    }
+  : kafka;
+
+const sink = await startTradeSink({ bus, store, log, batchRows: 500, batchMs: 200, group: GROUP });
+
+const deadline = Date.now() + 45_000;
+while ((await countTrades()) < Number(EXPECTED) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+// Give any wrongly replayed batch time to land before counting.
+await new Promise((r) => setTimeout(r, 1_000));
+await sink.stop();
+const [counts] = await store.rows<Record<string, number>>(
+  `SELECT
+     (SELECT count() FROM trades WHERE venue = {venue:String}) AS raw,
+     (SELECT uniqExact(venue, market, trade_id) FROM trades WHERE venue = {venue:String}) AS distinctTrades,
+     (SELECT sum(trade_count) FROM candles_1m WHERE venue = {venue:String}) AS candles1m,
+     (SELECT sum(trade_count) FROM candles_1w WHERE venue = {venue:String}) AS candles1w,
+     (SELECT sum(trade_count) FROM index_prices WHERE asset = {venue:String}) AS indexTrades`,
+  { venue: VENUE },
+);
+process.stdout.write(JSON.stringify({ ...counts, duplicates: sink.stats().duplicates }) + '\n');
+await kafka.close();
+await store.close();
+process.exit(0);
