@@ -15,7 +15,7 @@ export interface AppDeps {
   store: Store;
   keys: KeyStore;
   quota: Quota;
-  config: Pick<Config, 'INDEX_STALE_AFTER_MS'>;
+  config: Pick<Config, 'INDEX_STALE_AFTER_MS' | 'MDS_SIMULATED'>;
   log: Logger;
 }
 

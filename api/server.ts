@@ -18,7 +18,7 @@ export interface ApiServer {
 export interface StartApiOptions {
   /** A migrated store; the caller owns it and closes it. */
   store: Store;
-  config: Pick<Config, 'PORT' | 'QUOTA_PER_HOUR' | 'REDIS_URL' | 'INDEX_STALE_AFTER_MS'>;
+  config: Pick<Config, 'PORT' | 'QUOTA_PER_HOUR' | 'REDIS_URL' | 'INDEX_STALE_AFTER_MS' | 'MDS_SIMULATED'>;
   log: Logger;
   /** Namespace of the quota counters in Redis (default mds:quota). */
   quotaKeyPrefix?: string;

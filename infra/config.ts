@@ -44,6 +44,11 @@ export const configSchema = z.object({
   VENUE_BINANCE_WS_URL: z.string().url().default('wss://stream.binance.com:9443'),
   /** Binance spot REST base URL. */
   VENUE_BINANCE_REST_URL: z.string().url().default('https://api.binance.com'),
+  /** Set by `npm run demo`: responses that name their source say the data is simulated. */
+  MDS_SIMULATED: z
+    .enum(['0', '1', 'false', 'true'])
+    .default('0')
+    .transform((v) => v === '1' || v === 'true'),
   /** Rows the aggregator accumulates before an insert. */
   AGGREGATE_BATCH_ROWS: positiveInt(10_000),
   /** Longest time (ms) a trade waits in the aggregator before its batch is inserted. */

@@ -90,7 +90,7 @@ async function run(role: string, args: string[]): Promise<void> {
     if (role === 'demo') {
       const sim = await startBinanceSimulator({ port: 0, seed: Date.now() });
       life.add('simulator', () => sim.close());
-      config = { ...config, VENUE_BINANCE_WS_URL: sim.wsUrl, VENUE_BINANCE_REST_URL: sim.restUrl };
+      config = { ...config, VENUE_BINANCE_WS_URL: sim.wsUrl, VENUE_BINANCE_REST_URL: sim.restUrl, MDS_SIMULATED: true };
       log.info({ ws: sim.wsUrl, rest: sim.restUrl }, 'market simulator started: all demo data is SIMULATED');
     }
 

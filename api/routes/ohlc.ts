@@ -1,3 +1,4 @@
+import type { Config } from '../../infra/config.ts';
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { findAsset } from '../../infra/catalog/catalog.ts';
@@ -45,7 +46,8 @@ export async function loadCandles(store: Store, assetId: string, interval: Candl
 }
 
 /** GET /v1/coins/{id}/ohlc (spec 4.4). */
-export function ohlcRoute(deps: { store: Store }): CachedRoute {
+export function ohlcRoute(deps: { store: Store; config: Pick<Config, 'MDS_SIMULATED'> }): CachedRoute {
+  const source = deps.config.MDS_SIMULATED ? 'mds:trades (simulated market)' : 'mds:trades';
   return {
     path: '/v1/coins/:id/ohlc',
     refreshSeconds: 60,
@@ -58,7 +60,7 @@ export function ohlcRoute(deps: { store: Store }): CachedRoute {
         build: async (): Promise<OhlcResponse> => ({
           candles: await loadCandles(deps.store, id, interval),
           // Built from the trades our collectors measured, not from a third party.
-          source: 'mds:trades',
+          source,
           rate: 1,
           currency: vs,
         }),
