@@ -1,7 +1,8 @@
 import { Kafka, Partitioners, logLevel, type Consumer, type LogEntry, type Message } from 'kafkajs';
-import { schemaOfTopic, topicOf, type MarketEvent, type Topic } from '../events.ts';
+import { schemaOfTopic, type MarketEvent, type Topic } from '../events.ts';
 import type { Logger } from '../log.ts';
-import type { Bus, BusRecord, BusStats, SubscribeOptions, Subscription } from './bus.ts';
+import type { Bus, BusRecord, SubscribeOptions, Subscription } from './bus.ts';
+import { PublishGate } from './publishGate.ts';
 
 export interface KafkaBusOptions {
   brokers: string[];
@@ -52,12 +53,12 @@ export async function createKafkaBus(options: KafkaBusOptions): Promise<Bus> {
   });
   await producer.connect();
 
-  const stats: BusStats = { published: 0, dropped: 0, invalid: 0 };
+  const gate = new PublishGate(maxBuffered, log);
+  const { stats } = gate;
   let pending: { topic: Topic; message: Message }[] = [];
   // One produce request at a time, so events of one asset keep their order.
   let sending: Promise<void> = Promise.resolve();
   let timer: NodeJS.Timeout | undefined;
-  let lastDropWarning = 0;
   const consumers = new Set<Consumer>();
 
   function send(): Promise<void> {
@@ -103,19 +104,8 @@ export async function createKafkaBus(options: KafkaBusOptions): Promise<Bus> {
 
     publish(events: readonly MarketEvent[]) {
       for (const event of events) {
-        const topic = topicOf(event);
-        if (!schemaOfTopic[topic].safeParse(event).success) {
-          stats.invalid += 1;
-          continue;
-        }
-        if (pending.length >= maxBuffered) {
-          stats.dropped += 1;
-          if (Date.now() - lastDropWarning > 10_000) {
-            lastDropWarning = Date.now();
-            log?.warn({ dropped: stats.dropped }, 'kafka producer buffer full: dropping events');
-          }
-          continue;
-        }
+        const topic = gate.admit(event, pending.length);
+        if (!topic) continue;
         pending.push({
           topic,
           message: { key: event.asset, value: JSON.stringify(event), headers: { 'schema-version': schemaVersion } },

@@ -1,6 +1,7 @@
-import { schemaOfTopic, topicOf, topics, type MarketEvent, type Topic } from '../events.ts';
+import { topics, type MarketEvent, type Topic } from '../events.ts';
 import type { Logger } from '../log.ts';
-import type { Bus, BusRecord, BusStats, CommitPosition, SubscribeOptions, Subscription } from './bus.ts';
+import type { Bus, BusRecord, CommitPosition, SubscribeOptions, Subscription } from './bus.ts';
+import { PublishGate } from './publishGate.ts';
 
 export interface MemoryBusOptions {
   /** Partitions per topic; events of one asset always land in the same one. */
@@ -54,9 +55,9 @@ export function createMemoryBus(options: MemoryBusOptions = {}): Bus {
   /** Committed next offset per group and topic/partition. */
   const committed = new Map<string, Map<string, number>>();
   const members = new Set<Member>();
-  const stats: BusStats = { published: 0, dropped: 0, invalid: 0 };
+  const gate = new PublishGate(maxBuffered, log);
+  const { stats } = gate;
   let held = 0;
-  let lastDropWarning = 0;
 
   const committedOf = (group: string, tp: string) => committed.get(group)?.get(tp) ?? 0;
 
@@ -110,19 +111,8 @@ export function createMemoryBus(options: MemoryBusOptions = {}): Bus {
 
     publish(events: readonly MarketEvent[]) {
       for (const event of events) {
-        const topic = topicOf(event);
-        if (!schemaOfTopic[topic].safeParse(event).success) {
-          stats.invalid += 1;
-          continue;
-        }
-        if (held >= maxBuffered) {
-          stats.dropped += 1;
-          if (Date.now() - lastDropWarning > 10_000) {
-            lastDropWarning = Date.now();
-            log?.warn({ held, dropped: stats.dropped }, 'bus full: dropping events until consumers catch up');
-          }
-          continue;
-        }
+        const topic = gate.admit(event, held);
+        if (!topic) continue;
         const partition = partitionOf(event.asset, partitions);
         const plog = logs.get(`${topic}/${partition}`)!;
         plog.records.push({ topic, partition, offset: plog.base + plog.records.length, event } as BusRecord);
