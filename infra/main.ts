@@ -100,6 +100,8 @@ async function run(role: string, args: string[]): Promise<void> {
     const bus = withIngest || withAggregate ? await openBus(config, log) : undefined;
     if (bus) {
       log.info({ bus: bus.description }, 'bus ready');
+      if ((role === 'ingest' || role === 'aggregate') && !config.KAFKA_BROKERS)
+        log.warn('KAFKA_BROKERS is unset: the in-process bus reaches nothing outside this process');
       life.add('bus', () => bus.close());
     }
 

@@ -1,0 +1,21 @@
+import { expect, test } from 'vitest';
+import { ConfigError, loadConfig } from '../config.ts';
+
+test('defaults for an empty environment', () => {
+  const config = loadConfig({});
+  expect(config).toMatchObject({ PORT: 8080, MDS_DATA_DIR: './data', QUOTA_PER_HOUR: 600, MDS_SIMULATED: false });
+  expect(config.CLICKHOUSE_URL).toBeUndefined();
+  expect(config.KAFKA_BROKERS).toBeUndefined();
+});
+
+test('lists of brokers are split and checked', () => {
+  expect(loadConfig({ KAFKA_BROKERS: 'a:9092, b:9093' }).KAFKA_BROKERS).toEqual(['a:9092', 'b:9093']);
+});
+
+test('a wrong value stops start-up with a message naming each wrong variable', () => {
+  const attempt = () => loadConfig({ PORT: 'eighty', KAFKA_BROKERS: 'no-port', REDIS_URL: 'not a url' });
+  expect(attempt).toThrow(ConfigError);
+  expect(attempt).toThrow(/PORT="eighty"/);
+  expect(attempt).toThrow(/KAFKA_BROKERS="no-port": must be host:port/);
+  expect(attempt).toThrow(/REDIS_URL="not a url"/);
+});
