@@ -1,3 +1,6 @@
+import { readFileSync } from 'node:fs';
+import compression from 'compression';
+import cors from 'cors';
 import express from 'express';
 import type { Config } from '../infra/config.ts';
 import type { Logger } from '../infra/log.ts';
@@ -7,6 +10,7 @@ import { errorHandler, methodNotAllowed, notFound } from './errors.ts';
 import type { KeyStore } from './keys.ts';
 import type { Quota } from './quota.ts';
 import { requestId } from './requestId.ts';
+import { openApiDocument } from './openapi.ts';
 import { cachedHandler } from './responseCache.ts';
 import { ohlcRoute } from './routes/ohlc.ts';
 import { pricesRoute } from './routes/prices.ts';
@@ -19,6 +23,9 @@ export interface AppDeps {
   log: Logger;
 }
 
+const exposedHeaders = ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'x-request-id', 'retry-after', 'etag'] as const;
+const docsPage = readFileSync(new URL('./docs.html', import.meta.url));
+
 /** The /v1 HTTP API, without a listening socket (server.ts listens; tests may too). */
 export function createApp(deps: AppDeps): express.Application {
   const app = express();
@@ -26,11 +33,20 @@ export function createApp(deps: AppDeps): express.Application {
   // Cached routes set their own precomputed ETag; nothing else needs one hashed per response.
   app.set('etag', false);
 
+  const routes = [pricesRoute(deps), ohlcRoute(deps)];
+  const openApi = Buffer.from(JSON.stringify(openApiDocument(routes)));
+
   app.use(requestId(deps.log));
+  // Browsers may call the API from any origin, and read the quota and request-id headers.
+  app.use(cors({ methods: ['GET', 'HEAD'], exposedHeaders: [...exposedHeaders] }));
+  app.use(compression());
+  // The reference is public; everything under it needs a key.
+  app.get('/v1/openapi.json', (_req, res) => void res.type('json').send(openApi));
+  app.get('/docs', (_req, res) => void res.type('html').send(docsPage));
   app.use(requireKey(deps.keys));
   app.use(deps.quota.middleware);
 
-  for (const route of [pricesRoute(deps), ohlcRoute(deps)]) {
+  for (const route of routes) {
     app.route(route.path).get(cachedHandler(route)).all(methodNotAllowed);
   }
 

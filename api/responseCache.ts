@@ -1,5 +1,18 @@
 import { createHash } from 'node:crypto';
 import type { Request, RequestHandler } from 'express';
+import type { z } from 'zod';
+
+/** What the OpenAPI document says of a route; the same schemas validate its requests. */
+export interface RouteDoc {
+  operationId: string;
+  tag: 'Coins' | 'Market' | 'Indicators';
+  summary: string;
+  path?: z.ZodObject;
+  query: z.ZodObject;
+  response: z.ZodType;
+  /** Statuses besides 200, 401, 429 (which every endpoint has). */
+  errors: number[];
+}
 
 /**
  * An endpoint whose body depends only on its normalized input: `resolve` validates the request
@@ -9,6 +22,7 @@ export interface CachedRoute {
   path: string;
   /** The endpoint's data refresh interval: entries live this long, clients may reuse them as long. */
   refreshSeconds: number;
+  doc: RouteDoc;
   resolve(req: Request): { key: string; build: () => Promise<unknown> };
 }
 

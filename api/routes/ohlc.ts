@@ -17,23 +17,25 @@ const intervals = Object.keys(candleLimits) as CandleInterval[];
 const currencies = ['usd'] as const;
 
 /** Candle (spec 2.3). */
-export interface Candle {
-  /** unix ms of the bucket start */
-  timestamp: number;
-  open: number;
-  high: number;
-  low: number;
-  close: number;
-  /** base asset units traded */
-  volume: number;
-}
+const candle = z.object({
+  timestamp: z.number().int().describe('unix ms of the interval start'),
+  open: z.number(),
+  high: z.number(),
+  low: z.number(),
+  close: z.number(),
+  volume: z.number().describe('base asset units traded in the interval'),
+});
+export type Candle = z.infer<typeof candle>;
 
-export interface OhlcResponse {
-  candles: Candle[];
-  source: string;
-  rate: number;
-  currency: string;
-}
+export const ohlcResponse = z.object({
+  candles: z.array(candle).describe('oldest first; intervals without trades are absent'),
+  source: z.string().describe('where the candles come from: our measured trades'),
+  rate: z.number().describe('FX rate applied (1 for usd)'),
+  currency: z.string().describe('quote currency served'),
+});
+export type OhlcResponse = z.infer<typeof ohlcResponse>;
+
+const ohlcPath = z.object({ id: z.string().describe('asset id, e.g. bitcoin') });
 
 const ohlcQuery = z.object({
   interval: z.enum(intervals, { error: `must be one of ${intervals.join(', ')}` }).default('1h'),
@@ -51,6 +53,15 @@ export function ohlcRoute(deps: { store: Store; config: Pick<Config, 'MDS_SIMULA
   return {
     path: '/v1/coins/:id/ohlc',
     refreshSeconds: 60,
+    doc: {
+      operationId: 'coinOhlc',
+      tag: 'Coins',
+      summary: 'Index candles of an asset, built from the trade feed',
+      path: ohlcPath,
+      query: ohlcQuery,
+      response: ohlcResponse,
+      errors: [400, 404],
+    },
     resolve(req) {
       const { interval, vs } = parseParams(ohlcQuery, req.query);
       const id = String(req.params.id);

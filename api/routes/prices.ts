@@ -9,24 +9,21 @@ import type { CachedRoute } from '../responseCache.ts';
 const pricesSql = readFileSync(new URL('./prices.sql', import.meta.url), 'utf8');
 
 /** Price entry (spec 2.5). */
-export interface PriceEntry {
-  assetId: string;
-  symbol: string;
-  /** USD index price of the latest second with trades. */
-  price: number;
-  /** Percent change from the reference price about 24 h earlier. */
-  change24h: number;
-  /** The price is fresh: its last trade is at most INDEX_STALE_AFTER_MS old. */
-  measured: boolean;
-  /** unix ms of the last trade in that second. */
-  updatedAt: number;
-}
+const priceEntry = z.object({
+  assetId: z.string(),
+  symbol: z.string(),
+  price: z.number().describe('USD index price of the latest second with trades'),
+  change24h: z.number().describe('percent change from the index price about 24 h earlier (or the oldest we have, when our history is shorter)'),
+  measured: z.boolean().describe('true while the last trade behind the price is at most INDEX_STALE_AFTER_MS old'),
+  updatedAt: z.number().int().describe('unix ms of the last trade in that second'),
+});
+export type PriceEntry = z.infer<typeof priceEntry>;
 
-export interface PricesResponse {
-  prices: PriceEntry[];
-  /** unix ms at which the response was built. */
-  at: number;
-}
+export const pricesResponse = z.object({
+  prices: z.array(priceEntry),
+  at: z.number().int().describe('unix ms at which the response was built'),
+});
+export type PricesResponse = z.infer<typeof pricesResponse>;
 
 const maxIds = 250;
 const day = 86_400;
@@ -41,7 +38,8 @@ const pricesQuery = z.object({
         .min(1, 'list at least one asset id')
         .max(maxIds, `at most ${maxIds} ids`),
     )
-    .optional(),
+    .optional()
+    .describe('comma-separated asset ids; unknown ids are left out; when omitted, the whole catalogue'),
 });
 
 /**
@@ -84,6 +82,14 @@ export function pricesRoute(deps: { store: Store; config: Pick<Config, 'INDEX_ST
   return {
     path: '/v1/prices',
     refreshSeconds: 5,
+    doc: {
+      operationId: 'prices',
+      tag: 'Coins',
+      summary: 'USD index prices of the catalogue or of the listed assets',
+      query: pricesQuery,
+      response: pricesResponse,
+      errors: [400],
+    },
     resolve(req) {
       const { ids } = parseParams(pricesQuery, req.query);
       const assetIds = ids ? [...new Set(ids.filter((id) => catalogIds.has(id)))].sort() : [...catalogIds].sort();

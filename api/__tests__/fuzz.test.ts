@@ -1,0 +1,71 @@
+// No input can produce a 500: random paths, parameters and headers against every endpoint.
+import fc from 'fast-check';
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import { KeyStore } from '../keys.ts';
+import { startApi, type ApiServer } from '../server.ts';
+import { openTestStore, silentLog, testConfig, trade } from './harness.ts';
+
+let env: Awaited<ReturnType<typeof openTestStore>>;
+let api: ApiServer;
+let key: string;
+
+beforeAll(async () => {
+  env = await openTestStore();
+  const now = Date.now();
+  await env.store.insert('trades', [trade({ venue: 'binance', market: 'ETHUSDT', asset: 'ethereum', quote: 'USDT', trade_id: '1', ts: now - 1_000, price: 3_000, quantity: 1 })]);
+  api = await startApi({ store: env.store, config: testConfig({ QUOTA_PER_HOUR: '1000000' }), log: silentLog });
+  key = (await new KeyStore(env.store).create('fuzz')).key;
+});
+afterAll(async () => {
+  await api.close();
+  await env.dispose();
+});
+
+const segment = fc.oneof(
+  fc.constantFrom('bitcoin', 'ethereum', 'no-such-coin', '', '..', '%', '%zz', '%00', 'BITCOIN', 'a'.repeat(300)),
+  fc.string({ maxLength: 12 }).map(encodeURIComponent),
+);
+const path = fc.oneof(
+  fc.constant('/v1/prices'),
+  segment.map((id) => `/v1/coins/${id}/ohlc`),
+  fc.array(segment, { maxLength: 4 }).map((parts) => `/v1/${parts.join('/')}`),
+  fc.array(segment, { maxLength: 3 }).map((parts) => `/${parts.join('/')}`),
+);
+const value = fc.oneof(
+  fc.constantFrom('1m', '1h', '1w', 'usd', 'eur', 'btc', 'bitcoin,ethereum', ',', '', '-1', '1e309', 'true', '[]'),
+  fc.string({ maxLength: 20 }),
+);
+const query = fc.dictionary(fc.constantFrom('ids', 'interval', 'vs', 'limit', 'page', 'x', 'ids[]', '__proto__', 'constructor'), value, { maxKeys: 4 });
+const headers = fc.record(
+  {
+    auth: fc.constantFrom('x-api-key', 'bearer', 'none', 'wrong', 'empty-bearer'),
+    requestId: fc.option(fc.string({ maxLength: 200 }).filter((s) => /^[\x20-\x7e]*$/.test(s))),
+    method: fc.constantFrom('GET', 'GET', 'GET', 'HEAD', 'POST', 'DELETE', 'OPTIONS'),
+  },
+  { requiredKeys: ['auth', 'method'] },
+);
+
+test('every request gets a non-500 answer with the error body on failure', async () => {
+  await fc.assert(
+    fc.asyncProperty(path, query, headers, async (p, q, h) => {
+      const search = new URLSearchParams();
+      for (const [k, v] of Object.entries(q)) search.append(k, v);
+      const sendHeaders: Record<string, string> = {};
+      if (h.auth === 'x-api-key') sendHeaders['x-api-key'] = key;
+      if (h.auth === 'bearer') sendHeaders.authorization = `Bearer ${key}`;
+      if (h.auth === 'wrong') sendHeaders['x-api-key'] = 'mds_not_a_key';
+      if (h.auth === 'empty-bearer') sendHeaders.authorization = 'Bearer ';
+      if (h.requestId) sendHeaders['x-request-id'] = h.requestId;
+      const res = await fetch(`${api.url}${p}?${search}`, { method: h.method, headers: sendHeaders });
+      const text = await res.text();
+      expect(res.status, `${h.method} ${p}?${search} -> ${res.status} ${text}`).toBeLessThan(500);
+      expect(res.headers.get('x-request-id')).toBeTruthy();
+      if (res.status >= 400 && h.method !== 'HEAD') {
+        const body = JSON.parse(text);
+        expect(Object.keys(body)).toEqual(['error']);
+        expect(body.error).toEqual({ code: expect.any(String), message: expect.any(String), status: res.status });
+      }
+    }),
+    { numRuns: 400 },
+  );
+}, 120_000);

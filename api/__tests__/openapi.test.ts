@@ -1,0 +1,97 @@
+// The OpenAPI document is generated from the route schemas; real responses must validate against it.
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import { KeyStore } from '../keys.ts';
+import { startApi, type ApiServer } from '../server.ts';
+import { get, openTestStore, silentLog, testConfig, trade } from './harness.ts';
+
+let env: Awaited<ReturnType<typeof openTestStore>>;
+let api: ApiServer;
+let key: string;
+let doc: any;
+
+beforeAll(async () => {
+  env = await openTestStore();
+  const now = Date.now();
+  await env.store.insert(
+    'trades',
+    Array.from({ length: 40 }, (_, i) =>
+      trade({ venue: 'binance', market: 'BTCUSDT', asset: 'bitcoin', quote: 'USDT', trade_id: String(i), ts: now - 3_000_000 + i * 60_000, price: 90_000 + i, quantity: 0.1 }),
+    ),
+  );
+  api = await startApi({ store: env.store, config: testConfig(), log: silentLog });
+  key = (await new KeyStore(env.store).create('openapi-test')).key;
+  doc = (await get(`${api.url}/v1/openapi.json`)).json;
+});
+afterAll(async () => {
+  await api.close();
+  await env.dispose();
+});
+
+function validator(path: string, status: number) {
+  const response = doc.paths[path].get.responses[status];
+  expect(response, `${path} documents ${status}`).toBeDefined();
+  const schema = response.content['application/json'].schema;
+  const resolved = schema.$ref ? doc.components.schemas[schema.$ref.split('/').at(-1)] : schema;
+  return new Ajv2020({ strict: false }).compile(resolved);
+}
+
+const cases: [docPath: string, url: string, status: number, headers?: Record<string, string>][] = [
+  ['/v1/prices', '/v1/prices', 200],
+  ['/v1/prices', '/v1/prices?ids=bitcoin,ethereum,nope', 200],
+  ['/v1/prices', '/v1/prices?ids=Not_A_Slug', 400],
+  ['/v1/prices', '/v1/prices', 401, {}],
+  ['/v1/coins/{id}/ohlc', '/v1/coins/bitcoin/ohlc?interval=1m', 200],
+  ['/v1/coins/{id}/ohlc', '/v1/coins/bitcoin/ohlc', 200],
+  ['/v1/coins/{id}/ohlc', '/v1/coins/bitcoin/ohlc?vs=eur', 400],
+  ['/v1/coins/{id}/ohlc', '/v1/coins/bitcoin/ohlc?interval=2h', 400],
+  ['/v1/coins/{id}/ohlc', '/v1/coins/no-such-coin/ohlc', 404],
+  ['/v1/coins/{id}/ohlc', '/v1/coins/bitcoin/ohlc', 401, { 'x-api-key': 'mds_wrong' }],
+];
+
+test.each(cases)('%s: GET %s -> %i matches the document', async (docPath, url, status, headers) => {
+  const res = await get(api.url + url, headers ?? { 'x-api-key': key });
+  expect(res.status).toBe(status);
+  const validate = validator(docPath, status);
+  expect(validate(res.json), JSON.stringify(validate.errors)).toBe(true);
+  if (status === 200) {
+    for (const header of Object.keys(doc.paths[docPath].get.responses[200].headers)) expect(res.headers.get(header), header).not.toBeNull();
+  }
+});
+
+test('the document describes parameters with their allowed values and defaults', () => {
+  const params = doc.paths['/v1/coins/{id}/ohlc'].get.parameters;
+  expect(params.find((p: any) => p.name === 'id')).toMatchObject({ in: 'path', required: true });
+  expect(params.find((p: any) => p.name === 'interval')).toMatchObject({
+    in: 'query',
+    required: false,
+    schema: { enum: ['1m', '5m', '15m', '1h', '4h', '1d', '1w'], default: '1h' },
+  });
+  expect(doc.openapi).toBe('3.1.0');
+  expect(Object.keys(doc.components.securitySchemes)).toEqual(['apiKey', 'bearer']);
+});
+
+test('the reference page is served locally and needs no key', async () => {
+  const res = await fetch(`${api.url}/docs`);
+  expect(res.status).toBe(200);
+  expect(res.headers.get('content-type')).toMatch(/text\/html/);
+  const html = await res.text();
+  expect(html).toContain('/v1/openapi.json');
+  // Nothing loaded from another origin: the page works with no internet.
+  expect(html).not.toMatch(/(src|href)="https?:/);
+});
+
+test('compression and CORS', async () => {
+  // Bodies over 1 kB are compressed (40 candles here).
+  for (const encoding of ['gzip', 'br']) {
+    const res = await fetch(`${api.url}/v1/coins/bitcoin/ohlc?interval=1m`, { headers: { 'x-api-key': key, 'accept-encoding': encoding } });
+    expect(res.headers.get('content-encoding')).toBe(encoding);
+    expect(((await res.json()) as { candles: unknown[] }).candles).toHaveLength(40);
+  }
+  const res = await get(`${api.url}/v1/prices`, { 'x-api-key': key, origin: 'https://example.org' });
+  expect(res.headers.get('access-control-allow-origin')).toBe('*');
+  expect(res.headers.get('access-control-expose-headers')).toContain('x-ratelimit-remaining');
+  const preflight = await get(`${api.url}/v1/prices`, { origin: 'https://example.org', 'access-control-request-method': 'GET', 'access-control-request-headers': 'x-api-key' }, 'OPTIONS');
+  expect(preflight.status).toBe(204);
+  expect(preflight.headers.get('access-control-allow-headers')).toContain('x-api-key');
+});
