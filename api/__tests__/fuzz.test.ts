@@ -28,6 +28,7 @@ const segment = fc.oneof(
 const path = fc.oneof(
   fc.constant('/v1/prices'),
   segment.map((id) => `/v1/coins/${id}/ohlc`),
+  segment.map((id) => `/v1/coins/${id}/markets`),
   fc.array(segment, { maxLength: 4 }).map((parts) => `/v1/${parts.join('/')}`),
   fc.array(segment, { maxLength: 3 }).map((parts) => `/${parts.join('/')}`),
 );

@@ -47,6 +47,9 @@ const cases: [docPath: string, url: string, status: number, headers?: Record<str
   ['/v1/coins/{id}/ohlc', '/v1/coins/bitcoin/ohlc?interval=2h', 400],
   ['/v1/coins/{id}/ohlc', '/v1/coins/no-such-coin/ohlc', 404],
   ['/v1/coins/{id}/ohlc', '/v1/coins/bitcoin/ohlc', 401, { 'x-api-key': 'mds_wrong' }],
+  ['/v1/coins/{id}/markets', '/v1/coins/bitcoin/markets', 200],
+  ['/v1/coins/{id}/markets', '/v1/coins/bitcoin/markets?vs=jpy', 400],
+  ['/v1/coins/{id}/markets', '/v1/coins/nothing-here/markets', 404],
 ];
 
 test.each(cases)('%s: GET %s -> %i matches the document', async (docPath, url, status, headers) => {

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { findAsset } from '../../infra/catalog/catalog.ts';
 import type { Store } from '../../infra/store.ts';
 import { ApiError, parseParams } from '../errors.ts';
+import { vsParam } from '../currency.ts';
 import type { CachedRoute } from '../responseCache.ts';
 
 const ohlcSql = readFileSync(new URL('./ohlc.sql', import.meta.url), 'utf8');
@@ -13,8 +14,6 @@ export const candleLimits = { '1m': 1440, '5m': 864, '15m': 672, '1h': 720, '4h'
 export type CandleInterval = keyof typeof candleLimits;
 const intervals = Object.keys(candleLimits) as CandleInterval[];
 
-/** Served quote currencies. Only usd until measured FX rates exist; other codes are refused, never served unconverted. */
-const currencies = ['usd'] as const;
 
 /** Candle (spec 2.3). */
 const candle = z.object({
@@ -39,7 +38,7 @@ const ohlcPath = z.object({ id: z.string().describe('asset id, e.g. bitcoin') })
 
 const ohlcQuery = z.object({
   interval: z.enum(intervals, { error: `must be one of ${intervals.join(', ')}` }).default('1h'),
-  vs: z.enum(currencies, { error: `must be one of ${currencies.join(', ')} (other currencies are not served yet)` }).default('usd'),
+  vs: vsParam,
 });
 
 /** Index candles of an asset, oldest first; an asset without trades has none. */

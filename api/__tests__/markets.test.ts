@@ -1,0 +1,66 @@
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import { KeyStore } from '../keys.ts';
+import { startApi, type ApiServer } from '../server.ts';
+import { get, openTestStore, silentLog, testConfig, trade, type TradeRow } from './harness.ts';
+
+let env: Awaited<ReturnType<typeof openTestStore>>;
+let api: ApiServer;
+let key: string;
+const now = Date.now();
+const rows: TradeRow[] = [];
+
+beforeAll(async () => {
+  env = await openTestStore();
+  const markets = [
+    { venue: 'binance', market: 'SOLUSDT', quote: 'USDT' },
+    { venue: 'binance', market: 'SOLUSDC', quote: 'USDC' },
+    { venue: 'othervenue', market: 'SOL-USD', quote: 'USD' },
+    // Not valued in USD yet: left out.
+    { venue: 'kraken', market: 'SOLEUR', quote: 'EUR' },
+  ];
+  for (let i = 0; i < 300; i++) {
+    const m = markets[i % markets.length]!;
+    // Some trades older than 24 h, which must not count; two trades share a millisecond.
+    const ts = i < 20 ? now - 26 * 3_600_000 + i : now - 23 * 3_600_000 + Math.floor(i / 2) * 250_000;
+    rows.push(trade({ ...m, asset: 'solana', trade_id: String(1_000 + i), ts, price: 140 + ((i * 37) % 23) / 7, quantity: 0.5 + (i % 9) }));
+  }
+  await env.store.insert('trades', rows);
+  api = await startApi({ store: env.store, config: testConfig(), log: silentLog });
+  key = (await new KeyStore(env.store).create('markets-test')).key;
+});
+afterAll(async () => {
+  await api.close();
+  await env.dispose();
+});
+
+test('markets of an asset: last price, 24 h volume and share, recomputed from the trades', async () => {
+  const res = await get(`${api.url}/v1/coins/solana/markets`, { 'x-api-key': key });
+  expect(res.status).toBe(200);
+  const body = res.json as any;
+  expect(body.currency).toBe('usd');
+  const recent = rows.filter((r) => r.ts >= now - 86_400_000 && r.quote !== 'EUR');
+  const byMarket = new Map<string, TradeRow[]>();
+  for (const r of recent) byMarket.set(r.market, [...(byMarket.get(r.market) ?? []), r]);
+  const total = recent.reduce((s, r) => s + r.price * r.quantity, 0);
+  expect(body.markets.map((m: any) => m.pair).sort()).toEqual(['SOL/USD', 'SOL/USDC', 'SOL/USDT']);
+  for (const m of body.markets) {
+    const trades = byMarket.get(m.pair === 'SOL/USD' ? 'SOL-USD' : `SOL${m.quote}`)!;
+    const last = [...trades].sort((a, b) => a.ts - b.ts || (a.trade_id < b.trade_id ? -1 : 1)).at(-1)!;
+    const volume = trades.reduce((s, r) => s + r.price * r.quantity, 0);
+    expect(m.price).toBe(last.price);
+    expect(m.updatedAt).toBe(last.ts);
+    expect(Math.abs(m.volume24h / volume - 1)).toBeLessThan(1e-9);
+    expect(Math.abs(m.share / (volume / total) - 1)).toBeLessThan(1e-9);
+    expect(m).toMatchObject({ contract: 'spot', excluded: false, excludeReason: null, spreadBps: null, costBuy: null });
+  }
+  expect(body.markets.find((m: any) => m.venueId === 'binance').venue).toBe('Binance');
+  const volumes = body.markets.map((m: any) => m.volume24h);
+  expect(volumes).toEqual([...volumes].sort((a: number, b: number) => b - a));
+});
+
+test('unknown asset and currency', async () => {
+  expect((await get(`${api.url}/v1/coins/nope/markets`, { 'x-api-key': key })).status).toBe(404);
+  const bad = await get(`${api.url}/v1/coins/solana/markets?vs=eur`, { 'x-api-key': key });
+  expect(bad.status).toBe(400);
+  expect((bad.json as any).error.message).toMatch(/vs/);
+});

@@ -1,0 +1,16 @@
+-- Every market of one asset that traded since {from}: its last price (by trade time, then id),
+-- the time of its last trade and its volume in the quote currency. Markets quoted in USD or a
+-- USD stablecoin only: others cannot be valued in USD until FX rates are measured.
+SELECT
+    t.venue AS venue,
+    t.market AS market,
+    t.quote AS quote,
+    argMax(t.price, (t.ts, t.trade_id)) AS price,
+    toUnixTimestamp64Milli(max(t.ts)) AS updatedAt,
+    sum(t.price * t.quantity) AS quoteVolume
+FROM trades AS t
+WHERE t.asset = {asset:String}
+  AND t.ts >= fromUnixTimestamp64Milli({from:Int64}, 'UTC')
+  AND t.quote IN ('USD', 'USDT', 'USDC')
+GROUP BY t.venue, t.market, t.quote
+ORDER BY quoteVolume DESC, venue, market
