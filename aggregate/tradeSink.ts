@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Bus, BusRecord, CommitPosition, Subscription } from '../infra/bus/bus.ts';
+import { commitPositionsAfter, type Bus, type BusRecord, type Subscription } from '../infra/bus/bus.ts';
 import type { TradeEvent } from '../infra/events.ts';
 import type { Logger } from '../infra/log.ts';
 import type { Store } from '../infra/store.ts';
@@ -67,7 +67,7 @@ export async function startTradeSink(options: TradeSinkOptions): Promise<TradeSi
         log.error({ err, trades: records.length }, 'trade batch insert failed; will retry');
         return;
       }
-      await subscription?.commit(commitPositions(records)).catch((err: unknown) => {
+      await subscription?.commit(commitPositionsAfter(records)).catch((err: unknown) => {
         // The store already holds these trades; a replay is filtered out, so a lost commit costs only work.
         log.warn({ err }, 'commit after insert failed; the trades will be replayed and skipped');
       });
@@ -159,11 +159,4 @@ export async function startTradeSink(options: TradeSinkOptions): Promise<TradeSi
       await flush();
     },
   };
-}
-
-/** The next offset to read per partition, after the given records. */
-function commitPositions(records: readonly BusRecord<'trades'>[]): CommitPosition[] {
-  const next = new Map<number, number>();
-  for (const r of records) next.set(r.partition, Math.max(next.get(r.partition) ?? 0, r.offset + 1));
-  return [...next].map(([partition, offset]) => ({ topic: 'trades', partition, offset }));
 }

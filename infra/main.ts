@@ -10,6 +10,7 @@ import { createKafkaBus } from './bus/kafkaBus.ts';
 import { startCollector } from '../ingest/collector.ts';
 import { startBinanceSimulator } from '../ingest/simulator/binanceServer.ts';
 import { startTradeSink } from '../aggregate/tradeSink.ts';
+import { startBookSink } from '../aggregate/bookSink.ts';
 import { startApi } from '../api/server.ts';
 import { KeyStore } from '../api/keys.ts';
 
@@ -114,6 +115,8 @@ async function run(role: string, args: string[]): Promise<void> {
         batchMs: config.AGGREGATE_BATCH_MS,
       });
       life.add('trade-sink', () => sink.stop());
+      const books = await startBookSink({ bus, store, log: log.child({ part: 'book-sink' }), everyMs: 5_000 });
+      life.add('book-sink', () => books.stop());
     }
 
     if (withIngest && bus) {

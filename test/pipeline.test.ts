@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, test } from 'vitest';
 import { startTradeSink } from '../aggregate/tradeSink.ts';
+import { startBookSink } from '../aggregate/bookSink.ts';
 import { KeyStore } from '../api/keys.ts';
 import { startApi } from '../api/server.ts';
 import { startCollector } from '../ingest/collector.ts';
@@ -44,6 +45,7 @@ test('simulator -> collector -> bus -> aggregator -> chDB -> API, numbers recomp
   await migrate(store);
   const bus = createMemoryBus();
   const sink = await startTradeSink({ bus, store, log, batchRows: 1_000, batchMs: 100 });
+  const bookSink = await startBookSink({ bus, store, log, everyMs: 500 });
   const collector = await startCollector({ venue: 'binance', config, bus, log });
   const api = await startApi({ store, config, log });
   const { key } = await new KeyStore(store).create('pipeline-test');
@@ -52,6 +54,7 @@ test('simulator -> collector -> bus -> aggregator -> chDB -> API, numbers recomp
   await collector.stop();
   await bus.flush();
   await sink.stop();
+  await bookSink.stop();
 
   // Every trade the simulator sent on a USD-quoted market of a catalog asset.
   const sent: Trade[] = sim.trades
@@ -102,6 +105,17 @@ test('simulator -> collector -> bus -> aggregator -> chDB -> API, numbers recomp
       relClose(c.volume, ts.reduce((s, t) => s + t.qty, 0));
     }
   }
+
+  // /v1/coins/{id}/markets: the venue's market with its 24 h volume and the quality of its book.
+  const { markets } = await get('/v1/coins/bitcoin/markets');
+  expect(markets).toHaveLength(1);
+  const btc = sent.filter((t) => t.asset === 'bitcoin');
+  const last = [...btc].sort((a, b) => a.time - b.time || a.id - b.id).at(-1)!;
+  expect(markets[0]).toMatchObject({ venueId: 'binance', pair: 'BTC/USDT', price: last.price, updatedAt: last.time, share: 1 });
+  relClose(markets[0].volume24h, btc.reduce((s, t) => s + t.price * t.qty, 0));
+  expect(markets[0].spreadBps).toBeGreaterThan(0);
+  expect(markets[0].depthBid1).toBeGreaterThan(0);
+  expect(markets[0].depthBid).toBeGreaterThanOrEqual(markets[0].depthBid1);
 
   await api.close();
   await bus.close();

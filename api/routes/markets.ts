@@ -7,9 +7,17 @@ import { ApiError, parseParams } from '../errors.ts';
 import type { CachedRoute } from '../responseCache.ts';
 
 const marketsSql = readFileSync(new URL('./markets.sql', import.meta.url), 'utf8');
+const qualitySql = readFileSync(new URL('./marketQuality.sql', import.meta.url), 'utf8');
 const dayMs = 86_400_000;
+/** Book metrics older than this are not shown: the book they describe is gone. */
+const qualityFreshMs = 60_000;
 
-const nullableNumber = (description: string) => z.number().nullable().describe(`${description}; null until order-book metrics are measured`);
+const nullableNumber = (description: string) => z.number().nullable().describe(`${description}; null while no fresh book of the market is measured`);
+const costs = (side: string) =>
+  z
+    .record(z.string(), z.number().nullable())
+    .nullable()
+    .describe(`order size in USD -> cost in bps against the mid of a ${side} of that size; null for a size the visible book cannot fill, or for the whole field while no fresh book is measured`);
 
 /** Market (spec 2.4). */
 const market = z.object({
@@ -29,9 +37,9 @@ const market = z.object({
   depthAsk: nullableNumber('ask depth within 2 % of the mid'),
   depthBid1: nullableNumber('bid depth within 1 % of the mid'),
   depthAsk1: nullableNumber('ask depth within 1 % of the mid'),
-  liquidityScore: nullableNumber('0-1000'),
-  costBuy: z.record(z.string(), z.number()).nullable().describe('order size -> cost in bps; null until measured'),
-  costSell: z.record(z.string(), z.number()).nullable().describe('order size -> cost in bps; null until measured'),
+  liquidityScore: z.number().nullable().describe('0-1000; null until the liquidity score is computed'),
+  costBuy: costs('buy'),
+  costSell: costs('sell'),
 });
 export type Market = z.infer<typeof market>;
 
@@ -45,6 +53,18 @@ export type MarketsResponse = z.infer<typeof marketsResponse>;
 const marketsPath = z.object({ id: z.string().describe('asset id, e.g. bitcoin') });
 const marketsQuery = z.object({ vs: vsParam });
 
+interface QualityRow {
+  venue: string;
+  market: string;
+  spreadBps: number;
+  depthBid: number;
+  depthAsk: number;
+  depthBid1: number;
+  depthAsk1: number;
+  costBuy: Record<string, number | null>;
+  costSell: Record<string, number | null>;
+}
+
 interface MarketRow {
   venue: string;
   market: string;
@@ -57,13 +77,19 @@ interface MarketRow {
 /**
  * The markets of an asset that traded in the last 24 h. USD stablecoin quotes count at par, as in
  * the index price; every listed market is in the index for now (exclusion rules come with the
- * aggregation methodology), so `excluded` is false.
+ * aggregation methodology), so `excluded` is false. Spread, depth and cost come from the latest
+ * book the collectors kept, when it is at most a minute old.
  */
 export async function loadMarkets(store: Store, assetId: string, symbol: string, now: number): Promise<Market[]> {
-  const rows = await store.rows<MarketRow>(marketsSql, { asset: assetId, from: now - dayMs });
+  const [rows, quality] = await Promise.all([
+    store.rows<MarketRow>(marketsSql, { asset: assetId, from: now - dayMs }),
+    store.rows<QualityRow>(qualitySql, { asset: assetId, from: now - qualityFreshMs }),
+  ]);
+  const qualityOf = new Map(quality.map((q) => [`${q.venue}\u0000${q.market}`, q]));
   const total = rows.reduce((sum, r) => sum + r.quoteVolume, 0);
   return rows.map((r) => {
     const venue = findVenue(r.venue);
+    const q = qualityOf.get(`${r.venue}\u0000${r.market}`);
     return {
       venueId: r.venue,
       venue: venue?.name ?? r.venue,
@@ -76,14 +102,14 @@ export async function loadMarkets(store: Store, assetId: string, symbol: string,
       excluded: false,
       excludeReason: null,
       updatedAt: r.updatedAt,
-      spreadBps: null,
-      depthBid: null,
-      depthAsk: null,
-      depthBid1: null,
-      depthAsk1: null,
+      spreadBps: q?.spreadBps ?? null,
+      depthBid: q?.depthBid ?? null,
+      depthAsk: q?.depthAsk ?? null,
+      depthBid1: q?.depthBid1 ?? null,
+      depthAsk1: q?.depthAsk1 ?? null,
       liquidityScore: null,
-      costBuy: null,
-      costSell: null,
+      costBuy: q?.costBuy ?? null,
+      costSell: q?.costSell ?? null,
     };
   });
 }

@@ -63,3 +63,13 @@ export interface Bus {
   /** Flushes, stops every subscription and releases connections. */
   close(): Promise<void>;
 }
+
+/** The positions to commit once `records` are durable: per partition, the offset after the last one. */
+export function commitPositionsAfter(records: readonly BusRecord[]): CommitPosition[] {
+  const next = new Map<string, CommitPosition>();
+  for (const { topic, partition, offset } of records) {
+    const key = `${topic}/${partition}`;
+    if ((next.get(key)?.offset ?? -1) < offset + 1) next.set(key, { topic, partition, offset: offset + 1 });
+  }
+  return [...next.values()];
+}

@@ -1,0 +1,86 @@
+import { commitPositionsAfter, type Bus, type BusRecord, type Subscription } from '../infra/bus/bus.ts';
+import type { BookEvent } from '../infra/events.ts';
+import type { Logger } from '../infra/log.ts';
+import type { Store } from '../infra/store.ts';
+import { marketQuality } from './marketQuality.ts';
+
+export interface BookSinkOptions {
+  bus: Bus;
+  store: Store;
+  log: Logger;
+  /** How often the latest book of each market is measured and stored (ms). */
+  everyMs: number;
+  group?: string;
+}
+
+/** Quotes valued in USD, stablecoins at par, as the index price does until stablecoin rates are measured. */
+const usdQuotes = new Set(['USD', 'USDT', 'USDC']);
+
+/**
+ * Consumes `books`, keeps the newest book of each market and, every `everyMs`, stores its quality
+ * (spread, depth, cost to trade) in `market_quality`, then commits. Only the newest book per
+ * market matters, and the table keeps the newest row per market, so a replay changes nothing.
+ */
+export async function startBookSink(options: BookSinkOptions): Promise<{ stop(): Promise<void> }> {
+  const { bus, store, log } = options;
+  let latest = new Map<string, BookEvent>();
+  /** The newest record per partition: what to commit after the next insert. */
+  let newest = new Map<number, BusRecord<'books'>>();
+  let queue: Promise<void> = Promise.resolve();
+  let subscription: Subscription | undefined;
+
+  const flush = (): Promise<void> => {
+    queue = queue.then(async () => {
+      if (newest.size === 0) return;
+      const books = [...latest.values()];
+      const records = [...newest.values()];
+      latest = new Map();
+      newest = new Map();
+      const rows = [];
+      for (const b of books) {
+        if (!usdQuotes.has(b.quote)) continue;
+        const q = marketQuality(b, 1);
+        if (!q) continue;
+        rows.push({
+          asset: b.asset, venue: b.venue, market: b.market, quote: b.quote, ts: b.ts,
+          spread_bps: q.spreadBps, depth_bid_2: q.depthBid, depth_ask_2: q.depthAsk, depth_bid_1: q.depthBid1, depth_ask_1: q.depthAsk1,
+          cost_buy: q.costBuy, cost_sell: q.costSell,
+        });
+      }
+      try {
+        await store.insert('market_quality', rows);
+      } catch (err) {
+        // Newer books will come; these are not worth holding delivery for.
+        log.error({ err, markets: rows.length }, 'market quality insert failed');
+        return;
+      }
+      await subscription?.commit(commitPositionsAfter(records)).catch((err: unknown) => log.warn({ err }, 'book commit failed'));
+    });
+    return queue;
+  };
+
+  subscription = await bus.subscribe({
+    group: options.group ?? 'aggregate-books',
+    topics: ['books'],
+    onAssignment: () => {
+      latest = new Map();
+      newest = new Map();
+    },
+    onBatch: async (records) => {
+      for (const r of records) {
+        const key = `${r.event.venue}\u0000${r.event.market}`;
+        if ((latest.get(key)?.ts ?? -1) <= r.event.ts) latest.set(key, r.event);
+        if ((newest.get(r.partition)?.offset ?? -1) < r.offset) newest.set(r.partition, r);
+      }
+    },
+  });
+  const timer = setInterval(() => void flush(), options.everyMs);
+
+  return {
+    async stop() {
+      clearInterval(timer);
+      await subscription?.stop();
+      await flush();
+    },
+  };
+}
