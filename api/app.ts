@@ -12,6 +12,8 @@ import type { Quota } from './quota.ts';
 import { requestId } from './requestId.ts';
 import { openApiDocument } from './openapi.ts';
 import { cachedHandler } from './responseCache.ts';
+import { exchangeRoute } from './routes/exchange.ts';
+import { exchangesRoute } from './routes/exchanges.ts';
 import { marketsRoute } from './routes/markets.ts';
 import { ohlcRoute } from './routes/ohlc.ts';
 import { pricesRoute } from './routes/prices.ts';
@@ -34,7 +36,7 @@ export function createApp(deps: AppDeps): express.Application {
   // Cached routes set their own precomputed ETag; nothing else needs one hashed per response.
   app.set('etag', false);
 
-  const routes = [pricesRoute(deps), ohlcRoute(deps), marketsRoute(deps)];
+  const routes = [pricesRoute(deps), ohlcRoute(deps), marketsRoute(deps), exchangesRoute(deps), exchangeRoute(deps)];
   const openApi = Buffer.from(JSON.stringify(openApiDocument(routes)));
 
   app.use(requestId(deps.log));

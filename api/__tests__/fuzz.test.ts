@@ -29,6 +29,8 @@ const path = fc.oneof(
   fc.constant('/v1/prices'),
   segment.map((id) => `/v1/coins/${id}/ohlc`),
   segment.map((id) => `/v1/coins/${id}/markets`),
+  fc.constant('/v1/exchanges'),
+  segment.map((id) => `/v1/exchanges/${id}`),
   fc.array(segment, { maxLength: 4 }).map((parts) => `/v1/${parts.join('/')}`),
   fc.array(segment, { maxLength: 3 }).map((parts) => `/${parts.join('/')}`),
 );

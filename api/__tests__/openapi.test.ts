@@ -50,6 +50,10 @@ const cases: [docPath: string, url: string, status: number, headers?: Record<str
   ['/v1/coins/{id}/markets', '/v1/coins/bitcoin/markets', 200],
   ['/v1/coins/{id}/markets', '/v1/coins/bitcoin/markets?vs=jpy', 400],
   ['/v1/coins/{id}/markets', '/v1/coins/nothing-here/markets', 404],
+  ['/v1/exchanges', '/v1/exchanges?limit=5', 200],
+  ['/v1/exchanges', '/v1/exchanges?limit=500', 400],
+  ['/v1/exchanges/{id}', '/v1/exchanges/binance', 200],
+  ['/v1/exchanges/{id}', '/v1/exchanges/nope', 404],
 ];
 
 test.each(cases)('%s: GET %s -> %i matches the document', async (docPath, url, status, headers) => {
