@@ -16,6 +16,7 @@ import { exchangeRoute } from './routes/exchange.ts';
 import { exchangesRoute } from './routes/exchanges.ts';
 import { marketsRoute } from './routes/markets.ts';
 import { ohlcRoute } from './routes/ohlc.ts';
+import { searchRoute } from './routes/search.ts';
 import { pricesRoute } from './routes/prices.ts';
 
 export interface AppDeps {
@@ -36,7 +37,7 @@ export function createApp(deps: AppDeps): express.Application {
   // Cached routes set their own precomputed ETag; nothing else needs one hashed per response.
   app.set('etag', false);
 
-  const routes = [pricesRoute(deps), ohlcRoute(deps), marketsRoute(deps), exchangesRoute(deps), exchangeRoute(deps)];
+  const routes = [pricesRoute(deps), ohlcRoute(deps), marketsRoute(deps), exchangesRoute(deps), exchangeRoute(deps), searchRoute()];
   const openApi = Buffer.from(JSON.stringify(openApiDocument(routes)));
 
   app.use(requestId(deps.log));

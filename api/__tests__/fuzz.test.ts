@@ -30,6 +30,7 @@ const path = fc.oneof(
   segment.map((id) => `/v1/coins/${id}/ohlc`),
   segment.map((id) => `/v1/coins/${id}/markets`),
   fc.constant('/v1/exchanges'),
+  fc.constant('/v1/search'),
   segment.map((id) => `/v1/exchanges/${id}`),
   fc.array(segment, { maxLength: 4 }).map((parts) => `/v1/${parts.join('/')}`),
   fc.array(segment, { maxLength: 3 }).map((parts) => `/${parts.join('/')}`),
@@ -38,7 +39,7 @@ const value = fc.oneof(
   fc.constantFrom('1m', '1h', '1w', 'usd', 'eur', 'btc', 'bitcoin,ethereum', ',', '', '-1', '1e309', 'true', '[]'),
   fc.string({ maxLength: 20 }),
 );
-const query = fc.dictionary(fc.constantFrom('ids', 'interval', 'vs', 'limit', 'page', 'x', 'ids[]', '__proto__', 'constructor'), value, { maxKeys: 4 });
+const query = fc.dictionary(fc.constantFrom('ids', 'interval', 'vs', 'limit', 'page', 'offset', 'q', 'x', 'ids[]', '__proto__', 'constructor'), value, { maxKeys: 4 });
 const headers = fc.record(
   {
     auth: fc.constantFrom('x-api-key', 'bearer', 'none', 'wrong', 'empty-bearer'),

@@ -54,6 +54,8 @@ const cases: [docPath: string, url: string, status: number, headers?: Record<str
   ['/v1/exchanges', '/v1/exchanges?limit=500', 400],
   ['/v1/exchanges/{id}', '/v1/exchanges/binance', 200],
   ['/v1/exchanges/{id}', '/v1/exchanges/nope', 404],
+  ['/v1/search', '/v1/search?q=bit', 200],
+  ['/v1/search', '/v1/search', 400],
 ];
 
 test.each(cases)('%s: GET %s -> %i matches the document', async (docPath, url, status, headers) => {

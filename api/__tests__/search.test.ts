@@ -1,0 +1,38 @@
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import { KeyStore } from '../keys.ts';
+import { startApi, type ApiServer } from '../server.ts';
+import { get, openTestStore, silentLog, testConfig } from './harness.ts';
+
+let env: Awaited<ReturnType<typeof openTestStore>>;
+let api: ApiServer;
+let key: string;
+beforeAll(async () => {
+  env = await openTestStore();
+  api = await startApi({ store: env.store, config: testConfig(), log: silentLog });
+  key = (await new KeyStore(env.store).create('search-test')).key;
+});
+afterAll(async () => {
+  await api.close();
+  await env.dispose();
+});
+
+const search = async (q: string) => get(`${api.url}/v1/search?q=${encodeURIComponent(q)}`, { 'x-api-key': key });
+
+test('exact ticker first, then names that start with the text, then the rest', async () => {
+  const body = (await search('BTC')).json as any;
+  expect(body.coins[0]).toEqual({ id: 'bitcoin', symbol: 'btc', name: 'Bitcoin' });
+  const bit = ((await search('bit')).json as any).coins.map((c: any) => c.id);
+  // Both start with "bit"; catalog (rank) order breaks the tie.
+  expect(bit.slice(0, 2)).toEqual(['bitcoin', 'bitcoin-cash']);
+  expect(((await search('coin')).json as any).coins.map((c: any) => c.id)).toContain('dogecoin');
+  expect(((await search('binance')).json as any).exchanges).toEqual([{ id: 'binance', name: 'Binance' }]);
+  expect((await search('zzzz-nothing')).json).toEqual({ coins: [], exchanges: [], categories: [] });
+});
+
+test('q is required and bounded', async () => {
+  for (const path of ['/v1/search', '/v1/search?q=', `/v1/search?q=${'x'.repeat(65)}`]) {
+    const res = await get(api.url + path, { 'x-api-key': key });
+    expect(res.status, path).toBe(400);
+    expect((res.json as any).error.message).toMatch(/\bq\b/);
+  }
+});
