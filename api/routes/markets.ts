@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { findAsset, findVenue } from '../../infra/catalog/catalog.ts';
+import type { MarketQuality } from '../../aggregate/marketQuality.ts';
 import type { Store } from '../../infra/store.ts';
 import { vsParam } from '../currency.ts';
 import { ApiError, parseParams } from '../errors.ts';
@@ -53,17 +54,8 @@ export type MarketsResponse = z.infer<typeof marketsResponse>;
 const marketsPath = z.object({ id: z.string().describe('asset id, e.g. bitcoin') });
 const marketsQuery = z.object({ vs: vsParam });
 
-interface QualityRow {
-  venue: string;
-  market: string;
-  spreadBps: number;
-  depthBid: number;
-  depthAsk: number;
-  depthBid1: number;
-  depthAsk1: number;
-  costBuy: Record<string, number | null>;
-  costSell: Record<string, number | null>;
-}
+/** A `market_quality` row as the SQL names it: the measurement and its market. */
+type QualityRow = MarketQuality & { venue: string; market: string };
 
 interface MarketRow {
   venue: string;
