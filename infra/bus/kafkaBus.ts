@@ -14,9 +14,16 @@ export interface KafkaBusOptions {
   maxBatch?: number;
   /** Events waiting to be sent before publish starts dropping. */
   maxBuffered?: number;
+  /**
+   * Consumer group session timeout (ms; kafkajs default 30 s). A member that stopped without
+   * leaving is replaced after it; brokers refuse values below group.min.session.timeout.ms (6 s).
+   */
+  sessionTimeoutMs?: number;
 }
 
 const schemaVersion = '1';
+const retryDelayMs = 200;
+const produceRetryMs = 1_000;
 
 /** kafkajs logs through our logger, warnings and above only. */
 function logCreator(log: Logger | undefined) {
@@ -39,6 +46,7 @@ export async function createKafkaBus(options: KafkaBusOptions): Promise<Bus> {
   const lingerMs = options.lingerMs ?? 20;
   const maxBatch = options.maxBatch ?? 1_000;
   const maxBuffered = options.maxBuffered ?? 100_000;
+  const sessionTimeout = options.sessionTimeoutMs ?? 30_000;
   const kafka = new Kafka({
     clientId: options.clientId ?? 'mds',
     brokers: options.brokers,
@@ -56,6 +64,10 @@ export async function createKafkaBus(options: KafkaBusOptions): Promise<Bus> {
   const gate = new PublishGate(maxBuffered, log);
   const { stats } = gate;
   let pending: { topic: Topic; message: Message }[] = [];
+  /** Events taken by publish so far, and how many of them are settled (sent, or dropped after a failure). */
+  let accepted = 0;
+  let settled = 0;
+  let lastSendFailed = false;
   // One produce request at a time, so events of one asset keep their order.
   let sending: Promise<void> = Promise.resolve();
   let timer: NodeJS.Timeout | undefined;
@@ -66,18 +78,30 @@ export async function createKafkaBus(options: KafkaBusOptions): Promise<Bus> {
     timer = undefined;
     sending = sending.then(async () => {
       while (pending.length > 0) {
-        const batch = pending.slice(0, maxBatch);
-        pending = pending.slice(batch.length);
+        const batch = pending.splice(0, maxBatch);
         const byTopic = new Map<Topic, Message[]>();
-        for (const { topic, message } of batch) byTopic.set(topic, [...(byTopic.get(topic) ?? []), message]);
+        for (const { topic, message } of batch) {
+          const messages = byTopic.get(topic);
+          if (messages) messages.push(message);
+          else byTopic.set(topic, [message]);
+        }
         try {
           await producer.sendBatch({ topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })) });
           stats.published += batch.length;
+          settled += batch.length;
+          lastSendFailed = false;
         } catch (err) {
-          // kafkajs has already retried; keep the events (bounded) and try again on the next send.
-          pending = batch.concat(pending).slice(0, maxBuffered);
+          // kafkajs has already retried; keep the events in front (bounded) and try again later.
+          lastSendFailed = true;
+          pending = batch.concat(pending);
+          const overflow = pending.length - maxBuffered;
+          if (overflow > 0) {
+            pending.length = maxBuffered;
+            stats.dropped += overflow;
+            settled += overflow;
+          }
           log?.error({ err, events: batch.length }, 'kafka produce failed; will retry');
-          schedule(1_000);
+          schedule(produceRetryMs);
           return;
         }
       }
@@ -86,13 +110,12 @@ export async function createKafkaBus(options: KafkaBusOptions): Promise<Bus> {
   }
 
   async function flush(): Promise<void> {
-    // A send already under way may have started before the latest publish: send until nothing is left.
-    while (pending.length > 0) {
-      const before = pending.length;
+    const target = accepted;
+    // Events published while a send is under way join a later request: send until ours are out.
+    while (settled < target) {
       await send();
-      if (pending.length >= before) throw new Error(`kafka unavailable: ${pending.length} events not sent yet`);
+      if (lastSendFailed && settled < target) throw new Error(`kafka unavailable: ${target - settled} events not sent yet`);
     }
-    await sending;
   }
 
   function schedule(delayMs: number): void {
@@ -106,6 +129,7 @@ export async function createKafkaBus(options: KafkaBusOptions): Promise<Bus> {
       for (const event of events) {
         const topic = gate.admit(event, pending.length);
         if (!topic) continue;
+        accepted += 1;
         pending.push({
           topic,
           message: { key: event.asset, value: JSON.stringify(event), headers: { 'schema-version': schemaVersion } },
@@ -118,16 +142,29 @@ export async function createKafkaBus(options: KafkaBusOptions): Promise<Bus> {
     flush,
 
     async subscribe<T extends Topic>(opts: SubscribeOptions<T>): Promise<Subscription> {
-      const consumer = kafka.consumer({ groupId: opts.group, allowAutoTopicCreation: true });
+      const consumer = kafka.consumer({
+        groupId: opts.group,
+        allowAutoTopicCreation: true,
+        sessionTimeout,
+        heartbeatInterval: Math.min(3_000, Math.floor(sessionTimeout / 3)),
+        // Bounds how long stop() waits for the fetch in flight; data still returns as soon as it arrives.
+        maxWaitTimeInMs: 1_000,
+      });
+      /** Per topic/partition: the first offset delivered since the last commit, and the one after the last. */
+      const uncommitted = new Map<string, { topic: Topic; partition: number; from: number; next: number }>();
       consumers.add(consumer);
-      consumer.on(consumer.events.GROUP_JOIN, () => opts.onAssignment?.());
+      consumer.on(consumer.events.GROUP_JOIN, () => {
+        uncommitted.clear();
+        opts.onAssignment?.();
+      });
       await consumer.connect();
       await consumer.subscribe({ topics: [...opts.topics], fromBeginning: true });
       await consumer.run({
         autoCommit: false,
         eachBatchAutoResolve: true,
-        eachBatch: async ({ batch }) => {
+        eachBatch: async ({ batch, heartbeat }) => {
           const topic = batch.topic as T;
+          const { partition } = batch;
           const schema = schemaOfTopic[topic];
           const records: BusRecord<T>[] = [];
           for (const message of batch.messages) {
@@ -140,18 +177,44 @@ export async function createKafkaBus(options: KafkaBusOptions): Promise<Bus> {
             const result = schema.safeParse(parsed);
             if (!result.success) {
               stats.invalid += 1;
-              log?.warn({ topic, partition: batch.partition, offset: message.offset }, 'skipping an invalid message');
+              log?.warn({ topic, partition, offset: message.offset }, 'skipping an invalid message');
               continue;
             }
-            records.push({ topic, partition: batch.partition, offset: Number(message.offset), event: result.data } as BusRecord<T>);
+            records.push({ topic, partition, offset: Number(message.offset), event: result.data } as BusRecord<T>);
           }
-          // A rejection makes kafkajs restart the consumer from the last committed offset.
-          if (records.length > 0) await opts.onBatch(records);
+          const first = batch.messages[0];
+          if (!first) return;
+          const key = `${topic}/${partition}`;
+          const span = uncommitted.get(key);
+          const next = Number(batch.lastOffset()) + 1;
+          if (span) span.next = next;
+          else uncommitted.set(key, { topic, partition, from: Number(first.offset), next });
+          if (records.length === 0) return;
+          // A consumer that holds delivery (e.g. while its store is down) must stay in the group.
+          const beat = setInterval(() => void heartbeat().catch(() => {}), 1_000);
+          try {
+            await opts.onBatch(records);
+          } catch (err) {
+            // Redeliver from the committed position: rewind every partition delivered since its last commit.
+            log?.warn({ err, group: opts.group }, 'consumer batch failed; redelivering from the committed position');
+            for (const u of uncommitted.values()) consumer.seek({ topic: u.topic, partition: u.partition, offset: String(u.from) });
+            uncommitted.clear();
+            await new Promise((r) => setTimeout(r, retryDelayMs));
+          } finally {
+            clearInterval(beat);
+          }
         },
       });
       return {
         async commit(positions) {
           await consumer.commitOffsets(positions.map((p) => ({ topic: p.topic, partition: p.partition, offset: String(p.offset) })));
+          for (const p of positions) {
+            const key = `${p.topic}/${p.partition}`;
+            const span = uncommitted.get(key);
+            if (!span) continue;
+            if (p.offset >= span.next) uncommitted.delete(key);
+            else span.from = Math.max(span.from, p.offset);
+          }
         },
         async stop() {
           consumers.delete(consumer);
@@ -163,11 +226,14 @@ export async function createKafkaBus(options: KafkaBusOptions): Promise<Bus> {
     stats: () => ({ ...stats }),
 
     async close() {
-      await flush();
-      if (timer) clearTimeout(timer);
-      await Promise.all([...consumers].map((c) => c.disconnect()));
-      consumers.clear();
-      await producer.disconnect();
+      try {
+        await flush();
+      } finally {
+        if (timer) clearTimeout(timer);
+        await Promise.all([...consumers].map((c) => c.disconnect()));
+        consumers.clear();
+        await producer.disconnect();
+      }
     },
   };
 }

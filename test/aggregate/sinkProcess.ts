@@ -15,7 +15,8 @@ if (!DATA_DIR || !BROKERS || !GROUP || !VENUE || !EXPECTED) throw new Error('sin
 const log = createLogger('warn');
 const store = await openStore({ MDS_DATA_DIR: DATA_DIR, CLICKHOUSE_DATABASE: 'mds', CLICKHOUSE_URL: undefined });
 await migrate(store);
-const kafka = await createKafkaBus({ brokers: BROKERS.split(','), log });
+// A short session: the restarted sink takes over the partitions of the killed one sooner.
+const kafka = await createKafkaBus({ brokers: BROKERS.split(','), log, sessionTimeoutMs: 6_000 });
 
 const countTrades = async () =>
   (await store.rows<{ n: number }>('SELECT count() AS n FROM trades WHERE venue = {venue:String}', { venue: VENUE }))[0]?.n ?? 0;
