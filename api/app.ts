@@ -42,11 +42,20 @@ export function createApp(deps: AppDeps): express.Application {
 
   app.use(requestId(deps.log));
   // Browsers may call the API from any origin, and read the quota and request-id headers.
-  app.use(cors({ methods: ['GET', 'HEAD'], exposedHeaders: [...exposedHeaders] }));
-  app.use(compression());
+  const preflight = cors({ methods: ['GET', 'HEAD'], exposedHeaders: [...exposedHeaders] });
+  const exposed = exposedHeaders.join(',');
+  app.use((req, res, next) => {
+    if (req.method === 'OPTIONS') return preflight(req, res, next);
+    // What the cors middleware sends for any origin, set directly: this runs on every request.
+    res.setHeader('Access-Control-Allow-Origin', '*');
+    res.setHeader('Access-Control-Expose-Headers', exposed);
+    next();
+  });
+  // Cached routes keep compressed bodies in their cache (responseCache.ts); only these compress per request.
+  const compress = compression();
   // The reference is public; everything under it needs a key.
-  app.get('/v1/openapi.json', (_req, res) => void res.type('json').send(openApi));
-  app.get('/docs', (_req, res) => void res.type('html').send(docsPage));
+  app.get('/v1/openapi.json', compress, (_req, res) => void res.type('json').send(openApi));
+  app.get('/docs', compress, (_req, res) => void res.type('html').send(docsPage));
   app.use(requireKey(deps.keys));
   app.use(deps.quota.middleware);
 

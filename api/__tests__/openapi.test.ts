@@ -92,11 +92,26 @@ test('the reference page is served locally and needs no key', async () => {
 
 test('compression and CORS', async () => {
   // Bodies over 1 kB are compressed (40 candles here).
+  const url = `${api.url}/v1/coins/bitcoin/ohlc?interval=1m`;
+  const plain = await fetch(url, { headers: { 'x-api-key': key, 'accept-encoding': 'identity' } });
+  expect(plain.headers.get('content-encoding')).toBeNull();
+  const plainBody = await plain.text();
+  const etags = new Set([plain.headers.get('etag')]);
   for (const encoding of ['gzip', 'br']) {
-    const res = await fetch(`${api.url}/v1/coins/bitcoin/ohlc?interval=1m`, { headers: { 'x-api-key': key, 'accept-encoding': encoding } });
+    const res = await fetch(url, { headers: { 'x-api-key': key, 'accept-encoding': encoding } });
     expect(res.headers.get('content-encoding')).toBe(encoding);
-    expect(((await res.json()) as { candles: unknown[] }).candles).toHaveLength(40);
+    expect(res.headers.get('vary')).toMatch(/accept-encoding/i);
+    // fetch decompresses: the same JSON as the uncompressed body.
+    expect(await res.text()).toBe(plainBody);
+    expect(((JSON.parse(plainBody)) as { candles: unknown[] }).candles).toHaveLength(40);
+    // Each representation has its own validator, and a conditional GET with it answers 304
+    // (cache-control set: fetch adds no-cache to a conditional request otherwise, which forbids a 304).
+    const etag = res.headers.get('etag')!;
+    etags.add(etag);
+    const again = await fetch(url, { headers: { 'x-api-key': key, 'accept-encoding': encoding, 'if-none-match': etag, 'cache-control': 'max-age=0' } });
+    expect(again.status).toBe(304);
   }
+  expect(etags.size).toBe(3);
   const res = await get(`${api.url}/v1/prices`, { 'x-api-key': key, origin: 'https://example.org' });
   expect(res.headers.get('access-control-allow-origin')).toBe('*');
   expect(res.headers.get('access-control-expose-headers')).toContain('x-ratelimit-remaining');
