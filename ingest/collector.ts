@@ -1,56 +1,205 @@
+import WebSocket from 'ws';
 import type { Bus } from '../infra/bus/bus.ts';
-import type { Config } from '../infra/config.ts';
-import type { BookEvent } from '../infra/events.ts';
+import { assetIdForVenueTicker } from '../infra/catalog/catalog.ts';
+import type { BookEvent, LiquidationEvent, MarketEvent, TradeEvent } from '../infra/events.ts';
 import type { Logger } from '../infra/log.ts';
+import { BookSync, ConnectionSequence } from './bookSync.ts';
 import { VenueConnection } from './connection.ts';
+import { decimalProduct, decimalProductOver } from './decimal.ts';
+import type { Level, RawLevel } from './orderBook.ts';
 import {
-  binance,
-  BinanceBookSync,
-  parseExchangeInfo,
-  parseMessage,
-  subscribeMessages,
-  toSnapshot,
-  toTradeEvent,
-  type BinanceMarket,
-} from './venues/binance.ts';
+  unknown,
+  type KeepAlive,
+  type MarketListing,
+  type SocketPlan,
+  type VenueDescriptor,
+  type VenueEndpoints,
+  type VenueIo,
+  type VenueMarket,
+  type VenueMessage,
+  type VenueSession,
+} from './venue.ts';
+
+/** Timings a deployment or a test may change; defaults come from the venue's descriptor. */
+export interface CollectorTuning {
+  /** How often each synced book is published (ms). */
+  bookEveryMs: number;
+  /** Levels per side in the book events. */
+  bookDepth: number;
+  keepAlive: KeepAlive;
+  /** Planned rotation; default 95 % of the venue's connection lifetime, none when it has no limit. */
+  rotateAfterMs: number | undefined;
+  overlapMs: number;
+  backoff: { baseMs: number; maxMs: number };
+  /** REST snapshots fetched at once (each costs request weight at the venue). */
+  snapshotConcurrency: number;
+  /** How often the collector logs its metrics (ms). */
+  metricsLogEveryMs: number;
+  /** How often the venue's markets are listed again, to follow new listings and drop delisted ones (ms). */
+  marketsRefreshMs: number;
+}
+
+export interface CollectorOptions {
+  venue: VenueDescriptor;
+  endpoints: VenueEndpoints;
+  bus: Pick<Bus, 'publish'>;
+  /** The collector adds the venue to its bindings: every line it logs names the venue. */
+  log: Logger;
+  tuning?: Partial<CollectorTuning>;
+  /** Catalog asset ids to follow (`ingest --assets`); every mapped market when unset. */
+  assets?: ReadonlySet<string>;
+}
 
 export interface CollectorMetrics {
+  venue: string;
   connected: boolean;
+  markets: number;
+  /** Listed markets with a followed quote whose base asset is not in the catalog (not collected). */
+  unmappedMarkets: number;
   messages: number;
   trades: number;
+  liquidations: number;
   reconnects: number;
+  rotations: number;
   resyncs: number;
   unknownMessages: number;
+  /** Error replies from the venue (a refused subscription, an unknown symbol). */
+  venueErrors: number;
   lastMessageAt: number | undefined;
+  lastMessageAgeMs: number | undefined;
+  /** Over the last 10 s. */
+  messagesPerSecond: number;
+  tradesPerSecond: number;
 }
 
 export interface Collector {
-  /** The venue markets followed. */
-  markets(): readonly string[];
+  readonly venue: VenueDescriptor;
+  /** The venue markets followed (empty until resolved). */
+  markets(): readonly VenueMarket[];
+  /** Venue symbols with a followed quote whose base asset is not in the catalog. */
+  unmapped(): readonly string[];
   metrics(): CollectorMetrics;
-  /** Resolves once the markets are known and the stream is opening. */
+  /** Resolves once the markets are known and the streams are opening. */
   ready(): Promise<void>;
   stop(): Promise<void>;
 }
 
-export interface CollectorOptions {
-  venue: 'binance';
-  config: Config;
-  bus: Pick<Bus, 'publish'>;
-  log: Logger;
+type TradeMessage = Extract<VenueMessage, { kind: 'trade' }>;
+type LiquidationMessage = Extract<VenueMessage, { kind: 'liquidation' }>;
+
+const positive = (n: number) => Number.isFinite(n) && n > 0;
+
+/** A venue quantity at a price in base units: contracts times base per contract, or for inverse markets contracts times quote per contract over the price. */
+export function baseQuantity(market: Pick<MarketListing, 'contractSize' | 'inverse'>, quantity: string, price: string): number {
+  return market.inverse ? decimalProductOver(quantity, market.contractSize, price) : decimalProduct(quantity, market.contractSize);
 }
 
-/** Levels per side in the book events we publish. */
-const bookDepth = 50;
-const bookEveryMs = 1_000;
-/** REST snapshots fetched at once (each costs request weight at the venue). */
-const snapshotConcurrency = 4;
+/** A venue trade as our event: quantity in base units (contracts converted exactly), undefined when malformed. */
+export function toTradeEvent(venue: string, market: VenueMarket, t: TradeMessage, receivedAt: number): TradeEvent | undefined {
+  const price = Number(t.price);
+  const quantity = baseQuantity(market, t.quantity, t.price);
+  if (!positive(price) || !positive(quantity) || !Number.isSafeInteger(t.ts) || t.ts < 0 || t.tradeId === '') return undefined;
+  return {
+    type: 'trade',
+    venue,
+    market: market.symbol,
+    asset: market.asset,
+    quote: market.quote,
+    tradeId: t.tradeId,
+    price,
+    quantity,
+    side: t.side,
+    ts: t.ts,
+    receivedAt,
+  };
+}
+
+export function toLiquidationEvent(venue: string, market: VenueMarket, l: LiquidationMessage, receivedAt: number): LiquidationEvent | undefined {
+  const price = Number(l.price);
+  const quantity = baseQuantity(market, l.quantity, l.price);
+  const ts = l.ts ?? receivedAt;
+  if (!positive(price) || !positive(quantity) || !Number.isSafeInteger(ts) || ts < 0 || l.liquidationId === '') return undefined;
+  return {
+    type: 'liquidation',
+    venue,
+    market: market.symbol,
+    asset: market.asset,
+    quote: market.quote,
+    liquidationId: l.liquidationId,
+    price,
+    quantity,
+    positionSide: l.positionSide,
+    ts,
+    receivedAt,
+  };
+}
+
+/** Book levels in base units. */
+export function toLevels(raw: readonly RawLevel[], market: Pick<MarketListing, 'contractSize' | 'inverse'>): Level[] {
+  return raw.map(([p, q]) => [Number(p), baseQuantity(market, q, p)]);
+}
+
+/**
+ * The markets to follow: quoted in one of the venue's followed quotes, base asset in the catalog's
+ * explicit venue table (and in `assets`, when the operator chose some). Markets whose base asset is
+ * not in the table are listed as unmapped, never guessed.
+ */
+export function selectMarkets(
+  venue: Pick<VenueDescriptor, 'id' | 'quotes'>,
+  listings: readonly MarketListing[],
+  assets?: ReadonlySet<string>,
+): { markets: VenueMarket[]; unmapped: string[] } {
+  const markets = new Map<string, VenueMarket>();
+  const unmapped = new Set<string>();
+  for (const l of listings) {
+    if (!venue.quotes.includes(l.quote) || markets.has(l.symbol)) continue;
+    const asset = assetIdForVenueTicker(venue.id, l.base);
+    if (!asset) unmapped.add(l.symbol);
+    else if (!assets || assets.has(asset)) markets.set(l.symbol, { ...l, asset });
+  }
+  return { markets: [...markets.values()], unmapped: [...unmapped].sort() };
+}
 
 async function getJson(url: string): Promise<unknown> {
   const res = await fetch(url, { signal: AbortSignal.timeout(10_000) });
   if (!res.ok) throw new Error(`GET ${url}: HTTP ${res.status}`);
   return res.json();
 }
+
+function wsRequest<T>(url: string, messages: readonly string[], pick: (message: unknown) => T | undefined): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const socket = new WebSocket(url, { handshakeTimeout: 10_000 });
+    const timer = setTimeout(() => finish(new Error(`${url}: no answer within 15 s`)), 15_000);
+    const finish = (outcome: Error | { value: T }) => {
+      clearTimeout(timer);
+      socket.removeAllListeners('message');
+      socket.on('error', () => {});
+      socket.terminate();
+      if (outcome instanceof Error) reject(outcome);
+      else resolve(outcome.value);
+    };
+    socket.on('open', () => messages.forEach((m) => socket.send(m)));
+    socket.on('message', (data) => {
+      let value: T | undefined;
+      try {
+        value = pick(JSON.parse(data.toString()));
+      } catch {
+        return;
+      }
+      if (value !== undefined) finish({ value });
+    });
+    socket.on('error', (err) => finish(err));
+    socket.on('close', () => finish(new Error(`${url}: closed before answering`)));
+  });
+}
+
+async function postJson(url: string, body: unknown = {}): Promise<unknown> {
+  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), signal: AbortSignal.timeout(10_000) });
+  if (!res.ok) throw new Error(`POST ${url}: HTTP ${res.status}`);
+  return res.json();
+}
+
+export const venueIo: VenueIo = { getJson, postJson, wsRequest };
 
 /** Retries with jittered backoff until it succeeds or `stopped()` says to give up. */
 async function retrying<T>(what: string, log: Logger, stopped: () => boolean, fn: () => Promise<T>): Promise<T | undefined> {
@@ -60,36 +209,74 @@ async function retrying<T>(what: string, log: Logger, stopped: () => boolean, fn
     } catch (err) {
       const delay = Math.random() * Math.min(30_000, 500 * 2 ** attempt);
       log.warn({ err: (err as Error).message, retryInMs: Math.round(delay) }, `${what} failed`);
-      for (const until = Date.now() + delay; Date.now() < until && !stopped(); ) await new Promise((r) => setTimeout(r, 250));
+      for (const until = Date.now() + delay; Date.now() < until && !stopped(); ) await new Promise((r) => setTimeout(r, 100));
     }
   }
   return undefined;
 }
 
+/** One socket of the collector and what it has told us. */
+interface SocketState {
+  plan: SocketPlan;
+  connection: VenueConnection;
+  /** Book messages count only from the newest socket: a replaced socket's book stream is over. */
+  bookGeneration: number;
+  /** The connection-wide sequence of the newest socket, for venues that number their messages. */
+  sequence: ConnectionSequence;
+  /** Venues with sessions: one per socket generation still open (two while a rotation overlaps). */
+  sessions: Map<number, VenueSession>;
+}
+
+/** Snapshot requests for a market are not repeated sooner than this while the first is unanswered. */
+const resubscribeEveryMs = 10_000;
+
 /**
- * A venue collector: resolves the markets, streams trades and depth diffs, keeps each market's
- * book in sync, and publishes trades as they come and book tops once a second.
+ * A venue collector driven by the venue's descriptor: resolves the markets, opens the sockets the
+ * venue's plan asks for, keeps each market's book by the venue's rule, and publishes trades and
+ * liquidations as they come and book tops every `bookEveryMs`.
  */
 export async function startCollector(options: CollectorOptions): Promise<Collector> {
-  const { config, bus, log } = options;
-  const restUrl = binance.restUrl(config);
+  const { venue, endpoints, bus } = options;
+  const log = options.log.child({ venue: venue.id });
+  const tuning: CollectorTuning = {
+    bookEveryMs: 1_000,
+    bookDepth: 50,
+    keepAlive: venue.keepAlive,
+    rotateAfterMs: venue.maxConnectionMs ? Math.floor(venue.maxConnectionMs * 0.95) : undefined,
+    overlapMs: 5_000,
+    backoff: { baseMs: 500, maxMs: 30_000 },
+    snapshotConcurrency: 4,
+    metricsLogEveryMs: 60_000,
+    marketsRefreshMs: 60 * 60_000,
+    ...options.tuning,
+  };
   let stopped = false;
-  const counters = { trades: 0, unknownMessages: 0 };
+  const counters = { trades: 0, liquidations: 0, unknownMessages: 0, venueErrors: 0 };
 
-  let markets: BinanceMarket[] = [];
-  const bySymbol = new Map<string, BinanceMarket>();
-  const books = new Map<string, BinanceBookSync>();
+  let markets: VenueMarket[] = [];
+  let unmapped: string[] = [];
+  const bySymbol = new Map<string, VenueMarket>();
+  const books = new Map<string, BookSync>();
+  /** Venue time and receive time of the last book message applied, per market. */
+  const bookTimes = new Map<string, { ts: number; receivedAt: number }>();
+  const sockets: SocketState[] = [];
+  const resubscribedAt = new Map<string, number>();
+  /** Trade and liquidation keys seen while a rotation overlaps two sockets. */
+  const seenDuringOverlap = new Set<string>();
+
   const fetching = new Set<string>();
   const snapshotQueue: string[] = [];
+  const restSnapshot = venue.book.restSnapshot;
 
   async function fetchSnapshot(symbol: string): Promise<void> {
     const sync = books.get(symbol)!;
     try {
-      const json = await getJson(`${restUrl}/api/v3/depth?symbol=${encodeURIComponent(symbol)}&limit=${binance.snapshotLimit}`);
-      const outcome = sync.onSnapshot(toSnapshot(json));
-      if (outcome !== 'synced') log.debug({ symbol, outcome }, 'book snapshot not usable yet');
+      const json = await getJson(restSnapshot!.url(endpoints.rest, symbol));
+      const outcome = sync.onRestSnapshot(restSnapshot!.parse(json));
+      if (outcome === 'gap' || outcome === 'checksum') log.warn({ symbol, reason: outcome }, 'book resync');
+      else if (outcome !== 'synced') log.debug({ symbol, outcome }, 'book snapshot not usable yet');
     } catch (err) {
-      log.warn({ symbol, err: (err as Error).message }, 'depth snapshot failed');
+      log.warn({ symbol, err: (err as Error).message }, 'book snapshot failed');
       await new Promise((r) => setTimeout(r, 1_000));
     } finally {
       fetching.delete(symbol);
@@ -98,116 +285,306 @@ export async function startCollector(options: CollectorOptions): Promise<Collect
   }
 
   function pumpSnapshots(): void {
-    while (!stopped && fetching.size < snapshotConcurrency && snapshotQueue.length > 0) {
+    while (!stopped && fetching.size < tuning.snapshotConcurrency && snapshotQueue.length > 0) {
       const symbol = snapshotQueue.shift()!;
-      if (!books.get(symbol)!.wantsSnapshot) continue;
+      // A market delisted since it was queued has no book any more.
+      if (!books.get(symbol)?.wantsRestSnapshot) continue;
       fetching.add(symbol);
       void fetchSnapshot(symbol);
     }
   }
 
-  function wantSnapshot(symbol: string): void {
-    if (!fetching.has(symbol) && !snapshotQueue.includes(symbol)) {
-      snapshotQueue.push(symbol);
+  /** Asks the venue for a fresh book of these markets: a REST snapshot, or a resubscription. */
+  function requestSnapshots(state: SocketState, symbols: readonly string[]): void {
+    if (restSnapshot) {
+      for (const symbol of symbols) {
+        if (!books.get(symbol)?.wantsRestSnapshot || fetching.has(symbol) || snapshotQueue.includes(symbol)) continue;
+        snapshotQueue.push(symbol);
+      }
       pumpSnapshots();
+      return;
+    }
+    const now = Date.now();
+    const due = symbols.filter((s) => now - (resubscribedAt.get(s) ?? 0) >= resubscribeEveryMs);
+    const session = state.sessions.get(state.connection.generation);
+    const resubscribe = session?.resubscribe ? (s: readonly string[]) => session.resubscribe!(s) : venue.book.resubscribe;
+    if (due.length === 0 || !resubscribe) return;
+    for (const s of due) resubscribedAt.set(s, now);
+    state.connection.send(resubscribe(due));
+  }
+
+  function onBook(state: SocketState, m: Extract<VenueMessage, { kind: 'book' }>, receivedAt: number): void {
+    const sync = books.get(m.symbol);
+    if (!sync) return;
+    const outcome = sync.onMessage(m);
+    switch (outcome) {
+      case 'snapshot':
+        resubscribedAt.delete(m.symbol);
+        bookTimes.set(m.symbol, { ts: m.ts ?? receivedAt, receivedAt });
+        return;
+      case 'applied':
+        bookTimes.set(m.symbol, { ts: m.ts ?? receivedAt, receivedAt });
+        return;
+      case 'gap':
+      case 'checksum':
+        log.warn({ symbol: m.symbol, reason: outcome === 'gap' ? 'sequence gap' : 'bad checksum' }, 'book resync');
+        requestSnapshots(state, [m.symbol]);
+        return;
+      case 'buffered':
+        if (sync.wantsRestSnapshot) requestSnapshots(state, [m.symbol]);
+        return;
+      case 'ignored':
+        // No snapshot yet (it was lost, or asked for long ago): ask again, at most every few seconds.
+        requestSnapshots(state, [m.symbol]);
+        return;
+      case 'stale':
+        return;
     }
   }
 
-  let connection: VenueConnection | undefined;
-  const connect = () => new VenueConnection({
-    name: binance.id,
-    url: binance.wsUrl(config),
-    log,
-    staleAfterMs: binance.staleAfterMs,
-    subscribeMessages: () => subscribeMessages(markets),
-    // Diffs missed while disconnected make every book stale.
-    onOpen: () => {
-      for (const sync of books.values()) sync.reset();
-    },
-    onMessage(text, receivedAt) {
-      const message = parseMessage(text);
-      switch (message.kind) {
+  function onFrame(state: SocketState, text: string, receivedAt: number, generation: number): void {
+    let messages: VenueMessage[];
+    try {
+      const session = state.sessions.get(generation);
+      messages = session ? session.parse(text) : venue.parse(text);
+    } catch {
+      // Parsers promise not to throw; a venue's surprise must still not stop the collector.
+      messages = unknown;
+    }
+    const overlapping = state.connection.overlapping;
+    const events: MarketEvent[] = [];
+    const once = (key: string) => {
+      if (!overlapping) return true;
+      if (seenDuringOverlap.has(key)) return false;
+      seenDuringOverlap.add(key);
+      return true;
+    };
+    for (const m of messages) {
+      switch (m.kind) {
         case 'trade': {
-          const market = bySymbol.get(message.symbol);
-          if (!market) return;
-          counters.trades += 1;
-          bus.publish([toTradeEvent(message, market, receivedAt)]);
-          return;
+          const market = bySymbol.get(m.symbol);
+          if (!market || !once(`t\u0000${m.symbol}\u0000${m.tradeId}`)) break;
+          const event = toTradeEvent(venue.id, market, m, receivedAt);
+          if (event) {
+            counters.trades += 1;
+            events.push(event);
+          } else counters.unknownMessages += 1;
+          break;
         }
-        case 'depth': {
-          const sync = books.get(message.diff.symbol);
-          if (!sync) return;
-          const outcome = sync.onDiff(message.diff);
-          if (outcome === 'gap') log.warn({ symbol: message.diff.symbol, reason: 'sequence gap' }, 'book resync');
-          if (sync.wantsSnapshot) wantSnapshot(message.diff.symbol);
-          return;
+        case 'liquidation': {
+          const market = bySymbol.get(m.symbol);
+          if (!market || !once(`l\u0000${m.symbol}\u0000${m.liquidationId}`)) break;
+          const event = toLiquidationEvent(venue.id, market, m, receivedAt);
+          if (event) {
+            counters.liquidations += 1;
+            events.push(event);
+          } else counters.unknownMessages += 1;
+          break;
         }
-        case 'ack':
-          return;
+        case 'book':
+          if (generation === state.bookGeneration) onBook(state, m, receivedAt);
+          break;
+        case 'sequence': {
+          if (generation !== state.bookGeneration || state.sequence.observe(m.value) === 'ok') break;
+          // Any message of this socket may be the lost one: every book it carries is suspect.
+          log.warn({ reason: 'connection sequence gap', got: m.value }, 'book resync');
+          for (const symbol of state.plan.symbols) books.get(symbol)?.invalidate();
+          requestSnapshots(state, state.plan.symbols);
+          break;
+        }
+        case 'control':
+          if (m.what === 'error') {
+            counters.venueErrors += 1;
+            if (counters.venueErrors <= 20) log.warn({ detail: m.detail }, 'venue error');
+          } else if (m.what === 'reconnect' && generation === state.connection.generation) {
+            state.connection.rotate(`venue request${m.detail ? `: ${m.detail}` : ''}`);
+          }
+          break;
         case 'unknown':
           counters.unknownMessages += 1;
           if (counters.unknownMessages <= 10) log.debug({ text: text.slice(0, 200) }, 'unknown message');
-          return;
+          break;
       }
-    },
-  });
+    }
+    if (!overlapping && seenDuringOverlap.size > 0 && sockets.every((s) => !s.connection.overlapping)) seenDuringOverlap.clear();
+    if (events.length > 0) bus.publish(events);
+  }
+
+  function openSocket(plan: SocketPlan): SocketState {
+    // The callbacks run only once the socket opens, after `state` exists.
+    const connection = new VenueConnection({
+      url: plan.url,
+      ...(plan.connectUrl ? { resolve: () => plan.connectUrl!(venueIo) } : {}),
+      log,
+      keepAlive: tuning.keepAlive,
+      sendsPerSecond: venue.sendsPerSecond,
+      rotateAfterMs: tuning.rotateAfterMs,
+      overlapMs: tuning.overlapMs,
+      backoff: tuning.backoff,
+      subscribeMessages: () => plan.subscribe,
+      // Updates missed while the socket was down make its books stale.
+      onOpen(generation) {
+        state.bookGeneration = generation;
+        state.sequence.reset();
+        if (venue.session) {
+          for (const old of state.sessions.keys()) if (old < generation - 1) state.sessions.delete(old);
+          state.sessions.set(generation, venue.session());
+        }
+        // The subscription itself asks for every snapshot.
+        const now = Date.now();
+        for (const symbol of plan.symbols) {
+          books.get(symbol)?.reset();
+          resubscribedAt.set(symbol, now);
+        }
+      },
+      onMessage: (text, receivedAt, generation) => onFrame(state, text, receivedAt, generation),
+    });
+    const state: SocketState = { plan, connection, bookGeneration: 0, sequence: new ConnectionSequence(), sessions: new Map() };
+    connection.start();
+    return state;
+  }
+
+  function follow(m: VenueMarket): void {
+    bySymbol.set(m.symbol, m);
+    if (venue.channels.includes('books')) books.set(m.symbol, new BookSync(venue.book, m));
+  }
+
   // Resolving markets waits for the venue, which may be down: start-up does not wait for it.
   const started = (async () => {
-    const info = await retrying('exchangeInfo', log, () => stopped, () => getJson(`${restUrl}/api/v3/exchangeInfo`));
-    if (stopped) return;
-    const resolved = parseExchangeInfo(info);
-    if (resolved.unmapped.length > 0)
-      log.info({ count: resolved.unmapped.length, unmapped: resolved.unmapped.slice(0, 50) }, 'base assets not in the catalog: not collected');
-    markets = resolved.markets;
-    for (const m of markets) {
-      bySymbol.set(m.symbol, m);
-      books.set(m.symbol, new BinanceBookSync());
-    }
+    const listings = await retrying('market listing', log, () => stopped, () => venue.listMarkets(venueIo, endpoints));
+    if (stopped || !listings) return;
+    ({ markets, unmapped } = selectMarkets(venue, listings, options.assets));
+    if (unmapped.length > 0) log.info({ count: unmapped.length, unmapped: unmapped.slice(0, 50) }, 'markets whose base asset is not in the catalog: not collected');
+    for (const m of markets) follow(m);
     log.info({ markets: markets.length }, 'markets resolved');
-    connection = connect();
-    connection.start();
+    for (const plan of venue.sockets(endpoints, markets)) {
+      sockets.push(openSocket(plan));
+    }
   })();
 
+  /**
+   * Lists the venue's markets again. New markets get sockets of their own (the running ones keep
+   * their subscriptions, so nothing already followed is interrupted); delisted ones are dropped
+   * from the books and their messages ignored, and a socket left with no followed market is closed.
+   */
+  async function refreshMarkets(): Promise<void> {
+    let listings: MarketListing[];
+    try {
+      listings = await venue.listMarkets(venueIo, endpoints);
+    } catch (err) {
+      log.warn({ err: (err as Error).message }, 'market refresh failed: keeping the current markets');
+      return;
+    }
+    if (stopped) return;
+    const next = selectMarkets(venue, listings, options.assets);
+    const listed = new Set(next.markets.map((m) => m.symbol));
+    const added = next.markets.filter((m) => !bySymbol.has(m.symbol));
+    const removed = markets.filter((m) => !listed.has(m.symbol));
+    unmapped = next.unmapped;
+    if (added.length === 0 && removed.length === 0) {
+      log.debug({ markets: markets.length }, 'markets unchanged');
+      return;
+    }
+    for (const m of removed) {
+      bySymbol.delete(m.symbol);
+      books.delete(m.symbol);
+      bookTimes.delete(m.symbol);
+    }
+    for (const m of added) follow(m);
+    markets = [...markets.filter((m) => listed.has(m.symbol)), ...added];
+    for (const idle of sockets.filter((s) => s.plan.symbols.every((symbol) => !bySymbol.has(symbol)))) {
+      sockets.splice(sockets.indexOf(idle), 1);
+      await idle.connection.close();
+    }
+    // A market listed again while its old socket still carries it needs no second subscription.
+    const unsubscribed = added.filter((m) => !sockets.some((s) => s.plan.symbols.includes(m.symbol)));
+    if (unsubscribed.length > 0 && !stopped) for (const plan of venue.sockets(endpoints, unsubscribed)) sockets.push(openSocket(plan));
+    log.info({ added: added.map((m) => m.symbol), removed: removed.map((m) => m.symbol), markets: markets.length }, 'markets changed');
+  }
+  let refreshing: Promise<void> | undefined;
+  const marketsRefresh = setInterval(() => {
+    if (refreshing) return;
+    refreshing = started.then(refreshMarkets).finally(() => (refreshing = undefined));
+  }, tuning.marketsRefreshMs);
+
   const publishBooks = setInterval(() => {
-    const now = Date.now();
     const events: BookEvent[] = [];
     for (const [symbol, sync] of books) {
-      if (!sync.synced) continue;
+      const times = bookTimes.get(symbol);
+      if (!sync.synced || !times) continue;
       const m = bySymbol.get(symbol)!;
-      events.push({
-        type: 'book',
-        venue: binance.id,
-        market: symbol,
-        asset: m.asset,
-        quote: m.quoteAsset,
-        ts: now,
-        receivedAt: now,
-        bids: sync.book.top('bid', bookDepth),
-        asks: sync.book.top('ask', bookDepth),
-      });
+      const bids = toLevels(sync.book.topRaw('bid', tuning.bookDepth), m);
+      const asks = toLevels(sync.book.topRaw('ask', tuning.bookDepth), m);
+      if (bids.length === 0 || asks.length === 0) continue;
+      events.push({ type: 'book', venue: venue.id, market: symbol, asset: m.asset, quote: m.quote, ts: times.ts, receivedAt: times.receivedAt, bids, asks });
     }
     if (events.length > 0) bus.publish(events);
-  }, bookEveryMs);
+  }, tuning.bookEveryMs);
+
+  const totals = () => {
+    let messages = 0;
+    let reconnects = 0;
+    let rotations = 0;
+    let lastMessageAt: number | undefined;
+    for (const s of sockets) {
+      const c = s.connection.metrics;
+      messages += c.messages;
+      reconnects += c.reconnects;
+      rotations += c.rotations;
+      if (c.lastMessageAt !== undefined && (lastMessageAt === undefined || c.lastMessageAt > lastMessageAt)) lastMessageAt = c.lastMessageAt;
+    }
+    return { messages, reconnects, rotations, lastMessageAt };
+  };
+  /** Once-a-second samples of the message and trade counters, for the 10 s rates. */
+  const samples: { messages: number; trades: number }[] = [];
+  const sampler = setInterval(() => {
+    samples.push({ messages: totals().messages, trades: counters.trades });
+    if (samples.length > 11) samples.shift();
+  }, 1_000);
+
+  function metrics(): CollectorMetrics {
+    const t = totals();
+    const now = Date.now();
+    const oldest = samples[0];
+    const seconds = samples.length - 1;
+    return {
+      venue: venue.id,
+      connected: sockets.length > 0 && sockets.every((s) => s.connection.metrics.connected),
+      markets: markets.length,
+      unmappedMarkets: unmapped.length,
+      messages: t.messages,
+      trades: counters.trades,
+      liquidations: counters.liquidations,
+      reconnects: t.reconnects,
+      rotations: t.rotations,
+      resyncs: [...books.values()].reduce((n, s) => n + s.resyncs, 0),
+      unknownMessages: counters.unknownMessages,
+      venueErrors: counters.venueErrors,
+      lastMessageAt: t.lastMessageAt,
+      lastMessageAgeMs: t.lastMessageAt === undefined ? undefined : now - t.lastMessageAt,
+      messagesPerSecond: oldest && seconds > 0 ? (samples.at(-1)!.messages - oldest.messages) / seconds : 0,
+      tradesPerSecond: oldest && seconds > 0 ? (samples.at(-1)!.trades - oldest.trades) / seconds : 0,
+    };
+  }
+  const metricsLog = setInterval(() => log.info(metrics(), 'collector metrics'), tuning.metricsLogEveryMs);
 
   return {
-    markets: () => markets.map((m) => m.symbol),
+    venue,
+    markets: () => markets,
+    unmapped: () => unmapped,
     ready: async () => {
       await started;
     },
-    metrics: () => ({
-      connected: connection?.metrics.connected ?? false,
-      messages: connection?.metrics.messages ?? 0,
-      trades: counters.trades,
-      reconnects: connection?.metrics.reconnects ?? 0,
-      resyncs: [...books.values()].reduce((n, s) => n + s.resyncs, 0),
-      unknownMessages: counters.unknownMessages,
-      lastMessageAt: connection?.metrics.lastMessageAt,
-    }),
+    metrics,
     async stop() {
       stopped = true;
       clearInterval(publishBooks);
+      clearInterval(sampler);
+      clearInterval(metricsLog);
+      clearInterval(marketsRefresh);
       await started;
-      await connection?.close();
+      await refreshing;
+      await Promise.all(sockets.map((s) => s.connection.close()));
     },
   };
 }

@@ -1,66 +1,123 @@
 import WebSocket from 'ws';
 import type { Logger } from '../infra/log.ts';
+import type { KeepAlive, ResolvedEndpoint } from './venue.ts';
 
 export interface ConnectionOptions {
-  /** For logs, e.g. the venue id. */
-  name: string;
   url: string;
+  /** Asked before every (re)connect when set, replacing `url`; a failure is retried with the backoff. */
+  resolve?: () => Promise<ResolvedEndpoint>;
+  /** Carries the venue in its bindings: every reconnect is logged with the venue and the reason. */
   log: Logger;
   /** Messages to send after every (re)connect, already cut into the venue's allowed batches. */
   subscribeMessages: () => string[];
-  /** No message and no ping for this long means a dead socket, not a quiet market. */
-  staleAfterMs: number;
+  keepAlive: KeepAlive;
+  /** Messages we may send per second; subscriptions and pings are queued to stay under it. */
+  sendsPerSecond: number;
+  /** Open a fresh socket after this long, before the venue's own connection lifetime runs out. */
+  rotateAfterMs?: number;
+  /** How long the old socket stays open after its replacement opened, so no message falls between them. */
+  overlapMs?: number;
   backoff?: { baseMs: number; maxMs: number };
-  onOpen?: () => void;
-  onMessage: (text: string, receivedAt: number) => void;
+  /** A socket opened; every message it delivers carries this `generation`. */
+  onOpen?: (generation: number) => void;
+  onMessage: (text: string, receivedAt: number, generation: number) => void;
 }
 
 export interface ConnectionMetrics {
   connected: boolean;
   connects: number;
+  /** Unplanned: the socket closed or went stale. */
   reconnects: number;
+  /** Planned: lifetime limit or a venue's reconnect request, with overlap. */
+  rotations: number;
   messages: number;
   lastMessageAt: number | undefined;
 }
 
+interface Live {
+  socket: WebSocket;
+  generation: number;
+  open: boolean;
+  retiring: boolean;
+  lastActivity: number;
+  gotMessage: boolean;
+  queue: string[];
+  nextSendAt: number;
+  drainTimer: NodeJS.Timeout | undefined;
+  rotateTimer: NodeJS.Timeout | undefined;
+  pingEveryMs: number;
+  pingTimer: NodeJS.Timeout | undefined;
+}
+
 /**
- * One venue websocket, kept open: connect, subscribe, watchdog, reconnect with jittered
- * exponential backoff, resubscribe. Written once for every venue; a venue only supplies its URL,
- * its subscribe messages and what to do with a message.
+ * One venue websocket, kept open: connect, subscribe at the venue's message rate, keep alive,
+ * watchdog, reconnect with jittered exponential backoff and resubscribe, planned rotation with
+ * overlap. Written once for every venue: a venue only supplies its URL, messages and timings.
  */
 export class VenueConnection {
   readonly #options: ConnectionOptions;
-  #socket: WebSocket | undefined;
+  readonly #live = new Set<Live>();
+  #current: Live | undefined;
+  #generation = 0;
   #closed = false;
   #attempt = 0;
-  #lastActivity = 0;
-  #watchdog: NodeJS.Timeout | undefined;
+  #timers: NodeJS.Timeout[] = [];
   #retry: NodeJS.Timeout | undefined;
-  readonly metrics: ConnectionMetrics = { connected: false, connects: 0, reconnects: 0, messages: 0, lastMessageAt: undefined };
+  /** A `resolve` call is under way: the next socket is coming. */
+  #resolving = false;
+  readonly metrics: ConnectionMetrics = { connected: false, connects: 0, reconnects: 0, rotations: 0, messages: 0, lastMessageAt: undefined };
 
   constructor(options: ConnectionOptions) {
     this.#options = options;
   }
 
+  /** True while an old socket and its replacement are both open: the same message may arrive twice. */
+  get overlapping(): boolean {
+    return this.#live.size > 1;
+  }
+
+  /** The generation of the newest socket. */
+  get generation(): number {
+    return this.#generation;
+  }
+
   start(): void {
+    const { keepAlive } = this.#options;
     this.#connect();
-    const tick = Math.max(250, Math.floor(this.#options.staleAfterMs / 4));
-    this.#watchdog = setInterval(() => {
-      const socket = this.#socket;
-      if (socket?.readyState === WebSocket.OPEN && Date.now() - this.#lastActivity > this.#options.staleAfterMs) {
-        this.#options.log.warn({ reason: 'stale', silentMs: Date.now() - this.#lastActivity }, 'no data: reconnecting');
-        socket.terminate();
-      }
-    }, tick);
+    this.#timers.push(setInterval(() => this.#watch(), Math.max(100, Math.min(1_000, Math.floor(keepAlive.staleAfterMs / 4)))));
+  }
+
+  /** Sends on the newest open socket, after what is already queued. */
+  send(messages: readonly string[]): void {
+    const live = this.#current;
+    if (!live?.open) return;
+    live.queue.push(...messages);
+    this.#drain(live);
+  }
+
+  /** Replaces the socket by a fresh one; the old one closes once the new one has been open for the overlap. */
+  rotate(reason: string): void {
+    if (this.#closed || this.overlapping || this.#resolving || !this.#current?.open) return;
+    this.#current.retiring = true;
+    this.metrics.rotations += 1;
+    this.#options.log.info({ reason, generation: this.#current.generation }, 'rotating connection');
+    this.#connect();
   }
 
   async close(): Promise<void> {
     this.#closed = true;
-    clearInterval(this.#watchdog);
+    for (const t of this.#timers) clearInterval(t);
     clearTimeout(this.#retry);
-    const socket = this.#socket;
-    if (!socket || socket.readyState === WebSocket.CLOSED) return;
-    await new Promise<void>((resolve) => {
+    await Promise.all([...this.#live].map((live) => this.#shut(live)));
+  }
+
+  #shut(live: Live): Promise<void> {
+    clearTimeout(live.drainTimer);
+    clearTimeout(live.rotateTimer);
+    clearInterval(live.pingTimer);
+    const { socket } = live;
+    if (socket.readyState === WebSocket.CLOSED) return Promise.resolve();
+    return new Promise<void>((resolve) => {
       socket.once('close', () => resolve());
       socket.close();
       setTimeout(() => {
@@ -71,37 +128,138 @@ export class VenueConnection {
   }
 
   #connect(): void {
-    const { url, log } = this.#options;
-    const socket = new WebSocket(url, { handshakeTimeout: 10_000 });
-    this.#socket = socket;
+    const { resolve, log } = this.#options;
+    if (!resolve) return this.#open({ url: this.#options.url });
+    // One request at a time: its answer opens the socket, or its failure schedules the next try.
+    if (this.#resolving) return;
+    this.#resolving = true;
+    resolve().then(
+      (endpoint) => {
+        this.#resolving = false;
+        if (!this.#closed) this.#open(endpoint);
+      },
+      (err: Error) => {
+        this.#resolving = false;
+        log.warn({ reason: 'endpoint', err: err.message }, 'connect failed');
+        this.#retryLater();
+      },
+    );
+  }
+
+  /** The next attempt after jittered exponential backoff. */
+  #retryLater(): number {
+    if (this.#closed) return 0;
+    clearTimeout(this.#retry);
+    const { baseMs, maxMs } = this.#options.backoff ?? { baseMs: 500, maxMs: 30_000 };
+    // Full jitter: spreads the reconnects of many collectors after a venue outage.
+    const delay = Math.random() * Math.min(maxMs, baseMs * 2 ** this.#attempt);
+    this.#attempt += 1;
+    this.#retry = setTimeout(() => this.#connect(), delay);
+    return delay;
+  }
+
+  #open({ url, pingEveryMs }: ResolvedEndpoint): void {
+    const { log } = this.#options;
+    const generation = ++this.#generation;
+    const live: Live = {
+      socket: new WebSocket(url, { handshakeTimeout: 10_000 }),
+      generation,
+      open: false,
+      retiring: false,
+      lastActivity: Date.now(),
+      gotMessage: false,
+      queue: [],
+      nextSendAt: 0,
+      drainTimer: undefined,
+      rotateTimer: undefined,
+      pingEveryMs: pingEveryMs ?? this.#options.keepAlive.pingEveryMs,
+      pingTimer: undefined,
+    };
+    this.#live.add(live);
+    this.#current = live;
+    const { socket } = live;
     socket.on('open', () => {
-      this.#attempt = 0;
-      this.#lastActivity = Date.now();
+      live.open = true;
+      live.lastActivity = Date.now();
       this.metrics.connected = true;
       this.metrics.connects += 1;
-      this.#options.onOpen?.();
-      for (const message of this.#options.subscribeMessages()) socket.send(message);
-      log.info({ url }, 'connected');
+      this.#options.onOpen?.(generation);
+      live.queue.push(...this.#options.subscribeMessages());
+      this.#drain(live);
+      live.pingTimer = setInterval(() => this.#ping(live), live.pingEveryMs);
+      // Without the query: KuCoin's carries the connection token.
+      log.info({ url: url.split('?')[0], generation }, 'connected');
+      const { rotateAfterMs, overlapMs = 5_000 } = this.#options;
+      if (rotateAfterMs) live.rotateTimer = setTimeout(() => this.rotate('connection lifetime'), rotateAfterMs);
+      for (const old of this.#live) {
+        if (old !== live && old.retiring) setTimeout(() => void this.#shut(old), overlapMs).unref();
+      }
     });
-    socket.on('ping', () => (this.#lastActivity = Date.now()));
+    const alive = () => (live.lastActivity = Date.now());
+    socket.on('ping', alive);
+    socket.on('pong', alive);
     socket.on('message', (data) => {
       const now = Date.now();
-      this.#lastActivity = now;
+      live.lastActivity = now;
+      if (!live.gotMessage) {
+        live.gotMessage = true;
+        this.#attempt = 0;
+      }
       this.metrics.messages += 1;
       this.metrics.lastMessageAt = now;
-      this.#options.onMessage(data.toString(), now);
+      this.#options.onMessage(data.toString(), now, generation);
     });
-    socket.on('error', (err) => log.warn({ err: err.message }, 'websocket error'));
+    socket.on('error', (err) => log.warn({ err: err.message, generation }, 'websocket error'));
     socket.on('close', (code, reason) => {
-      this.metrics.connected = false;
-      if (this.#closed) return;
-      const { baseMs, maxMs } = this.#options.backoff ?? { baseMs: 500, maxMs: 30_000 };
-      // Full jitter: spreads the reconnects of many collectors after a venue outage.
-      const delay = Math.random() * Math.min(maxMs, baseMs * 2 ** this.#attempt);
-      this.#attempt += 1;
+      clearTimeout(live.drainTimer);
+      clearTimeout(live.rotateTimer);
+      clearInterval(live.pingTimer);
+      this.#live.delete(live);
+      this.metrics.connected = [...this.#live].some((l) => l.open);
+      // A retired socket, or one replaced while it was dying: its successor is already there.
+      if (this.#closed || live !== this.#current) return;
       this.metrics.reconnects += 1;
-      log.warn({ reason: 'closed', code, detail: reason.toString(), retryInMs: Math.round(delay) }, 'disconnected: reconnecting');
-      this.#retry = setTimeout(() => this.#connect(), delay);
+      const delay = this.#retryLater();
+      log.warn({ reason: 'closed', code, detail: reason.toString(), generation, retryInMs: Math.round(delay) }, 'disconnected: reconnecting');
     });
+  }
+
+  /** Sends queued messages no faster than the venue allows. */
+  #drain(live: Live): void {
+    clearTimeout(live.drainTimer);
+    live.drainTimer = undefined;
+    const interval = 1_000 / this.#options.sendsPerSecond;
+    while (live.queue.length > 0 && live.socket.readyState === WebSocket.OPEN) {
+      const now = Date.now();
+      if (now < live.nextSendAt) {
+        live.drainTimer = setTimeout(() => this.#drain(live), live.nextSendAt - now);
+        return;
+      }
+      live.socket.send(live.queue.shift()!);
+      live.nextSendAt = Math.max(now, live.nextSendAt) + interval;
+    }
+  }
+
+  #ping(live: Live): void {
+    const { message } = this.#options.keepAlive;
+    if (!live.open || live.socket.readyState !== WebSocket.OPEN) return;
+    if (message === undefined) live.socket.ping();
+    else {
+      // Ahead of queued subscriptions: a venue that misses its ping closes the socket.
+      live.queue.unshift(message);
+      this.#drain(live);
+    }
+  }
+
+  #watch(): void {
+    const { staleAfterMs } = this.#options.keepAlive;
+    const now = Date.now();
+    for (const live of this.#live) {
+      const silentMs = now - live.lastActivity;
+      if (silentMs <= staleAfterMs || live.socket.readyState === WebSocket.CLOSED) continue;
+      this.#options.log.warn({ reason: live.open ? 'stale' : 'connect timeout', silentMs, generation: live.generation }, 'no data: reconnecting');
+      // Counted as a reconnect by the close handler, which also schedules the new socket.
+      live.socket.terminate();
+    }
   }
 }

@@ -1,15 +1,22 @@
 // The whole embedded pipeline, from the simulator's websocket to the API: the expected candles
-// and prices are recomputed here from the trades the simulator sent, and compared exactly.
+// and prices are recomputed here from the trades the simulator sent, and compared exactly (index
+// prices through the reference recomputation, aggregate/__tests__/indexReference.ts).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, test } from 'vitest';
 import { startTradeSink } from '../aggregate/tradeSink.ts';
 import { startBookSink } from '../aggregate/bookSink.ts';
+import { defaultIndexParams } from '../aggregate/indexPrice.ts';
+import { defaultIndexSchedule, indexSettingsFromConfig, startIndexRunner } from '../aggregate/indexRunner.ts';
+import { expectTicks, storedTicks } from '../aggregate/__tests__/indexCheck.ts';
+import { referenceTicks } from '../aggregate/__tests__/indexReference.ts';
+import { computeIndex } from '../api/__tests__/harness.ts';
 import { KeyStore } from '../api/keys.ts';
 import { startApi } from '../api/server.ts';
 import { startCollector } from '../ingest/collector.ts';
-import { startBinanceSimulator } from '../ingest/simulator/binanceServer.ts';
+import { startSimulator } from '../ingest/simulator/simulator.ts';
+import { binance } from '../ingest/venues/binance.ts';
 import { createMemoryBus } from '../infra/bus/memoryBus.ts';
 import { assetIdForVenueTicker } from '../infra/catalog/catalog.ts';
 import { loadConfig } from '../infra/config.ts';
@@ -31,13 +38,11 @@ interface Trade {
 const relClose = (actual: number, expected: number) => expect(Math.abs(actual / expected - 1)).toBeLessThan(1e-9);
 
 test('simulator -> collector -> bus -> aggregator -> chDB -> API, numbers recomputed from the sent trades', async () => {
-  const sim = await startBinanceSimulator({ port: 0, seed: 20261122, tradesPerSecondPerAsset: 4 });
+  const sim = await startSimulator({ venues: ['binance'], seed: 20261122, tradesPerSecondPerMarket: 4 });
   const config = loadConfig({
     MDS_DATA_DIR: dir,
     PORT: '0',
     LOG_LEVEL: 'silent',
-    VENUE_BINANCE_WS_URL: sim.wsUrl,
-    VENUE_BINANCE_REST_URL: sim.restUrl,
     AGGREGATE_BATCH_MS: '100',
   });
   const log = createLogger('silent');
@@ -46,7 +51,9 @@ test('simulator -> collector -> bus -> aggregator -> chDB -> API, numbers recomp
   const bus = createMemoryBus();
   const sink = await startTradeSink({ bus, store, log, batchRows: 1_000, batchMs: 100 });
   const bookSink = await startBookSink({ bus, store, log, everyMs: 500 });
-  const collector = await startCollector({ venue: 'binance', config, bus, log });
+  const collector = await startCollector({ venue: binance, endpoints: sim.endpoints('binance'), bus, log });
+  // The index runner of the aggregate role, on the real clock.
+  const index = startIndexRunner({ store, log, ...indexSettingsFromConfig(config) });
   const api = await startApi({ store, config, log });
   const { key } = await new KeyStore(store).create('pipeline-test');
 
@@ -55,11 +62,18 @@ test('simulator -> collector -> bus -> aggregator -> chDB -> API, numbers recomp
   await bus.flush();
   await sink.stop();
   await bookSink.stop();
+  await index.stop();
+  expect(index.stats()).toMatchObject({ failures: 0 });
+  expect(index.stats().rows).toBeGreaterThan(0);
+  // Then every second up to 3 s after the last trade: what the runner would have computed by then.
+  const indexNow = Date.now() + 3_000 + defaultIndexSchedule.lagMs;
+  await computeIndex(store, indexNow);
 
   // Every trade the simulator sent on a USD-quoted market of a catalog asset.
-  const sent: Trade[] = sim.trades
-    .filter((t) => ['USDT', 'USDC', 'USD'].includes(t.quoteAsset) && assetIdForVenueTicker('binance', t.baseAsset))
-    .map((t) => ({ asset: assetIdForVenueTicker('binance', t.baseAsset)!, id: t.id, price: Number(t.price), qty: Number(t.qty), time: t.time }));
+  const sent: Trade[] = sim
+    .venue('binance')
+    .trades.filter((t) => ['USDT', 'USDC', 'USD'].includes(t.quote) && assetIdForVenueTicker('binance', t.base))
+    .map((t) => ({ asset: assetIdForVenueTicker('binance', t.base)!, id: t.id, price: Number(t.price), qty: Number(t.qty), time: t.time }));
   expect(sent.length).toBeGreaterThan(200);
   const [{ n }] = (await store.rows<{ n: number }>("SELECT count() AS n FROM trades WHERE venue = 'binance'")) as [{ n: number }];
   expect(n).toBe(sent.length);
@@ -70,17 +84,24 @@ test('simulator -> collector -> bus -> aggregator -> chDB -> API, numbers recomp
     return res.json() as Promise<any>;
   };
 
-  // /v1/prices: the VWAP of each asset's latest second with trades.
+  // /v1/prices: the index price of the last second computed, recomputed from every trade the simulator sent.
+  const raw = sim.venue('binance').trades.flatMap((t) => {
+    const asset = assetIdForVenueTicker('binance', t.base);
+    return asset ? [{ venue: 'binance', market: t.symbol, asset, quote: t.quote, trade_id: String(t.id), ts: t.time, price: Number(t.price), quantity: Number(t.qty) }] : [];
+  });
+  const lastSecond = Math.floor((indexNow - defaultIndexSchedule.lagMs) / 1000) - 1;
+  const firstSecond = Math.floor(Math.min(...raw.map((t) => t.ts)) / 1000);
   const assets = ['bitcoin', 'ethereum', 'solana'];
   const prices = await get(`/v1/prices?ids=${assets.join(',')}`);
   expect(prices.prices.map((p: { assetId: string }) => p.assetId).sort()).toEqual([...assets].sort());
   for (const p of prices.prices) {
-    const mine = sent.filter((t) => t.asset === p.assetId);
-    const lastSecond = Math.max(...mine.map((t) => Math.floor(t.time / 1000)));
-    const inSecond = mine.filter((t) => Math.floor(t.time / 1000) === lastSecond);
-    const vwap = inSecond.reduce((s, t) => s + t.price * t.qty, 0) / inSecond.reduce((s, t) => s + t.qty, 0);
-    relClose(p.price, vwap);
-    expect(p.updatedAt).toBe(Math.max(...inSecond.map((t) => t.time)));
+    const expected = referenceTicks(raw, p.assetId, firstSecond, lastSecond, { params: defaultIndexParams });
+    expectTicks(await storedTicks(store, p.assetId), expected, firstSecond, lastSecond);
+    const latest = expected.at(-1)!;
+    // One venue: its market is the index.
+    expect(latest).toMatchObject({ second: lastSecond, status: 'single_venue' });
+    relClose(p.price, latest.price);
+    expect(p.updatedAt).toBe(latest.lastTradeAt);
     expect(p.measured).toBe(true);
     expect(typeof p.change24h).toBe('number');
   }
@@ -111,7 +132,7 @@ test('simulator -> collector -> bus -> aggregator -> chDB -> API, numbers recomp
   expect(markets).toHaveLength(1);
   const btc = sent.filter((t) => t.asset === 'bitcoin');
   const last = [...btc].sort((a, b) => a.time - b.time || a.id - b.id).at(-1)!;
-  expect(markets[0]).toMatchObject({ venueId: 'binance', pair: 'BTC/USDT', price: last.price, updatedAt: last.time, share: 1 });
+  expect(markets[0]).toMatchObject({ venueId: 'binance', pair: 'BTC/USDT', price: last.price, updatedAt: last.time, share: 1, excluded: false, excludeReason: null });
   relClose(markets[0].volume24h, btc.reduce((s, t) => s + t.price * t.qty, 0));
   expect(markets[0].spreadBps).toBeGreaterThan(0);
   expect(markets[0].depthBid1).toBeGreaterThan(0);

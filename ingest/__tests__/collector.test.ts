@@ -1,71 +1,153 @@
-// The real collector over real websockets, against the simulator on loopback.
-import { afterEach, expect, test } from 'vitest';
-import type { BookEvent, MarketEvent, TradeEvent } from '../../infra/events.ts';
-import { loadConfig } from '../../infra/config.ts';
+// The lifecycle every venue shares, driven through real sockets against the simulator's faults.
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Writable } from 'node:stream';
+import { pino } from 'pino';
+import { afterEach, describe, expect, test } from 'vitest';
+import { WebSocketServer } from 'ws';
+import type { MarketEvent, TradeEvent } from '../../infra/events.ts';
 import { createLogger } from '../../infra/log.ts';
-import { startCollector, type Collector } from '../collector.ts';
-import { startBinanceSimulator, type BinanceSimulator } from '../simulator/binanceServer.ts';
+import { startCollector } from '../collector.ts';
+import { VenueConnection } from '../connection.ts';
+import { startSimulator } from '../simulator/simulator.ts';
+import { kraken } from '../venues/kraken.ts';
+import type { SimTrade } from '../simulator/market.ts';
+import { sleep, startLive, until } from './liveVenue.ts';
 
-let sim: BinanceSimulator | undefined;
-let collector: Collector | undefined;
-afterEach(async () => {
-  await collector?.stop();
-  await sim?.close();
-});
+const fast = { keepAlive: { pingEveryMs: 150, staleAfterMs: 700 }, backoff: { baseMs: 50, maxMs: 200 } };
+const trades = (events: readonly MarketEvent[]) => events.filter((e): e is TradeEvent => e.type === 'trade');
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-async function until(cond: () => boolean, what: string, ms = 15_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(25);
+/** Every trade the venue sent was published once: none twice, and per market the venue's ids run without a hole. */
+function expectEveryTradeOnce(sent: readonly SimTrade[], events: readonly MarketEvent[], followed: ReadonlySet<string>): void {
+  const keys = trades(events).map((t) => `${t.market}/${t.tradeId}`);
+  expect(new Set(keys).size).toBe(keys.length);
+  const got = new Set(keys);
+  const mine = sent.filter((t) => followed.has(t.symbol));
+  for (const t of mine) expect(got.has(`${t.symbol}/${t.id}`), `${t.symbol}/${t.id}`).toBe(true);
+  for (const symbol of followed) {
+    const ids = mine.filter((t) => t.symbol === symbol).map((t) => t.id);
+    expect(ids).toEqual(ids.map((_, i) => ids[0]! + i));
   }
 }
 
-async function start(seed: number) {
-  sim = await startBinanceSimulator({ port: 0, seed, tradesPerSecondPerAsset: 5 });
-  const config = loadConfig({ VENUE_BINANCE_WS_URL: sim.wsUrl, VENUE_BINANCE_REST_URL: sim.restUrl, LOG_LEVEL: 'silent' });
-  const events: MarketEvent[] = [];
-  collector = await startCollector({ venue: 'binance', config, bus: { publish: (e) => void events.push(...e) }, log: createLogger('silent') });
-  await collector.ready();
-  return { sim, collector, events };
-}
-
-const trades = (events: MarketEvent[]) => events.filter((e): e is TradeEvent => e.type === 'trade');
-
-test('every trade the venue sent arrives once, exactly; every market publishes a synced book', async () => {
-  const { sim, collector, events } = await start(11);
-  expect(collector.markets()).toHaveLength(34); // every USDT market, not ETHBTC
-  await sleep(2_500);
-  await collector.stop();
-  const sent = sim.trades;
-  expect(sent.length).toBeGreaterThan(100);
-  expect(trades(events).map((t) => [t.market, t.tradeId, t.price, t.quantity, t.side, t.ts])).toEqual(
-    sent.map((t) => [t.symbol, String(t.id), Number(t.price), Number(t.qty), t.isBuyerMaker ? 'sell' : 'buy', t.time]),
-  );
-  const books = events.filter((e): e is BookEvent => e.type === 'book');
-  expect(new Set(books.map((b) => b.market)).size).toBe(34);
-  for (const b of books) {
-    expect(b.bids.length).toBeGreaterThan(10);
-    expect(b.bids[0]![0]).toBeLessThan(b.asks[0]![0]);
-  }
-  expect(collector.metrics()).toMatchObject({ resyncs: 0, unknownMessages: 0 });
+describe.each(['binance', 'okx'] as const)('%s: a quiet market is not a dead socket', (id) => {
+  test('no trades and no book changes for several stale periods: still connected; a stalled feed that answers nothing is replaced', async () => {
+    const { sim, collector } = await startLive(id, { seed: 21, tuning: fast, sim: { tradesPerSecondPerMarket: 0 } });
+    await until(() => collector.metrics().connected, 'connected');
+    sim.pause();
+    await sleep(2_000);
+    expect(collector.metrics()).toMatchObject({ connected: true, reconnects: 0 });
+    // Stalled: the socket stays open but nothing comes back, not even a pong.
+    sim.venue(id).faults.stall(1_200);
+    await until(() => collector.metrics().reconnects >= 1, 'reconnect of the stalled socket', 3_000);
+    sim.resume();
+    await until(() => collector.metrics().connected && collector.metrics().lastMessageAgeMs! < 100, 'data after the stall', 5_000);
+  });
 });
 
-test('a dropped socket reconnects and resubscribes; a sequence gap forces a counted resync', async () => {
-  const { sim, collector, events } = await start(12);
-  await until(() => collector.metrics().trades > 20, 'first trades');
-  sim.dropConnections();
-  await until(() => collector.metrics().reconnects >= 1 && collector.metrics().connected, 'reconnect');
-  const sentBefore = sim.trades.length;
-  await until(() => sim.trades.length > sentBefore + 20, 'trades after the reconnect');
-  sim.injectGap('BTCUSDT');
-  await until(() => collector.metrics().resyncs >= 1, 'resync');
-  const atResync = events.length;
-  // Books are published only while synced: a BTC book after the gap means the resync completed.
-  await until(() => events.slice(atResync).some((e) => e.type === 'book' && e.market === 'BTCUSDT'), 'BTC book after the resync');
-  await collector.stop();
-  // Trades sent after the reconnect all arrived (the simulator records only what it sent to a subscriber).
-  const got = new Set(trades(events).map((t) => `${t.market}/${t.tradeId}`));
-  for (const t of sim.trades.slice(sentBefore)) expect(got.has(`${t.symbol}/${t.id}`)).toBe(true);
+describe('planned rotation and venue reconnect requests', () => {
+  test('rotation before the venue lifetime, with overlap: no reconnect, every trade exactly once', async () => {
+    const { sim, collector, events } = await startLive('binance', {
+      seed: 22,
+      tuning: { ...fast, rotateAfterMs: 1_000, overlapMs: 300 },
+      sim: { perVenue: { binance: { maxConnectionMs: 1_500 } } },
+    });
+    await sleep(3_800);
+    await collector.stop();
+    expect(collector.metrics().rotations).toBeGreaterThanOrEqual(3);
+    expect(collector.metrics().reconnects).toBe(0);
+    expectEveryTradeOnce(sim.venue('binance').trades, events, new Set(collector.markets().map((m) => m.symbol)));
+  });
+
+  test.each(['binance', 'okx'] as const)('%s: the venue notice that it is going away starts a rotation before it closes us', async (id) => {
+    const { sim, collector, events } = await startLive(id, { seed: 23, tuning: { ...fast, overlapMs: 300 }, sim: { perVenue: { [id]: { reconnectGraceMs: 800 } } } });
+    await until(() => collector.metrics().trades > 20, 'first trades');
+    sim.venue(id).faults.requestReconnect();
+    await sleep(1_500);
+    await collector.stop();
+    expect(collector.metrics()).toMatchObject({ rotations: 1, reconnects: 0 });
+    expectEveryTradeOnce(sim.venue(id).trades, events, new Set(collector.markets().map((m) => m.symbol)));
+  });
+});
+
+describe('faults', () => {
+  test('garbage frames are counted, never fatal', async () => {
+    const { sim, collector } = await startLive('bybit', { seed: 24, tuning: fast });
+    await until(() => collector.metrics().trades > 5, 'first trades');
+    sim.venue('bybit').faults.garbage();
+    sim.venue('bybit').faults.garbage();
+    await until(() => collector.metrics().unknownMessages >= 2, 'garbage counted');
+    const before = collector.metrics().trades;
+    await until(() => collector.metrics().trades > before + 5, 'trades after the garbage');
+    expect(collector.metrics()).toMatchObject({ reconnects: 0, connected: true });
+  });
+
+  test('an outage: refused connections and REST are retried with backoff until the venue is back', async () => {
+    const { sim, collector } = await startLive('binance-futures', { seed: 25, tuning: fast });
+    await until(() => collector.metrics().trades > 5, 'first trades');
+    sim.venue('binance-futures').faults.outage(1_000);
+    await until(() => collector.metrics().reconnects >= 2, 'reconnect attempts');
+    await sleep(1_200);
+    await until(() => collector.metrics().connected && collector.metrics().lastMessageAgeMs! < 100, 'back after the outage', 5_000);
+    // Books come back too: depth snapshots are fetched again over REST.
+    const before = collector.metrics().trades;
+    await until(() => collector.metrics().trades > before + 5, 'trades after the outage');
+  });
+
+  test('every reconnect is logged with the venue and the reason', async () => {
+    const lines: Record<string, unknown>[] = [];
+    const log = pino({ level: 'info' }, new Writable({ write: (chunk, _enc, done) => (lines.push(JSON.parse(String(chunk))), done()) }));
+    const sim = await startSimulator({ venues: ['kraken'], tickers: ['BTC'], seed: 27 });
+    const collector = await startCollector({ venue: kraken, endpoints: sim.endpoints('kraken'), bus: { publish: () => {} }, log, tuning: fast });
+    try {
+      await until(() => collector.metrics().connected, 'connected');
+      sim.venue('kraken').faults.dropConnections();
+      await until(() => lines.some((l) => l.msg === 'disconnected: reconnecting'), 'reconnect log line');
+      expect(lines.find((l) => l.msg === 'disconnected: reconnecting')).toMatchObject({ level: 40, venue: 'kraken', reason: 'closed' });
+    } finally {
+      await collector.stop();
+      await sim.close();
+    }
+  });
+
+  test('metrics: markets, unmapped markets, rates and last-message age', async () => {
+    const { collector } = await startLive('binance-futures', { seed: 26 });
+    await sleep(2_200);
+    const m = collector.metrics();
+    expect(m).toMatchObject({ venue: 'binance-futures', connected: true, markets: 5, unmappedMarkets: 1 });
+    expect(collector.unmapped()).toEqual(['1000PEPEUSDT']);
+    expect(m.messagesPerSecond).toBeGreaterThan(10);
+    expect(m.tradesPerSecond).toBeGreaterThan(5);
+    expect(m.lastMessageAgeMs).toBeLessThan(500);
+  });
+});
+
+describe('connection', () => {
+  let close: (() => Promise<void>) | undefined;
+  afterEach(async () => close?.());
+
+  test('subscriptions are sent no faster than the venue allows', async () => {
+    const http = createServer();
+    const wss = new WebSocketServer({ server: http });
+    const arrivals: number[] = [];
+    wss.on('connection', (s) => s.on('message', () => arrivals.push(Date.now())));
+    await new Promise<void>((r) => http.listen(0, '127.0.0.1', r));
+    const connection = new VenueConnection({
+      url: `ws://127.0.0.1:${(http.address() as AddressInfo).port}`,
+      log: createLogger('silent'),
+      subscribeMessages: () => Array.from({ length: 6 }, (_, i) => `subscribe ${i}`),
+      keepAlive: { pingEveryMs: 60_000, staleAfterMs: 60_000 },
+      sendsPerSecond: 5,
+      onMessage: () => {},
+    });
+    close = async () => {
+      await connection.close();
+      wss.close();
+      http.close();
+    };
+    connection.start();
+    await until(() => arrivals.length === 6, 'six subscriptions');
+    const gaps = arrivals.slice(1).map((t, i) => t - arrivals[i]!);
+    for (const gap of gaps) expect(gap).toBeGreaterThanOrEqual(180);
+  });
 });

@@ -1,160 +1,103 @@
-// A loopback server speaking Binance spot's public websocket and REST protocol over the
-// SIMULATED market model: the collector reads it exactly as it would read the venue.
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { WebSocketServer, type WebSocket } from 'ws';
-import { MarketModel, type SimMarket, type SimTrade } from './market.ts';
+// Binance spot's public websocket streams and REST API over the SIMULATED market model: the
+// collector reads it exactly as it would read the venue.
+import { simulatedTickers, sortedLevels, type ListingSpec, type SimMarket } from './market.ts';
+import type { SimClient, SimVenueServer, VenueProtocol } from './venueServer.ts';
 
-export type { SimTrade };
-
-export interface BinanceSimulatorOptions {
-  /** 0 = any free port. */
-  port?: number;
-  seed?: number;
-  tradesPerSecondPerAsset?: number;
-  pingIntervalMs?: number;
-  /** How often the model advances and diffs are sent (Binance's fast depth stream: 100 ms). */
-  tickMs?: number;
+export function binanceListings(tickers: readonly string[] = simulatedTickers): ListingSpec[] {
+  // A BTC-quoted market too, so collectors have something to filter out.
+  return [...tickers.map((t) => ({ symbol: `${t}USDT`, base: t, quote: 'USDT' })), { symbol: 'ETHBTC', base: 'ETH', quote: 'BTC' }];
 }
 
-export interface BinanceSimulator {
-  wsUrl: string;
-  restUrl: string;
-  /** Every trade sent to at least one subscriber, in order. */
-  trades: readonly SimTrade[];
-  /** The next depth diff of this market is not sent: its subscribers see a sequence gap. */
-  injectGap(symbol: string): void;
-  /** Closes every client socket abruptly. */
-  dropConnections(): void;
-  close(): Promise<void>;
-}
-
-interface Client {
-  socket: WebSocket;
-  combined: boolean;
-  streams: Set<string>;
-}
-
-export async function startBinanceSimulator(options: BinanceSimulatorOptions = {}): Promise<BinanceSimulator> {
-  const model = new MarketModel(options.seed ?? 1, options.tradesPerSecondPerAsset ?? 2);
-  const bySymbol = new Map<string, SimMarket>(model.markets.map((m) => [m.symbol, m]));
-  const clients = new Set<Client>();
-  const trades: SimTrade[] = [];
-  const gaps = new Set<string>();
-
-  const http = createServer((req, res) => serveRest(req, res));
-  const wss = new WebSocketServer({ server: http });
-
-  function serveRest(req: IncomingMessage, res: ServerResponse): void {
-    const url = new URL(req.url ?? '/', 'http://localhost');
-    const reply = (status: number, body: unknown) => {
-      res.writeHead(status, { 'content-type': 'application/json' });
-      res.end(JSON.stringify(body));
-    };
-    if (url.pathname === '/api/v3/exchangeInfo') {
-      return reply(200, {
-        timezone: 'UTC',
-        serverTime: Date.now(),
-        rateLimits: [],
-        exchangeFilters: [],
-        symbols: model.markets.map((m) => ({
-          symbol: m.symbol,
-          status: 'TRADING',
-          baseAsset: m.baseAsset,
-          baseAssetPrecision: 8,
-          quoteAsset: m.quoteAsset,
-          quotePrecision: 8,
-          filters: [{ filterType: 'PRICE_FILTER', tickSize: m.tick.toFixed(m.priceDecimals) }],
-        })),
-      });
-    }
-    if (url.pathname === '/api/v3/depth') {
-      const m = bySymbol.get(url.searchParams.get('symbol') ?? '');
-      if (!m) return reply(400, { code: -1121, msg: 'Invalid symbol.' });
-      const limit = Math.min(5_000, Number(url.searchParams.get('limit') ?? 100) || 100);
-      const sorted = (levels: Map<string, string>, desc: boolean) =>
-        [...levels].sort((a, b) => (desc ? Number(b[0]) - Number(a[0]) : Number(a[0]) - Number(b[0]))).slice(0, limit);
-      return reply(200, { lastUpdateId: m.updateId, bids: sorted(m.bids, true), asks: sorted(m.asks, false) });
-    }
-    reply(404, { code: -1000, msg: 'Unknown path.' });
-  }
-
-  wss.on('connection', (socket, req) => {
-    const url = new URL(req.url ?? '/', 'http://localhost');
-    const combined = url.pathname === '/stream';
-    const initial = combined ? (url.searchParams.get('streams') ?? '').split('/') : [url.pathname.replace(/^\/ws\/?/, '')];
-    const client: Client = { socket, combined, streams: new Set(initial.filter(Boolean)) };
-    clients.add(client);
-    socket.on('close', () => clients.delete(client));
-    socket.on('message', (data) => {
+/**
+ * Binance's stream subscriptions, shared by spot and USD-M: streams from the URL
+ * (`/stream?streams=a/b` or `/ws/a`), then SUBSCRIBE / UNSUBSCRIBE / LIST_SUBSCRIPTIONS requests.
+ * Topics are stored as `<route>:<stream>` so a stream is only served on the route that carries it.
+ */
+export function binanceStreamRequests(server: SimVenueServer, route: (client: SimClient) => string) {
+  const combined = (c: SimClient) => c.url.pathname.endsWith('/stream');
+  return {
+    open(client: SimClient): void {
+      const initial = combined(client) ? (client.url.searchParams.get('streams') ?? '').split('/') : [client.url.pathname.replace(/^.*\/ws\/?/, '')];
+      for (const s of initial.filter(Boolean)) client.topics.add(`${route(client)}:${s}`);
+    },
+    message(client: SimClient, text: string): void {
       let request: { method?: unknown; params?: unknown; id?: unknown };
       try {
-        request = JSON.parse(data.toString());
+        request = JSON.parse(text);
       } catch {
-        return socket.send(JSON.stringify({ error: { code: 3, msg: 'Invalid JSON' } }));
+        server.send(client, { error: { code: 3, msg: 'Invalid JSON' } });
+        return;
       }
       const params = Array.isArray(request.params) ? request.params.map(String) : [];
-      if (request.method === 'SUBSCRIBE') for (const s of params) client.streams.add(s);
-      else if (request.method === 'UNSUBSCRIBE') for (const s of params) client.streams.delete(s);
-      else if (request.method === 'LIST_SUBSCRIPTIONS') return socket.send(JSON.stringify({ result: [...client.streams], id: request.id }));
-      else return socket.send(JSON.stringify({ error: { code: 2, msg: 'Invalid request' }, id: request.id }));
-      socket.send(JSON.stringify({ result: null, id: request.id }));
-    });
-  });
-
-  function send(stream: string, data: unknown): boolean {
-    let sent = false;
-    for (const c of clients) {
-      if (!c.streams.has(stream) || c.socket.readyState !== c.socket.OPEN) continue;
-      c.socket.send(JSON.stringify(c.combined ? { stream, data } : data));
-      sent = true;
-    }
-    return sent;
-  }
-
-  let lastTick = Date.now();
-  const ticker = setInterval(() => {
-    const now = Date.now();
-    for (const m of model.markets) {
-      const { trades: stepTrades, diff } = model.step(m, lastTick + 1, now);
-      const name = m.symbol.toLowerCase();
-      for (const t of stepTrades) {
-        const data = { e: 'trade', E: now, s: t.symbol, t: t.id, p: t.price, q: t.qty, T: t.time, m: t.isBuyerMaker, M: true };
-        if (send(`${name}@trade`, data)) trades.push(t);
+      if (request.method === 'SUBSCRIBE') for (const s of params) client.topics.add(`${route(client)}:${s}`);
+      else if (request.method === 'UNSUBSCRIBE') for (const s of params) client.topics.delete(`${route(client)}:${s}`);
+      else if (request.method === 'LIST_SUBSCRIPTIONS') {
+        server.send(client, { result: [...client.topics].map((t) => t.slice(t.indexOf(':') + 1)), id: request.id });
+        return;
+      } else {
+        server.send(client, { error: { code: 2, msg: 'Invalid request' }, id: request.id });
+        return;
       }
-      if (gaps.delete(m.symbol)) continue;
-      const depth = { e: 'depthUpdate', E: now, s: m.symbol, U: diff.firstUpdateId, u: diff.finalUpdateId, b: diff.bids, a: diff.asks };
-      send(`${name}@depth@100ms`, depth);
-      send(`${name}@depth`, depth);
-    }
-    lastTick = now;
-  }, options.tickMs ?? 100);
+      server.send(client, { result: null, id: request.id });
+    },
+    /** Sends `data` on `route:stream`, wrapped for combined-stream clients. */
+    publish(routeName: string, stream: string, data: unknown): boolean {
+      return server.publish(`${routeName}:${stream}`, (c) => (combined(c) ? { stream, data } : data));
+    },
+  };
+}
 
-  const pinger = setInterval(() => {
-    for (const c of clients) c.socket.ping();
-  }, options.pingIntervalMs ?? 20_000);
+export function depthSnapshot(m: SimMarket, limit: number) {
+  return { lastUpdateId: m.updateId, bids: sortedLevels(m.bids, 'bid', limit), asks: sortedLevels(m.asks, 'ask', limit) };
+}
 
-  http.listen(options.port ?? 0, '127.0.0.1');
-  await new Promise<void>((resolve, reject) => {
-    http.once('listening', resolve);
-    http.once('error', reject);
-  });
-  const { port } = http.address() as AddressInfo;
-
+export function binanceProtocol(server: SimVenueServer): VenueProtocol {
+  const bySymbol = new Map(server.listing.markets.map((m) => [m.symbol, m]));
+  const streams = binanceStreamRequests(server, () => 'spot');
   return {
-    wsUrl: `ws://127.0.0.1:${port}`,
-    restUrl: `http://127.0.0.1:${port}`,
-    trades,
-    injectGap: (symbol) => void gaps.add(symbol),
-    dropConnections() {
-      for (const c of clients) c.socket.terminate();
+    rest(url) {
+      if (url.pathname === '/api/v3/exchangeInfo') {
+        return {
+          status: 200,
+          body: {
+            timezone: 'UTC',
+            serverTime: Date.now(),
+            rateLimits: [],
+            exchangeFilters: [],
+            symbols: server.listing.markets.map((m) => ({
+              symbol: m.symbol,
+              status: 'TRADING',
+              baseAsset: m.base,
+              baseAssetPrecision: 8,
+              quoteAsset: m.quote,
+              quotePrecision: 8,
+              filters: [{ filterType: 'PRICE_FILTER', tickSize: m.tick.toFixed(m.priceDecimals) }],
+            })),
+          },
+        };
+      }
+      if (url.pathname === '/api/v3/depth') {
+        const m = bySymbol.get(url.searchParams.get('symbol') ?? '');
+        if (!m) return { status: 400, body: { code: -1121, msg: 'Invalid symbol.' } };
+        return { status: 200, body: depthSnapshot(m, Math.min(5_000, Number(url.searchParams.get('limit') ?? 100) || 100)) };
+      }
+      return undefined;
     },
-    async close() {
-      clearInterval(ticker);
-      clearInterval(pinger);
-      for (const c of clients) c.socket.terminate();
-      await new Promise<void>((resolve) => wss.close(() => resolve()));
-      await new Promise<void>((resolve) => http.close(() => resolve()));
+    open: streams.open,
+    message: streams.message,
+    publish(m, step, now) {
+      const name = m.symbol.toLowerCase();
+      for (const t of step.trades) {
+        // m: the buyer was the maker, i.e. the taker sold.
+        const data = { e: 'trade', E: now, s: m.symbol, t: t.id, p: t.price, q: t.qty, T: t.time, m: t.side === 'sell', M: true };
+        if (streams.publish('spot', `${name}@trade`, data)) server.trades.push(t);
+      }
+      if (server.takeGap(m.symbol)) return;
+      const { diff } = step;
+      const depth = { e: 'depthUpdate', E: now, s: m.symbol, U: diff.firstUpdateId, u: diff.finalUpdateId, b: diff.bids, a: diff.asks };
+      streams.publish('spot', `${name}@depth@100ms`, depth);
+      streams.publish('spot', `${name}@depth`, depth);
     },
+    reconnectNotice: () => ({ e: 'serverShutdown', E: Date.now() }),
   };
 }

@@ -1,5 +1,7 @@
-// The market model behind the simulator: SIMULATED prices, trades and books, never market data.
-// One seeded model per run, so a test can replay exactly what it was sent.
+// The market model behind the simulator: SIMULATED prices, trades, books and liquidations, never
+// market data. One seeded reference price per asset moves for every venue at once; each venue
+// lists its own markets around it (its own bias, trades, books and ids), so cross-venue prices
+// agree up to the configured biases, as on real venues.
 
 /** Simulator-only starting points: rough magnitudes so the demo looks plausible, nothing more. */
 const startPrices: Record<string, number> = {
@@ -9,45 +11,8 @@ const startPrices: Record<string, number> = {
   AAVE: 150, ALGO: 0.18, PEPE: 0.00001, MKR: 2_000, GRT: 0.2,
 };
 
-/** Tickers the simulator lists against USDT (the catalog's non-stablecoin assets). */
+/** Tickers the simulator prices (the catalog's non-stablecoin assets). */
 export const simulatedTickers = Object.keys(startPrices);
-
-export interface SimTrade {
-  symbol: string;
-  baseAsset: string;
-  quoteAsset: string;
-  id: number;
-  /** Decimal strings, as the venue sends them. */
-  price: string;
-  qty: string;
-  time: number;
-  isBuyerMaker: boolean;
-}
-
-export interface SimMarket {
-  symbol: string;
-  baseAsset: string;
-  quoteAsset: string;
-  mid: number;
-  /** Annualised-ish volatility per sqrt(second). */
-  volatility: number;
-  priceDecimals: number;
-  qtyDecimals: number;
-  tick: number;
-  nextTradeId: number;
-  /** Last update id of the book: every change advances it by one. */
-  updateId: number;
-  bids: Map<string, string>;
-  asks: Map<string, string>;
-}
-
-/** Book changes of one step: [price, qty] strings, "0" removes a level. */
-export interface BookDiff {
-  firstUpdateId: number;
-  finalUpdateId: number;
-  bids: [string, string][];
-  asks: [string, string][];
-}
 
 /** mulberry32: small, fast, good enough for a simulation, and seedable. */
 export function seededRandom(seed: number): () => number {
@@ -61,32 +26,213 @@ export function seededRandom(seed: number): () => number {
   };
 }
 
+function hash(text: string): number {
+  let h = 2166136261;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 16777619);
+  return h >>> 0;
+}
+
+function gaussian(random: () => number): number {
+  const u = 1 - random();
+  return Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * random());
+}
+
+/** Poisson count by inversion (small means only). */
+function poisson(random: () => number, mean: number): number {
+  const limit = Math.exp(-mean);
+  let k = 0;
+  for (let p = random(); p > limit; p *= random()) k++;
+  return k;
+}
+
+/** The reference price of one asset, shared by every venue. */
+export interface SimAsset {
+  ticker: string;
+  mid: number;
+  volatility: number;
+}
+
+/** How a venue lists a market. */
+export interface ListingSpec {
+  symbol: string;
+  base: string;
+  quote: string;
+  /** Base units per contract when the venue counts in contracts (OKX swaps); 1 otherwise. */
+  contractSize?: number;
+  /** Base units per unit of the listed base, for markets like 1000PEPEUSDT (priced per 1000 PEPE); 1 otherwise. */
+  unit?: number;
+  perpetual?: boolean;
+  /** Inverse contracts (BitMEX XBTUSD): quantities in contracts of `contractSize` quote units each. */
+  inverse?: boolean;
+  /** The simulated asset, where the venue's ticker differs (BitMEX's XBT is BTC). */
+  asset?: string;
+}
+
+export interface SimMarket {
+  venue: string;
+  symbol: string;
+  base: string;
+  quote: string;
+  perpetual: boolean;
+  inverse: boolean;
+  /** The simulated asset behind the listed base (PEPE behind 1000PEPE) and how many of it one listed unit is. */
+  asset: string;
+  unit: number;
+  /** Base units per quantity unit, and as the decimal string the venue publishes. */
+  contractSize: number;
+  contractSizeText: string;
+  priceDecimals: number;
+  /** Decimals of the venue's quantity unit (base units, or contracts). */
+  qtyDecimals: number;
+  tick: number;
+  nextTradeId: number;
+  /** Last update id of the book: every level change advances it by one. */
+  updateId: number;
+  /** Price -> quantity, decimal strings in the venue's units. */
+  bids: Map<string, string>;
+  asks: Map<string, string>;
+}
+
+export interface SimTrade {
+  venue: string;
+  symbol: string;
+  base: string;
+  quote: string;
+  id: number;
+  /** Decimal strings, as the venue sends them; `qty` in the venue's unit (contracts where it counts in them). */
+  price: string;
+  qty: string;
+  /** Taker side. */
+  side: 'buy' | 'sell';
+  time: number;
+}
+
+export interface SimLiquidation {
+  venue: string;
+  symbol: string;
+  base: string;
+  quote: string;
+  /** The position that was closed. */
+  positionSide: 'long' | 'short';
+  price: string;
+  qty: string;
+  time: number;
+}
+
+/** Book changes of one step: [price, qty] strings, "0" removes a level. */
+export interface BookDiff {
+  firstUpdateId: number;
+  finalUpdateId: number;
+  bids: [string, string][];
+  asks: [string, string][];
+}
+
+export interface MarketStep {
+  trades: SimTrade[];
+  liquidations: SimLiquidation[];
+  diff: BookDiff;
+}
+
 const levelsPerSide = 50;
 
-export class MarketModel {
-  readonly markets: SimMarket[];
-  readonly #random: () => number;
-  readonly #tradesPerSecond: number;
+export interface ModelOptions {
+  tradesPerSecondPerMarket: number;
+  /** Liquidations per second per perpetual market. */
+  liquidationsPerSecondPerMarket?: number;
+}
 
-  constructor(seed: number, tradesPerSecondPerMarket: number) {
+export class MarketModel {
+  readonly assets = new Map<string, SimAsset>();
+  readonly #random: () => number;
+  readonly #seed: number;
+  readonly options: Required<ModelOptions>;
+
+  constructor(seed: number, options: ModelOptions) {
+    this.#seed = seed;
     this.#random = seededRandom(seed);
-    this.#tradesPerSecond = tradesPerSecondPerMarket;
-    const usdt = simulatedTickers.map((t) => this.#market(t, 'USDT', startPrices[t]!));
-    // A BTC-quoted market, so collectors have something to filter out.
-    this.markets = [...usdt, this.#market('ETH', 'BTC', startPrices.ETH! / startPrices.BTC!)];
-    for (const m of this.markets) this.#rebuildBook(m);
+    this.options = { liquidationsPerSecondPerMarket: 0.5, ...options };
+    for (const ticker of simulatedTickers)
+      this.assets.set(ticker, { ticker, mid: startPrices[ticker]!, volatility: 0.0004 + this.#random() * 0.0006 });
   }
 
-  #market(baseAsset: string, quoteAsset: string, mid: number): SimMarket {
+  /** Moves every reference price over `dtMs`. */
+  advance(dtMs: number): void {
+    if (dtMs <= 0) return;
+    for (const a of this.assets.values()) a.mid *= Math.exp(a.volatility * Math.sqrt(dtMs / 1000) * gaussian(this.#random));
+  }
+
+  /** The reference price of base in quote (quotes other than USD stablecoins are assets too). */
+  reference(base: string, quote: string): number {
+    const b = this.assets.get(base)?.mid;
+    if (b === undefined) throw new Error(`simulator: no reference price for ${base}`);
+    if (quote === 'USD' || quote === 'USDT' || quote === 'USDC') return b;
+    const q = this.assets.get(quote)?.mid;
+    if (q === undefined) throw new Error(`simulator: no reference price for ${quote}`);
+    return b / q;
+  }
+
+  /** A venue's markets, priced at the reference times (1 + biasBps / 10,000). */
+  listing(venue: string, specs: readonly ListingSpec[], biasBps = 0): VenueListing {
+    return new VenueListing(this, venue, specs, biasBps, seededRandom(this.#seed ^ hash(venue)));
+  }
+}
+
+export class VenueListing {
+  readonly venue: string;
+  readonly markets: SimMarket[];
+  readonly #model: MarketModel;
+  readonly #bias: number;
+  readonly #random: () => number;
+  /** Per market and side, the grid levels below the best and the grid line they hang from. */
+  readonly #grids = new Map<SimMarket, { bid?: { first: number; prices: string[] }; ask?: { first: number; prices: string[] } }>();
+
+  constructor(model: MarketModel, venue: string, specs: readonly ListingSpec[], biasBps: number, random: () => number) {
+    this.venue = venue;
+    this.#model = model;
+    this.#bias = 1 + biasBps / 10_000;
+    this.#random = random;
+    this.markets = specs.map((s) => this.#market(s));
+    for (const m of this.markets) this.#moveBook(m);
+  }
+
+  /** Lists a new market while running (a venue listing, for tests of the collectors' market refresh). */
+  add(spec: ListingSpec): SimMarket {
+    const m = this.#market(spec);
+    this.markets.push(m);
+    this.#moveBook(m);
+    return m;
+  }
+
+  /** Delists a market: the venue stops listing and publishing it. */
+  remove(symbol: string): void {
+    const i = this.markets.findIndex((m) => m.symbol === symbol);
+    if (i >= 0) this.markets.splice(i, 1);
+  }
+
+  mid(m: SimMarket): number {
+    return this.#model.reference(m.asset, m.quote) * m.unit * this.#bias;
+  }
+
+  #market(spec: ListingSpec): SimMarket {
+    const unit = spec.unit ?? 1;
+    const asset = spec.asset ?? (unit === 1 ? spec.base : spec.base.replace(String(unit), ''));
+    const mid = this.#model.reference(asset, spec.quote) * unit;
+    const contractSize = spec.contractSize ?? 1;
     // About 6 significant digits of price, like most venue tick sizes.
     const priceDecimals = Math.max(2, Math.min(10, 5 - Math.floor(Math.log10(mid))));
-    const qtyDecimals = Math.max(0, Math.min(8, Math.floor(Math.log10(mid)) + 2));
+    const inverse = spec.inverse ?? false;
+    const qtyDecimals = contractSize === 1 && !inverse ? Math.max(0, Math.min(8, Math.floor(Math.log10(mid)) + 2)) : 0;
     return {
-      symbol: baseAsset + quoteAsset,
-      baseAsset,
-      quoteAsset,
-      mid,
-      volatility: 0.0004 + this.#random() * 0.0006,
+      venue: this.venue,
+      symbol: spec.symbol,
+      base: spec.base,
+      quote: spec.quote,
+      perpetual: spec.perpetual ?? false,
+      inverse,
+      asset,
+      unit,
+      contractSize,
+      contractSizeText: String(contractSize),
       priceDecimals,
       qtyDecimals,
       tick: 10 ** -priceDecimals,
@@ -97,67 +243,93 @@ export class MarketModel {
     };
   }
 
-  #gaussian(): number {
-    const u = 1 - this.#random();
-    return Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * this.#random());
+  /** A quantity worth about `notional` in the venue's unit: at least one unit of its last decimal. */
+  #qty(m: SimMarket, notional: number, price: number): string {
+    const units = m.inverse ? notional / m.contractSize : notional / price / m.contractSize;
+    return Math.max(10 ** -m.qtyDecimals, units).toFixed(m.qtyDecimals);
   }
 
-  /** Poisson count by inversion (small means only). */
-  #poisson(mean: number): number {
-    const limit = Math.exp(-mean);
-    let k = 0;
-    for (let p = this.#random(); p > limit; p *= this.#random()) k++;
-    return k;
-  }
-
-  /** Advances one market by `dtMs`: trades in [from, to] (time order), then the book change. */
-  step(m: SimMarket, from: number, to: number): { trades: SimTrade[]; diff: BookDiff } {
-    m.mid *= Math.exp(m.volatility * Math.sqrt((to - from) / 1000) * this.#gaussian());
-    const n = this.#poisson((this.#tradesPerSecond * (to - from)) / 1000);
-    const times = Array.from({ length: n }, () => from + Math.floor(this.#random() * (to - from + 1))).sort((a, b) => a - b);
-    const trades = times.map((time) => {
-      const isBuyerMaker = this.#random() < 0.5;
+  /** Advances one market from `from` to `to`: trades and liquidations in that window (time order), then the book change. */
+  step(m: SimMarket, from: number, to: number): MarketStep {
+    const mid = this.mid(m);
+    const { tradesPerSecondPerMarket, liquidationsPerSecondPerMarket } = this.#model.options;
+    const times = (perSecond: number) =>
+      Array.from({ length: poisson(this.#random, (perSecond * (to - from)) / 1000) }, () => from + Math.floor(this.#random() * (to - from + 1))).sort(
+        (a, b) => a - b,
+      );
+    const trades = times(tradesPerSecondPerMarket).map((time): SimTrade => {
+      const side = this.#random() < 0.5 ? 'sell' : 'buy';
       // The taker lifts the ask or hits the bid, a tick or a few away from the mid.
       const away = (1 + Math.floor(this.#random() * 3)) * m.tick;
-      const price = Math.max(m.tick, isBuyerMaker ? m.mid - away : m.mid + away);
-      const notional = Math.exp(Math.log(500) + 1.2 * this.#gaussian());
-      const qty = Math.max(10 ** -m.qtyDecimals, notional / price);
-      return {
-        symbol: m.symbol,
-        baseAsset: m.baseAsset,
-        quoteAsset: m.quoteAsset,
-        id: m.nextTradeId++,
-        price: price.toFixed(m.priceDecimals),
-        qty: qty.toFixed(m.qtyDecimals),
-        time,
-        isBuyerMaker,
-      };
+      const price = Math.max(m.tick, side === 'sell' ? mid - away : mid + away);
+      const notional = Math.exp(Math.log(500) + 1.2 * gaussian(this.#random));
+      return { venue: this.venue, symbol: m.symbol, base: m.base, quote: m.quote, id: m.nextTradeId++, price: price.toFixed(m.priceDecimals), qty: this.#qty(m, notional, price), side, time };
     });
-    return { trades, diff: this.#rebuildBook(m) };
+    const liquidations = m.perpetual
+      ? times(liquidationsPerSecondPerMarket).map((time): SimLiquidation => {
+          const positionSide = this.#random() < 0.5 ? 'long' : 'short';
+          // A long is closed by a forced sell below the market, a short by a forced buy above it.
+          const price = mid * (positionSide === 'long' ? 1 - 0.002 * this.#random() : 1 + 0.002 * this.#random());
+          const notional = Math.exp(Math.log(5_000) + 1.5 * gaussian(this.#random));
+          return { venue: this.venue, symbol: m.symbol, base: m.base, quote: m.quote, positionSide, price: price.toFixed(m.priceDecimals), qty: this.#qty(m, notional, price), time };
+        })
+      : [];
+    return { trades, liquidations, diff: this.#moveBook(m, mid) };
   }
 
-  /** Redraws the book around the mid and returns what changed, as a depth diff. */
-  #rebuildBook(m: SimMarket): BookDiff {
-    const next = { bids: new Map<string, string>(), asks: new Map<string, string>() };
-    const spreadTicks = 1 + Math.floor(this.#random() * 2);
-    for (let i = 0; i < levelsPerSide; i++) {
-      const offset = (spreadTicks + i * (1 + Math.floor(i / 10))) * m.tick;
-      const qty = () => Math.max(10 ** -m.qtyDecimals, Math.exp(this.#gaussian()) * (1 + i / 5) * (2_000 / m.mid)).toFixed(m.qtyDecimals);
-      if (m.mid - offset > 0) next.bids.set((m.mid - offset).toFixed(m.priceDecimals), qty());
-      next.asks.set((m.mid + offset).toFixed(m.priceDecimals), qty());
-    }
-    const changes = (before: Map<string, string>, after: Map<string, string>): [string, string][] => {
+  /**
+   * Moves the book to the new mid and returns what changed, as a depth diff. Like a real book it
+   * changes a little at a time: the best bid and ask sit a tick or two from the mid, deeper levels
+   * on a fixed grid about 1 bp apart (levels enter and leave as the mid crosses them), and a few
+   * resting quantities change each step.
+   */
+  #moveBook(m: SimMarket, mid = this.mid(m)): BookDiff {
+    const grid = m.tick * Math.max(1, Math.round((mid * 0.0001) / m.tick));
+    const spread = (1 + Math.floor(this.#random() * 2)) * m.tick;
+    const qty = (i: number) => this.#qty(m, Math.exp(gaussian(this.#random)) * (1 + i / 5) * 2_000, mid);
+    const side = (levels: Map<string, string>, sign: 1 | -1): [string, string][] => {
+      const key = sign === 1 ? 'bid' : 'ask';
+      const best = (mid - sign * spread).toFixed(m.priceDecimals);
+      const first = sign === 1 ? Math.floor(Number(best) / grid) : Math.ceil(Number(best) / grid);
+      // The grid part only changes when the mid crosses a grid line: most steps reuse it.
+      let cached = this.#grids.get(m)?.[key];
+      if (cached?.first !== first) {
+        const prices = Array.from({ length: levelsPerSide - 1 }, (_, k) => (first - sign * (k + 1)) * grid)
+          .filter((p) => p > 0)
+          .map((p) => p.toFixed(m.priceDecimals));
+        cached = { first, prices };
+        this.#grids.set(m, { ...this.#grids.get(m)!, [key]: cached });
+      }
+      const prices = [best, ...cached.prices];
+      const wanted = new Set(prices);
       const out: [string, string][] = [];
-      for (const p of before.keys()) if (!after.has(p)) out.push([p, '0']);
-      for (const [p, q] of after) if (before.get(p) !== q) out.push([p, q]);
+      for (const p of levels.keys()) {
+        if (wanted.has(p)) continue;
+        levels.delete(p);
+        out.push([p, '0']);
+      }
+      prices.forEach((p, i) => {
+        if (levels.has(p)) return;
+        levels.set(p, qty(i));
+        out.push([p, levels.get(p)!]);
+      });
+      for (let k = 0; k < 3; k++) {
+        const i = Math.floor(this.#random() * prices.length);
+        const q = qty(i);
+        levels.set(prices[i]!, q);
+        out.push([prices[i]!, q]);
+      }
       return out;
     };
-    const bids = changes(m.bids, next.bids);
-    const asks = changes(m.asks, next.asks);
-    m.bids = next.bids;
-    m.asks = next.asks;
+    const bids = side(m.bids, 1);
+    const asks = side(m.asks, -1);
     const firstUpdateId = m.updateId + 1;
     m.updateId += Math.max(1, bids.length + asks.length);
     return { firstUpdateId, finalUpdateId: m.updateId, bids, asks };
   }
+}
+
+/** Sorted levels of a side, best first, at most `limit`. */
+export function sortedLevels(levels: Map<string, string>, side: 'bid' | 'ask', limit = Infinity): [string, string][] {
+  return [...levels].sort((a, b) => (side === 'bid' ? Number(b[0]) - Number(a[0]) : Number(a[0]) - Number(b[0]))).slice(0, limit);
 }

@@ -1,0 +1,94 @@
+import { describe, expect, test } from 'vitest';
+import { BookSync } from '../bookSync.ts';
+import { selectMarkets, toTradeEvent } from '../collector.ts';
+import type { BookMessage, VenueMarket, VenueMessage } from '../venue.ts';
+import { bitstamp, parsePairs } from '../venues/bitstamp.ts';
+import { fixture, frames } from './fixtures.ts';
+
+const parseAll = (name: string) => frames('bitstamp', name).flatMap(bitstamp.parse);
+const btc: VenueMarket = { symbol: 'btcusd', base: 'BTC', quote: 'USD', asset: 'bitcoin', contractSize: '1' };
+
+describe('bitstamp messages', () => {
+  test('trades: type 0 is a taker buy, 1 a taker sell; the *_str decimals; microsecond times to ms', () => {
+    const parsed = parseAll('ws_trade.json');
+    expect(parsed).toEqual([
+      { kind: 'trade', symbol: 'btcusd', tradeId: '402118211', price: '87012.4', quantity: '0.01520000', side: 'sell', ts: 1767225600121 },
+      { kind: 'trade', symbol: 'btcusd', tradeId: '402118212', price: '87012.5', quantity: '0.20000000', side: 'buy', ts: 1767225600125 },
+    ]);
+    expect(toTradeEvent('bitstamp', btc, parsed[0] as Extract<VenueMessage, { kind: 'trade' }>, 7)).toMatchObject({
+      market: 'btcusd',
+      asset: 'bitcoin',
+      quote: 'USD',
+      price: 87012.4,
+      quantity: 0.0152,
+      side: 'sell',
+      ts: 1767225600121,
+      receivedAt: 7,
+    });
+  });
+
+  test('acks, the heartbeat answer, a reconnect request and errors; unknown frames', () => {
+    expect(parseAll('ws_control.json')).toEqual([
+      { kind: 'control', what: 'ack' },
+      { kind: 'control', what: 'pong' },
+      { kind: 'control', what: 'reconnect', detail: 'bts:request_reconnect' },
+      { kind: 'control', what: 'error', detail: 'Incorrect JSON format.' },
+    ]);
+    expect(parseAll('ws_unknown.json')).toEqual([{ kind: 'unknown' }, { kind: 'unknown' }, { kind: 'unknown' }]);
+  });
+
+  test('pairs: enabled pairs of catalog assets with a followed quote; the channel symbol is url_symbol', () => {
+    const { markets, unmapped } = selectMarkets(bitstamp, parsePairs(fixture('bitstamp', 'rest_trading_pairs_info.json')));
+    expect(markets.map((m) => [m.symbol, m.base, m.quote, m.asset])).toEqual([
+      ['btcusd', 'BTC', 'USD', 'bitcoin'],
+      ['xrpusdt', 'XRP', 'USDT', 'ripple'],
+    ]);
+    expect(unmapped).toEqual(['newcoinusd']);
+  });
+
+  test('subscriptions: one message per channel, at most 1,000 channels per connection', () => {
+    const many = Array.from({ length: 501 }, (_, i): VenueMarket => ({ ...btc, symbol: `p${i}usd` }));
+    const plans = bitstamp.sockets({ ws: 'wss://b', rest: 'https://b' }, many);
+    expect(plans.map((p) => [p.url, p.symbols.length, p.subscribe.length])).toEqual([
+      ['wss://b', 500, 1_000],
+      ['wss://b', 1, 2],
+    ]);
+    expect(plans[1]!.subscribe.map((s) => JSON.parse(s))).toEqual([
+      { event: 'bts:subscribe', data: { channel: 'live_trades_p500usd' } },
+      { event: 'bts:subscribe', data: { channel: 'order_book_p500usd' } },
+    ]);
+  });
+});
+
+describe('bitstamp books (whole top-100 books, no sequence)', () => {
+  const [first, second, third] = parseAll('ws_book.json') as BookMessage[];
+
+  test('each message is the whole book at the venue time of its change', () => {
+    expect(first).toEqual({
+      kind: 'book',
+      symbol: 'btcusd',
+      snapshot: true,
+      ts: 1767225600100,
+      bids: [['87000.1', '0.50000000'], ['86999.9', '1.25000000'], ['86999.0', '0.00100000']],
+      asks: [['87000.2', '0.75000000'], ['87000.5', '2.00000000'], ['87001.0', '0.00350000']],
+    });
+    expect([second!.ts, third!.ts]).toEqual([1767225600250, 1767225600450]);
+  });
+
+  test('a lost message leaves no trace: the next book replaces everything, and nothing is resynced', () => {
+    const sync = new BookSync(bitstamp.book, btc);
+    expect(sync.onMessage(first!)).toBe('snapshot');
+    // The second book never arrived.
+    expect(sync.onMessage(third!)).toBe('snapshot');
+    expect(sync.book.top('bid', 5)).toEqual([[87000, 0.3], [86999.9, 1.25]]);
+    expect(sync.book.top('ask', 5)).toEqual([[87000.3, 1.1], [87000.5, 1.5]]);
+    expect(sync).toMatchObject({ resyncs: 0, synced: true });
+  });
+
+  test('the book keeps the channel depth of 100 levels per side', () => {
+    const sync = new BookSync(bitstamp.book, btc);
+    const deep: BookMessage = { kind: 'book', symbol: 'btcusd', snapshot: true, bids: Array.from({ length: 120 }, (_, i) => [String(80_000 - i), '1']), asks: [['90000', '1']] };
+    sync.onMessage(deep);
+    expect(sync.book.size('bid')).toBe(100);
+  });
+});

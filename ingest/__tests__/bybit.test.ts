@@ -1,0 +1,76 @@
+import { describe, expect, test } from 'vitest';
+import { BookSync } from '../bookSync.ts';
+import { selectMarkets } from '../collector.ts';
+import type { BookMessage, VenueMarket } from '../venue.ts';
+import { bybit, bybitLinear, parseInstruments } from '../venues/bybit.ts';
+import { fixture, frames } from './fixtures.ts';
+
+const parseAll = (name: string) => frames('bybit', name).flatMap(bybit.parse);
+const btc: VenueMarket = { symbol: 'BTCUSDT', base: 'BTC', quote: 'USDT', asset: 'bitcoin', contractSize: '1' };
+
+describe('bybit messages', () => {
+  test('trades: S is the taker side, ids are the venue strings', () => {
+    expect(parseAll('ws_trade.json')).toEqual([
+      { kind: 'trade', symbol: 'BTCUSDT', tradeId: '3f1e5a2c-0b1d-5e33-9d2e-6a4b2c0e9f11', price: '87012.40', quantity: '0.015', side: 'sell', ts: 1767225600121 },
+      { kind: 'trade', symbol: 'BTCUSDT', tradeId: '3f1e5a2c-0b1d-5e33-9d2e-6a4b2c0e9f12', price: '87012.50', quantity: '0.200', side: 'buy', ts: 1767225600125 },
+    ]);
+  });
+
+  test('allLiquidation: S is the POSITION side (Buy = a long liquidated), the reverse of Binance and OKX', () => {
+    expect(parseAll('ws_liquidation.json')).toEqual([
+      { kind: 'liquidation', symbol: 'SOLUSDT', liquidationId: '1767225600929-Buy-20.5@186.02', price: '186.02', quantity: '20.5', positionSide: 'long', ts: 1767225600929 },
+      { kind: 'liquidation', symbol: 'SOLUSDT', liquidationId: '1767225601001-Sell-3@188.40', price: '188.40', quantity: '3', positionSide: 'short', ts: 1767225601001 },
+    ]);
+    expect(bybitLinear.liquidations?.sampled).toBe(false);
+  });
+
+  test('replies: acks, refused subscriptions, both pong shapes; unknown frames', () => {
+    expect(parseAll('ws_control.json')).toEqual([
+      { kind: 'control', what: 'ack' },
+      { kind: 'control', what: 'error', detail: 'subscribe: error:handler not found,topic:orderbook.50.NOPEUSDT' },
+      { kind: 'control', what: 'pong' },
+      { kind: 'control', what: 'pong' },
+    ]);
+    expect(parseAll('ws_unknown.json')).toEqual([{ kind: 'unknown' }, { kind: 'unknown' }, { kind: 'unknown' }]);
+  });
+
+  test('instruments: trading linear perpetuals only; unit-prefixed bases (10000SATS) are unmapped, not guessed', () => {
+    const { listings } = parseInstruments(fixture('bybit', 'rest_instruments_linear.json'), 'linear');
+    const { markets, unmapped } = selectMarkets(bybitLinear, listings);
+    expect(markets.map((m) => [m.symbol, m.asset, m.quote])).toEqual([
+      ['BTCUSDT', 'bitcoin', 'USDT'],
+      ['ETHPERP', 'ethereum', 'USDC'],
+    ]);
+    expect(unmapped).toEqual(['10000SATSUSDT']);
+  });
+
+  test('subscriptions: at most 10 arguments per request; liquidations on linear only', () => {
+    const markets = ['BTC', 'ETH', 'SOL', 'XRP'].map((b): VenueMarket => ({ symbol: `${b}USDT`, base: b, quote: 'USDT', asset: b, contractSize: '1' }));
+    const [spot] = bybit.sockets({ ws: 'wss://b', rest: 'https://b' }, markets);
+    const [linear] = bybitLinear.sockets({ ws: 'wss://b', rest: 'https://b' }, markets);
+    expect(spot!.url).toBe('wss://b/v5/public/spot');
+    expect(linear!.url).toBe('wss://b/v5/public/linear');
+    expect(spot!.subscribe.map((s) => JSON.parse(s).args.length)).toEqual([8]);
+    expect(linear!.subscribe.map((s) => JSON.parse(s).args.length)).toEqual([10, 2]);
+    expect(JSON.parse(linear!.subscribe[0]!).args.slice(0, 3)).toEqual(['publicTrade.BTCUSDT', 'orderbook.50.BTCUSDT', 'allLiquidation.BTCUSDT']);
+  });
+});
+
+describe('bybit book sync', () => {
+  const [snapshot] = parseAll('ws_book_snapshot.json') as BookMessage[];
+  const [update, gap] = parseAll('ws_book_update.json') as BookMessage[];
+
+  test('a snapshot, then deltas whose u continues it; a jump in u is a counted resync; a new snapshot restores', () => {
+    const sync = new BookSync(bybit.book, btc);
+    expect(sync.onMessage(snapshot!)).toBe('snapshot');
+    expect(sync.onMessage(update!)).toBe('applied');
+    expect(sync.book.top('bid', 5)).toEqual([[87000, 0.4], [86999.9, 3]]);
+    expect(sync.book.top('ask', 5)).toEqual([[87000.2, 0.8], [87000.3, 1], [87000.5, 2.5]]);
+    expect(sync.onMessage(update!)).toBe('stale');
+    expect(sync.onMessage(gap!)).toBe('gap');
+    expect(sync).toMatchObject({ resyncs: 1, synced: false });
+    // A snapshot at any time (u = 1 after a service restart included) replaces the book.
+    expect(sync.onMessage({ ...snapshot!, lastId: 1 })).toBe('snapshot');
+    expect(sync.onMessage({ ...update!, lastId: 2 })).toBe('applied');
+  });
+});

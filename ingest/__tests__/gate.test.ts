@@ -1,0 +1,86 @@
+import { afterEach, describe, expect, test, vi } from 'vitest';
+import { BookSync } from '../bookSync.ts';
+import { selectMarkets, toTradeEvent } from '../collector.ts';
+import type { BookMessage, VenueMarket, VenueMessage } from '../venue.ts';
+import { gate, parsePairs } from '../venues/gate.ts';
+import { fixture, frames } from './fixtures.ts';
+
+const parseAll = (name: string) => frames('gate', name).flatMap(gate.parse);
+const btc: VenueMarket = { symbol: 'BTC_USDT', base: 'BTC', quote: 'USDT', asset: 'bitcoin', contractSize: '1' };
+
+afterEach(() => void vi.useRealTimers());
+
+describe('gate messages', () => {
+  test('trades: taker side as sent; create_time_ms (ms with a fraction) cut to ms', () => {
+    const parsed = parseAll('ws_trade.json');
+    expect(parsed).toEqual([
+      { kind: 'trade', symbol: 'BTC_USDT', tradeId: '9321584411', price: '87012.4', quantity: '0.0152', side: 'sell', ts: 1767225600121 },
+      { kind: 'trade', symbol: 'BTC_USDT', tradeId: '9321584412', price: '87012.5', quantity: '0.2', side: 'buy', ts: 1767225600125 },
+    ]);
+    expect(toTradeEvent('gate', btc, parsed[0] as Extract<VenueMessage, { kind: 'trade' }>, 9)).toMatchObject({ market: 'BTC_USDT', asset: 'bitcoin', quote: 'USDT', quantity: 0.0152, price: 87012.4 });
+  });
+
+  test('subscription replies, refusals and pongs; unknown frames', () => {
+    expect(parseAll('ws_control.json')).toEqual([
+      { kind: 'control', what: 'ack' },
+      { kind: 'control', what: 'error', detail: '2: unknown currency pair NOPE_USDT' },
+      { kind: 'control', what: 'pong' },
+    ]);
+    expect(parseAll('ws_unknown.json')).toEqual([{ kind: 'unknown' }, { kind: 'unknown' }, { kind: 'unknown' }]);
+  });
+
+  test('pairs: tradable pairs of catalog assets with a followed quote', () => {
+    const { markets, unmapped } = selectMarkets(gate, parsePairs(fixture('gate', 'rest_currency_pairs.json')));
+    expect(markets.map((m) => [m.symbol, m.base, m.quote, m.asset])).toEqual([
+      ['BTC_USDT', 'BTC', 'USDT', 'bitcoin'],
+      ['SOL_USDC', 'SOL', 'USDC', 'solana'],
+    ]);
+    expect(unmapped).toEqual(['NEWCOIN_USDT']);
+  });
+
+  test('subscriptions: trades in lists, one request per book stream, each stamped with the time of the (re)connect', () => {
+    vi.useFakeTimers({ now: 1_767_225_600_000 });
+    const [plan] = gate.sockets({ ws: 'wss://g', rest: 'https://g' }, [btc, { ...btc, symbol: 'ETH_USDT' }]);
+    expect(plan!.url).toBe('wss://g/ws/v4/');
+    expect(plan!.subscribe.map((s) => JSON.parse(s))).toEqual([
+      { time: 1_767_225_600, channel: 'spot.trades', event: 'subscribe', payload: ['BTC_USDT', 'ETH_USDT'] },
+      { time: 1_767_225_600, channel: 'spot.obu', event: 'subscribe', payload: ['ob.BTC_USDT.50'] },
+      { time: 1_767_225_600, channel: 'spot.obu', event: 'subscribe', payload: ['ob.ETH_USDT.50'] },
+    ]);
+    // A reconnect an hour later sends requests of that hour.
+    vi.setSystemTime(1_767_229_200_000);
+    expect(plan!.subscribe.map((s) => JSON.parse(s).time)).toEqual([1_767_229_200, 1_767_229_200, 1_767_229_200]);
+  });
+});
+
+describe('gate book sync (spot.obu: U must follow the last u)', () => {
+  const [snapshot] = parseAll('ws_book_snapshot.json') as BookMessage[];
+  const [update, gap] = parseAll('ws_book_update.json') as BookMessage[];
+
+  test('a full book, then an update that continues it', () => {
+    expect(snapshot).toMatchObject({ symbol: 'BTC_USDT', snapshot: true, lastId: 28606981, ts: 1767225600100 });
+    const sync = new BookSync(gate.book, btc);
+    expect(sync.onMessage(update!)).toBe('ignored');
+    expect(sync.onMessage(snapshot!)).toBe('snapshot');
+    expect(sync.onMessage(update!)).toBe('applied');
+    expect(sync.book.top('bid', 5)).toEqual([[87000, 0.3], [86999.9, 1.25], [86999, 0.001]]);
+    expect(sync.book.top('ask', 5)).toEqual([[87000.2, 0.75], [87000.3, 1.1], [87000.5, 2], [87001, 0.0035]]);
+    // Delivered again, an update the book already holds changes nothing.
+    expect(sync.onMessage(update!)).toBe('stale');
+  });
+
+  test('an update that does not start at the last u + 1 is a counted resync, answered by unsubscribe + subscribe', () => {
+    const sync = new BookSync(gate.book, btc);
+    sync.onMessage(snapshot!);
+    sync.onMessage(update!);
+    expect(sync.onMessage(gap!)).toBe('gap');
+    expect(sync).toMatchObject({ resyncs: 1, synced: false });
+    expect(sync.onMessage(gap!)).toBe('ignored');
+    expect(gate.book.resubscribe!(['BTC_USDT']).map((s) => [JSON.parse(s).event, JSON.parse(s).payload])).toEqual([
+      ['unsubscribe', ['ob.BTC_USDT.50']],
+      ['subscribe', ['ob.BTC_USDT.50']],
+    ]);
+    expect(sync.onMessage(snapshot!)).toBe('snapshot');
+    expect(sync.synced).toBe(true);
+  });
+});

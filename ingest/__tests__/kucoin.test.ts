@@ -1,0 +1,106 @@
+import { describe, expect, test } from 'vitest';
+import { BookSync } from '../bookSync.ts';
+import { selectMarkets, toTradeEvent } from '../collector.ts';
+import type { BookMessage, VenueMarket, VenueMessage } from '../venue.ts';
+import { kucoin, parseBullet, parseSymbols } from '../venues/kucoin.ts';
+import { fixture, frames } from './fixtures.ts';
+
+const parseAll = (name: string) => frames('kucoin', name).flatMap(kucoin.parse);
+const btc: VenueMarket = { symbol: 'BTC-USDT', base: 'BTC', quote: 'USDT', asset: 'bitcoin', contractSize: '1' };
+
+describe('kucoin messages', () => {
+  test('matches: taker side as sent; time in nanoseconds cut to ms', () => {
+    const parsed = parseAll('ws_trade.json');
+    expect(parsed).toEqual([
+      { kind: 'trade', symbol: 'BTC-USDT', tradeId: '11067996711960577', price: '87012.4', quantity: '0.0152', side: 'sell', ts: 1767225600121 },
+      { kind: 'trade', symbol: 'BTC-USDT', tradeId: '11067996711960578', price: '87012.5', quantity: '0.2', side: 'buy', ts: 1767225600125 },
+    ]);
+    expect(toTradeEvent('kucoin', btc, parsed[0] as Extract<VenueMessage, { kind: 'trade' }>, 9)).toMatchObject({ market: 'BTC-USDT', asset: 'bitcoin', quantity: 0.0152, price: 87012.4 });
+  });
+
+  test('welcome, acks, pongs and refusals; unknown frames', () => {
+    expect(parseAll('ws_control.json')).toEqual([
+      { kind: 'control', what: 'ack' },
+      { kind: 'control', what: 'ack' },
+      { kind: 'control', what: 'pong' },
+      { kind: 'control', what: 'error', detail: '404: topic /market/match:NOPE-USDT is not found' },
+    ]);
+    expect(parseAll('ws_unknown.json')).toEqual([{ kind: 'unknown' }, { kind: 'unknown' }, { kind: 'unknown' }]);
+  });
+
+  test('symbols: trading symbols of catalog assets with a followed quote', () => {
+    const { markets, unmapped } = selectMarkets(kucoin, parseSymbols(fixture('kucoin', 'rest_symbols.json')));
+    expect(markets.map((m) => [m.symbol, m.base, m.quote, m.asset])).toEqual([
+      ['BTC-USDT', 'BTC', 'USDT', 'bitcoin'],
+      ['SOL-USDC', 'SOL', 'USDC', 'solana'],
+    ]);
+    expect(unmapped).toEqual(['NEWCOIN-USDT']);
+  });
+
+  test('bullet-public: the instance server with the token and a fresh connectId, and its ping interval', () => {
+    const json = fixture('kucoin', 'rest_bullet_public.json') as { data: { token: string } };
+    const a = parseBullet(json);
+    const b = parseBullet(json);
+    const url = new URL(a.url);
+    expect(`${url.origin}${url.pathname}`).toBe('wss://ws-api-spot.kucoin.com/');
+    expect(url.searchParams.get('token')).toBe(json.data.token);
+    expect(url.searchParams.get('connectId')).not.toBe(new URL(b.url).searchParams.get('connectId'));
+    expect(a.pingEveryMs).toBe(18_000);
+    expect(() => parseBullet({ code: '400003', msg: 'KC-API-KEY not exists' })).toThrow();
+  });
+
+  test('subscriptions: trades and book per list of symbols, at most 100 a request', () => {
+    const markets = Array.from({ length: 150 }, (_, i) => ({ ...btc, symbol: `C${i}-USDT` }));
+    const plans = kucoin.sockets({ ws: 'wss://k', rest: 'https://k' }, markets);
+    expect(plans.map((p) => p.symbols.length)).toEqual([100, 50]);
+    const requests = plans[1]!.subscribe.map((s) => JSON.parse(s));
+    expect(requests.map((r) => [r.type, r.topic.split(':')[0], r.topic.split(':')[1].split(',').length, r.response])).toEqual([
+      ['subscribe', '/market/match', 50, true],
+      ['subscribe', '/market/level2', 50, true],
+    ]);
+    expect(plans[0]!.connectUrl).toBeTypeOf('function');
+  });
+});
+
+describe('kucoin book sync (REST snapshot + numbered changes)', () => {
+  const snapshot = kucoin.book.restSnapshot!.parse(fixture('kucoin', 'rest_orderbook_level2_100.json'));
+  const updates = parseAll('ws_book_update.json') as BookMessage[];
+  /** The changes of the fixture's n-th frame (its sequenceStart..sequenceEnd). */
+  const ranges = [[14103844, 14103847], [14103848, 14103849], [14103853, 14103854]] as const;
+  const frame = (n: number) => updates.filter((u) => u.firstId! >= ranges[n]![0] && u.firstId! <= ranges[n]![1]);
+
+  test('one book message per change, in number order', () => {
+    expect(updates.map((u) => [u.firstId, u.lastId, u.bids.length + u.asks.length])).toEqual([
+      [14103844, 14103844, 1],
+      [14103845, 14103845, 1],
+      [14103846, 14103846, 1],
+      [14103847, 14103847, 1],
+      [14103848, 14103848, 1],
+      [14103849, 14103849, 1],
+      [14103853, 14103853, 1],
+      [14103854, 14103854, 1],
+    ]);
+  });
+
+  test('changes buffered, the snapshot loaded, the changes it holds dropped, the rest applied', () => {
+    const sync = new BookSync(kucoin.book, btc);
+    for (const u of [...frame(0), ...frame(1)]) expect(sync.onMessage(u)).toBe('buffered');
+    expect(sync.wantsRestSnapshot).toBe(true);
+    expect(sync.onRestSnapshot(snapshot)).toBe('synced');
+    // 14103844 and 14103845 are older than the snapshot (0.9 and 0.4 are not applied).
+    expect(sync.book.top('bid', 5)).toEqual([[87000.1, 0.7], [87000, 0.5], [86999.9, 1.25]]);
+    expect(sync.book.top('ask', 5)).toEqual([[87000.3, 0.8], [87000.4, 1.1], [87001, 0.0035]]);
+  });
+
+  test('a skipped number is a counted resync; the change that showed it starts the next buffer', () => {
+    const sync = new BookSync(kucoin.book, btc);
+    for (const u of [...frame(0), ...frame(1)]) sync.onMessage(u);
+    sync.onRestSnapshot(snapshot);
+    expect(sync.onMessage(frame(2)[0]!)).toBe('gap');
+    expect(sync).toMatchObject({ resyncs: 1, synced: false, wantsRestSnapshot: true });
+    expect(sync.onMessage(frame(2)[1]!)).toBe('buffered');
+    expect(sync.onRestSnapshot({ lastId: 14103853, bids: [['86999.9', '2']], asks: [['87001', '1']] })).toBe('synced');
+    expect(sync.book.top('ask', 5)).toEqual([]);
+    expect(sync.book.top('bid', 5)).toEqual([[86999.9, 2]]);
+  });
+});

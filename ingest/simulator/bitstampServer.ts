@@ -1,0 +1,87 @@
+// Bitstamp's websocket API v2 and trading-pairs REST over the SIMULATED market model: live_trades
+// and order_book channels (the whole top 100 at every change), heartbeats, reconnect requests.
+import { simulatedTickers, sortedLevels, type ListingSpec, type SimMarket } from './market.ts';
+import type { SimClient, SimVenueServer, VenueProtocol } from './venueServer.ts';
+
+export function bitstampListings(tickers: readonly string[] = simulatedTickers): ListingSpec[] {
+  // Channels name pairs in lower case; a BTC-quoted pair gives collectors something to filter out.
+  return [...tickers.map((t) => ({ symbol: `${t.toLowerCase()}usd`, base: t, quote: 'USD' })), { symbol: 'ethbtc', base: 'ETH', quote: 'BTC' }];
+}
+
+const micros = (ms: number) => String(ms * 1_000);
+
+export function bitstampProtocol(server: SimVenueServer): VenueProtocol {
+  const bySymbol = new Map(server.listing.markets.map((m) => [m.symbol, m]));
+  const channelPattern = /^(live_trades|order_book)_(.+)$/;
+
+  const book = (m: SimMarket, now: number) => ({
+    data: { timestamp: String(Math.floor(now / 1_000)), microtimestamp: micros(now), bids: sortedLevels(m.bids, 'bid', 100), asks: sortedLevels(m.asks, 'ask', 100) },
+    channel: `order_book_${m.symbol}`,
+    event: 'data',
+  });
+
+  return {
+    rest(url) {
+      if (url.pathname !== '/api/v2/trading-pairs-info/') return undefined;
+      const body = server.listing.markets.map((m) => ({
+        name: `${m.base}/${m.quote}`,
+        url_symbol: m.symbol,
+        base_decimals: m.qtyDecimals,
+        counter_decimals: m.priceDecimals,
+        instant_order_counter_decimals: m.priceDecimals,
+        minimum_order: `10 ${m.quote}`,
+        trading: 'Enabled',
+        instant_and_market_orders: 'Enabled',
+        description: `${m.base} / ${m.quote}`,
+      }));
+      return { status: 200, body };
+    },
+    message(client: SimClient, text: string) {
+      let request: { event?: unknown; data?: { channel?: unknown } };
+      try {
+        request = JSON.parse(text);
+      } catch {
+        server.send(client, { event: 'bts:error', channel: '', data: { code: null, message: 'Incorrect JSON format.' } });
+        return;
+      }
+      if (request.event === 'bts:heartbeat') {
+        server.send(client, { event: 'bts:heartbeat', channel: '', data: { status: 'success' } });
+        return;
+      }
+      const channel = String(request.data?.channel ?? '');
+      const match = channelPattern.exec(channel);
+      if ((request.event !== 'bts:subscribe' && request.event !== 'bts:unsubscribe') || !match || !bySymbol.has(match[2]!)) {
+        server.send(client, { event: 'bts:error', channel, data: { code: null, message: `Bad subscription string: ${channel}` } });
+        return;
+      }
+      if (request.event === 'bts:unsubscribe') {
+        client.topics.delete(channel);
+        server.send(client, { event: 'bts:unsubscription_succeeded', channel, data: {} });
+        return;
+      }
+      client.topics.add(channel);
+      // Nothing more: the venue sends a book at its next change, not on subscription.
+      server.send(client, { event: 'bts:subscription_succeeded', channel, data: {} });
+    },
+    publish(m, step, now) {
+      for (const t of step.trades) {
+        const data = {
+          id: t.id,
+          timestamp: String(Math.floor(t.time / 1_000)),
+          amount: Number(t.qty),
+          amount_str: t.qty,
+          price: Number(t.price),
+          price_str: t.price,
+          type: t.side === 'buy' ? 0 : 1,
+          microtimestamp: micros(t.time),
+          buy_order_id: t.id * 2,
+          sell_order_id: t.id * 2 + 1,
+        };
+        if (server.publish(`live_trades_${m.symbol}`, () => ({ data, channel: `live_trades_${m.symbol}`, event: 'trade' }))) server.trades.push(t);
+      }
+      if (server.takeGap(m.symbol)) return;
+      server.publish(`order_book_${m.symbol}`, () => book(m, now));
+    },
+    reconnectNotice: () => ({ event: 'bts:request_reconnect', channel: '', data: '' }),
+  };
+}

@@ -1,0 +1,86 @@
+// Bybit v5's public websocket (spot or linear category) and instruments REST over the SIMULATED
+// market model.
+import { simulatedTickers, sortedLevels, type ListingSpec, type SimMarket } from './market.ts';
+import type { SimClient, SimVenueServer, VenueProtocol } from './venueServer.ts';
+
+export function bybitListings(category: 'spot' | 'linear') {
+  return (tickers: readonly string[] = simulatedTickers): ListingSpec[] =>
+    tickers.map((t) => ({ symbol: `${t}USDT`, base: t, quote: 'USDT', perpetual: category === 'linear' }));
+}
+
+/** Spot takes at most 10 arguments per request. */
+const maxArgs = { spot: 10, linear: 500 } as const;
+
+export function bybitProtocol(server: SimVenueServer, category: 'spot' | 'linear'): VenueProtocol {
+  const bySymbol = new Map(server.listing.markets.map((m) => [m.symbol, m]));
+  /** The orderbook topic's update id per market: +1 per message, sent or skipped. */
+  const updateIds = new Map(server.listing.markets.map((m) => [m.symbol, 1_000 + (m.updateId % 100_000)]));
+  const connId = (c: SimClient) => `sim-${c.openedAt.toString(36)}`;
+
+  const snapshot = (m: SimMarket, now: number) => ({
+    topic: `orderbook.50.${m.symbol}`,
+    type: 'snapshot',
+    ts: now,
+    data: { s: m.symbol, b: sortedLevels(m.bids, 'bid', 50), a: sortedLevels(m.asks, 'ask', 50), u: updateIds.get(m.symbol)!, seq: m.updateId },
+    cts: now,
+  });
+
+  return {
+    rest(url) {
+      if (url.pathname !== '/v5/market/instruments-info') return undefined;
+      const asked = url.searchParams.get('category');
+      const list =
+        asked !== category
+          ? []
+          : server.listing.markets.map((m) => ({
+              symbol: m.symbol,
+              ...(category === 'linear' ? { contractType: 'LinearPerpetual', settleCoin: m.quote } : {}),
+              status: 'Trading',
+              baseCoin: m.base,
+              quoteCoin: m.quote,
+              priceFilter: { tickSize: m.tick.toFixed(m.priceDecimals) },
+            }));
+      return { status: 200, body: { retCode: 0, retMsg: 'OK', result: { category: asked, list, nextPageCursor: '' }, time: Date.now() } };
+    },
+    message(client, text) {
+      let request: { op?: unknown; args?: unknown; req_id?: unknown };
+      try {
+        request = JSON.parse(text);
+      } catch {
+        server.send(client, { success: false, ret_msg: 'error:invalid json', conn_id: connId(client), op: '' });
+        return;
+      }
+      const reply = (success: boolean, retMsg: string) =>
+        server.send(client, { success, ret_msg: retMsg, conn_id: connId(client), ...(request.req_id === undefined ? {} : { req_id: request.req_id }), op: request.op });
+      if (request.op === 'ping') return void reply(true, 'pong');
+      if ((request.op !== 'subscribe' && request.op !== 'unsubscribe') || !Array.isArray(request.args)) return void reply(false, `error:unknown op ${String(request.op)}`);
+      const args = request.args.map(String);
+      if (args.length > maxArgs[category]) return void reply(false, `error:args size >${maxArgs[category]}`);
+      const unknownArg = args.find((a) => !bySymbol.has(a.split('.').at(-1)!) || !/^(publicTrade|orderbook\.50|allLiquidation)\./.test(a));
+      if (unknownArg) return void reply(false, `error:handler not found,topic:${unknownArg}`);
+      if (request.op === 'unsubscribe') {
+        for (const a of args) client.topics.delete(a);
+        return void reply(true, '');
+      }
+      for (const a of args) client.topics.add(a);
+      reply(true, '');
+      const now = Date.now();
+      for (const a of args) if (a.startsWith('orderbook.')) server.send(client, snapshot(bySymbol.get(a.split('.').at(-1)!)!, now));
+    },
+    publish(m, step, now) {
+      const trades = step.trades.map((t) => ({ T: t.time, s: m.symbol, S: t.side === 'buy' ? 'Buy' : 'Sell', v: t.qty, p: t.price, L: 'ZeroPlusTick', i: String(t.id), BT: false, RPI: false, seq: m.updateId }));
+      const tradeMessage = { topic: `publicTrade.${m.symbol}`, type: 'snapshot', ts: now, data: trades };
+      if (trades.length > 0 && server.publish(`publicTrade.${m.symbol}`, () => tradeMessage)) server.trades.push(...step.trades);
+      // Every liquidation, with the side of the position: Buy = a long was liquidated.
+      const liquidations = step.liquidations.map((l) => ({ T: l.time, s: m.symbol, S: l.positionSide === 'long' ? 'Buy' : 'Sell', v: l.qty, p: l.price }));
+      const liquidationMessage = { topic: `allLiquidation.${m.symbol}`, type: 'snapshot', ts: now, data: liquidations };
+      if (liquidations.length > 0 && server.publish(`allLiquidation.${m.symbol}`, () => liquidationMessage)) server.liquidations.push(...step.liquidations);
+      const u = updateIds.get(m.symbol)! + 1;
+      updateIds.set(m.symbol, u);
+      if (server.takeGap(m.symbol)) return;
+      const { diff } = step;
+      const delta = { topic: `orderbook.50.${m.symbol}`, type: 'delta', ts: now, data: { s: m.symbol, b: diff.bids, a: diff.asks, u, seq: diff.finalUpdateId }, cts: now };
+      server.publish(`orderbook.50.${m.symbol}`, () => delta);
+    },
+  };
+}

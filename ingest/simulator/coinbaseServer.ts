@@ -1,0 +1,109 @@
+// Coinbase Advanced Trade's market data websocket and public products REST over the SIMULATED
+// market model. Every message to a client carries that client's next sequence_num.
+import { simulatedTickers, sortedLevels, type ListingSpec, type SimMarket } from './market.ts';
+import type { SimClient, SimVenueServer, VenueProtocol } from './venueServer.ts';
+
+export function coinbaseListings(tickers: readonly string[] = simulatedTickers): ListingSpec[] {
+  return [...tickers.map((t) => ({ symbol: `${t}-USD`, base: t, quote: 'USD' })), { symbol: 'ETH-BTC', base: 'ETH', quote: 'BTC' }];
+}
+
+const channels = new Set(['market_trades', 'level2', 'heartbeats']);
+
+export function coinbaseProtocol(server: SimVenueServer): VenueProtocol {
+  const bySymbol = new Map(server.listing.markets.map((m) => [m.symbol, m]));
+  /** Recent trades per product, for the snapshot a market_trades subscription starts with. */
+  const recent = new Map<string, unknown[]>();
+  let heartbeatCounter = 0;
+  let lastHeartbeat = 0;
+
+  const envelope = (c: SimClient, channel: string, events: unknown[]) => ({
+    channel,
+    client_id: '',
+    timestamp: new Date().toISOString(),
+    sequence_num: c.sequence++,
+    events,
+  });
+  const l2Updates = (levels: [string, string][], side: 'bid' | 'offer', time: string) =>
+    levels.map(([price_level, new_quantity]) => ({ side, event_time: time, price_level, new_quantity }));
+  const l2Snapshot = (m: SimMarket) => {
+    const time = new Date().toISOString();
+    return { type: 'snapshot', product_id: m.symbol, updates: [...l2Updates(sortedLevels(m.bids, 'bid'), 'bid', time), ...l2Updates(sortedLevels(m.asks, 'ask'), 'offer', time)] };
+  };
+
+  return {
+    rest(url) {
+      if (url.pathname !== '/api/v3/brokerage/market/products') return undefined;
+      const list = server.listing.markets.map((m) => ({
+        product_id: m.symbol,
+        price: '0',
+        base_increment: (10 ** -m.qtyDecimals).toFixed(m.qtyDecimals),
+        quote_increment: m.tick.toFixed(m.priceDecimals),
+        base_currency_id: m.base,
+        quote_currency_id: m.quote,
+        status: 'online',
+        trading_disabled: false,
+        product_type: 'SPOT',
+        alias: '',
+        alias_to: [],
+      }));
+      return { status: 200, body: { products: list, num_products: list.length } };
+    },
+    message(client, text) {
+      let request: { type?: unknown; product_ids?: unknown; channel?: unknown };
+      try {
+        request = JSON.parse(text);
+      } catch {
+        server.send(client, { type: 'error', message: 'failure to parse request' });
+        return;
+      }
+      const channel = String(request.channel);
+      if ((request.type !== 'subscribe' && request.type !== 'unsubscribe') || !channels.has(channel)) {
+        server.send(client, { type: 'error', message: `unknown channel or type: ${channel}` });
+        return;
+      }
+      const ids = Array.isArray(request.product_ids) ? request.product_ids.map(String) : [];
+      const unknownId = ids.find((id) => !bySymbol.has(id));
+      if (unknownId) {
+        server.send(client, { type: 'error', message: `Failed to subscribe: product ${unknownId} not found` });
+        return;
+      }
+      const topics = channel === 'heartbeats' ? ['heartbeats'] : ids.map((id) => `${channel}:${id}`);
+      for (const t of topics) if (request.type === 'subscribe') client.topics.add(t);
+      else client.topics.delete(t);
+      const subscriptions: Record<string, string[]> = {};
+      for (const t of client.topics) {
+        const [ch, id] = t.split(':');
+        (subscriptions[ch!] ??= []).push(...(id ? [id] : []));
+      }
+      server.send(client, envelope(client, 'subscriptions', [{ subscriptions }]));
+      if (request.type !== 'subscribe') return;
+      if (channel === 'level2') for (const id of ids) server.send(client, envelope(client, 'l2_data', [l2Snapshot(bySymbol.get(id)!)]));
+      if (channel === 'market_trades') server.send(client, envelope(client, 'market_trades', [{ type: 'snapshot', trades: ids.flatMap((id) => recent.get(id) ?? []) }]));
+    },
+    tick(now) {
+      if (now - lastHeartbeat < 1_000) return;
+      lastHeartbeat = now;
+      heartbeatCounter += 1;
+      const current_time = new Date(now).toISOString();
+      server.publish('heartbeats', (c) => envelope(c, 'heartbeats', [{ current_time, heartbeat_counter: heartbeatCounter }]));
+    },
+    publish(m, step) {
+      if (step.trades.length > 0) {
+        // Newest first, as the venue batches them.
+        const trades = step.trades
+          .map((t) => ({ trade_id: String(t.id), product_id: m.symbol, price: t.price, size: t.qty, side: t.side === 'buy' ? 'BUY' : 'SELL', time: new Date(t.time).toISOString() }))
+          .reverse();
+        recent.set(m.symbol, trades.slice(0, 5));
+        if (server.publish(`market_trades:${m.symbol}`, (c) => envelope(c, 'market_trades', [{ type: 'update', trades }]))) server.trades.push(...step.trades);
+      }
+      const time = new Date().toISOString();
+      const update = { type: 'update', product_id: m.symbol, updates: [...l2Updates(step.diff.bids, 'bid', time), ...l2Updates(step.diff.asks, 'offer', time)] };
+      if (server.takeGap(m.symbol)) {
+        // A lost message: its sequence number is used, the message never arrives.
+        for (const c of server.clients) if (c.topics.has(`level2:${m.symbol}`)) c.sequence += 1;
+        return;
+      }
+      server.publish(`level2:${m.symbol}`, (c) => envelope(c, 'l2_data', [update]));
+    },
+  };
+}

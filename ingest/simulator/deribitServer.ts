@@ -1,0 +1,129 @@
+// Deribit's JSON-RPC websocket and instruments REST over the SIMULATED market model: linear USDC
+// and inverse USD perpetuals, trades (liquidations are trades flagged with the side being liquidated), books
+// chained by change_id, public/test.
+import { simulatedTickers, sortedLevels, type ListingSpec, type SimMarket, type SimTrade } from './market.ts';
+import type { SimClient, SimVenueServer, VenueProtocol } from './venueServer.ts';
+
+export function deribitListings(tickers: readonly string[] = simulatedTickers): ListingSpec[] {
+  // The inverse perpetuals (amounts in USD) Deribit lists for its two main coins.
+  const inverse = tickers.filter((t) => t === 'BTC' || t === 'ETH').map((t) => ({ symbol: `${t}-PERPETUAL`, base: t, quote: 'USD', perpetual: true, inverse: true, contractSize: 1 }));
+  return [...tickers.map((t) => ({ symbol: `${t}_USDC-PERPETUAL`, base: t, quote: 'USDC', perpetual: true })), ...inverse];
+}
+
+const channelPattern = /^(trades|book)\.(.+)\.(100ms|agg2)$/;
+
+export function deribitProtocol(server: SimVenueServer): VenueProtocol {
+  const bySymbol = new Map(server.listing.markets.map((m) => [m.symbol, m]));
+  const stamps = () => {
+    const us = Date.now() * 1_000;
+    return { usIn: us, usOut: us + 50, usDiff: 50, testnet: false };
+  };
+  const notify = (channel: string, data: unknown) => ({ jsonrpc: '2.0', method: 'subscription', params: { channel, data } });
+  const levels = (raw: [string, string][], action: 'new' | 'change') => raw.map(([p, q]) => (Number(q) === 0 ? ['delete', Number(p), 0] : [action, Number(p), Number(q)]));
+  const snapshot = (m: SimMarket, channel: string) =>
+    notify(channel, {
+      type: 'snapshot',
+      timestamp: Date.now(),
+      instrument_name: m.symbol,
+      change_id: m.updateId,
+      bids: levels(sortedLevels(m.bids, 'bid'), 'new'),
+      asks: levels(sortedLevels(m.asks, 'ask'), 'new'),
+    });
+  const tradeRow = (m: SimMarket, t: Pick<SimTrade, 'id' | 'time' | 'price' | 'qty' | 'side'>, liquidation?: 'M' | 'T') => ({
+    trade_seq: t.id,
+    trade_id: String(t.id),
+    timestamp: t.time,
+    tick_direction: 0,
+    price: Number(t.price),
+    mark_price: Number(t.price),
+    instrument_name: m.symbol,
+    index_price: Number(t.price),
+    direction: t.side,
+    amount: Number(t.qty),
+    ...(liquidation ? { liquidation } : {}),
+  });
+
+  function request(client: SimClient, text: string): void {
+    let rpc: { id?: unknown; method?: unknown; params?: { channels?: unknown } };
+    try {
+      rpc = JSON.parse(text);
+    } catch {
+      server.send(client, { jsonrpc: '2.0', error: { message: 'Parse error', code: -32700 }, ...stamps() });
+      return;
+    }
+    const reply = (result: unknown) => server.send(client, { jsonrpc: '2.0', id: rpc.id, result, ...stamps() });
+    if (rpc.method === 'public/test') return void reply({ version: '1.2.26' });
+    if (rpc.method !== 'public/subscribe' && rpc.method !== 'public/unsubscribe') {
+      return void server.send(client, { jsonrpc: '2.0', id: rpc.id, error: { message: 'Method not found', code: -32601 }, ...stamps() });
+    }
+    const channels = Array.isArray(rpc.params?.channels) ? rpc.params.channels.map(String) : [];
+    const invalid = channels.find((c) => !bySymbol.has(channelPattern.exec(c)?.[2] ?? ''));
+    if (invalid !== undefined) {
+      return void server.send(client, { jsonrpc: '2.0', id: rpc.id, error: { message: 'Invalid params', data: { reason: 'invalid channel', param: 'channels' }, code: -32602 }, ...stamps() });
+    }
+    const topic = (c: string) => {
+      const [, kind, symbol] = channelPattern.exec(c)!;
+      return `${kind}:${symbol}`;
+    };
+    if (rpc.method === 'public/unsubscribe') {
+      for (const c of channels) client.topics.delete(topic(c));
+      return void reply(channels);
+    }
+    for (const c of channels) client.topics.add(topic(c));
+    reply(channels);
+    for (const c of channels) if (c.startsWith('book.')) server.send(client, snapshot(bySymbol.get(channelPattern.exec(c)![2]!)!, c));
+  }
+
+  return {
+    rest(url) {
+      if (url.pathname !== '/api/v2/public/get_instruments') return undefined;
+      const result = server.listing.markets.map((m) => ({
+        tick_size: m.tick,
+        settlement_period: 'perpetual',
+        settlement_currency: m.inverse ? m.base : m.quote,
+        quote_currency: m.quote,
+        min_trade_amount: 10 ** -m.qtyDecimals,
+        kind: 'future',
+        is_active: true,
+        instrument_name: m.symbol,
+        future_type: m.inverse ? 'reversed' : 'linear',
+        expiration_timestamp: 32503708800000,
+        counter_currency: m.quote,
+        contract_size: m.inverse ? 1 : 10 ** -m.qtyDecimals,
+        base_currency: m.base,
+      }));
+      return { status: 200, body: { jsonrpc: '2.0', result, ...stamps() } };
+    },
+    message: request,
+    publish(m, step, now) {
+      const channel = `trades.${m.symbol}.100ms`;
+      const rows = step.trades.map((t) => tradeRow(m, t));
+      const liquidationTrades: SimTrade[] = [];
+      step.liquidations.forEach((l, i) => {
+        // Alternately the taker (T) or the maker (M) was the one liquidated; a forced sell closes a long.
+        const flag = i % 2 === 0 ? 'T' : 'M';
+        const forcedSide = l.positionSide === 'long' ? 'sell' : 'buy';
+        const side = flag === 'T' ? forcedSide : forcedSide === 'sell' ? 'buy' : 'sell';
+        const t: SimTrade = { venue: l.venue, symbol: m.symbol, base: m.base, quote: m.quote, id: m.nextTradeId++, price: l.price, qty: l.qty, side, time: l.time };
+        liquidationTrades.push(t);
+        rows.push(tradeRow(m, t, flag));
+      });
+      if (rows.length > 0 && server.publish(`trades:${m.symbol}`, () => notify(channel, rows))) {
+        server.trades.push(...step.trades, ...liquidationTrades);
+        server.liquidations.push(...step.liquidations);
+      }
+      if (server.takeGap(m.symbol)) return;
+      const { diff } = step;
+      const change = {
+        type: 'change',
+        timestamp: now,
+        prev_change_id: diff.firstUpdateId - 1,
+        instrument_name: m.symbol,
+        change_id: diff.finalUpdateId,
+        bids: levels(diff.bids, 'change'),
+        asks: levels(diff.asks, 'change'),
+      };
+      server.publish(`book:${m.symbol}`, () => notify(`book.${m.symbol}.100ms`, change));
+    },
+  };
+}

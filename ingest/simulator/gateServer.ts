@@ -1,0 +1,90 @@
+// Gate's spot websocket v4 and currency-pairs REST over the SIMULATED market model: spot.trades,
+// spot.obu (a full book on subscription, then updates numbered U..u), spot.ping.
+import { simulatedTickers, sortedLevels, type ListingSpec, type SimMarket } from './market.ts';
+import type { SimClient, SimVenueServer, VenueProtocol } from './venueServer.ts';
+
+export function gateListings(tickers: readonly string[] = simulatedTickers): ListingSpec[] {
+  return [...tickers.map((t) => ({ symbol: `${t}_USDT`, base: t, quote: 'USDT' })), { symbol: 'ETH_BTC', base: 'ETH', quote: 'BTC' }];
+}
+
+const bookStream = /^ob\.(.+)\.(50|400)$/;
+
+export function gateProtocol(server: SimVenueServer): VenueProtocol {
+  const bySymbol = new Map(server.listing.markets.map((m) => [m.symbol, m]));
+  const connId = (c: SimClient) => `sim${c.openedAt.toString(16)}`;
+  const times = () => ({ time: Math.floor(Date.now() / 1_000), time_ms: Date.now() });
+
+  const fullBook = (m: SimMarket, levels: number) => ({
+    channel: 'spot.obu',
+    result: { t: Date.now(), full: true, s: `ob.${m.symbol}.${levels}`, u: m.updateId, b: sortedLevels(m.bids, 'bid', levels), a: sortedLevels(m.asks, 'ask', levels) },
+    time_ms: Date.now(),
+    event: 'update',
+  });
+
+  return {
+    rest(url) {
+      if (url.pathname !== '/api/v4/spot/currency_pairs') return undefined;
+      const body = server.listing.markets.map((m) => ({
+        id: m.symbol,
+        base: m.base,
+        base_name: m.base,
+        quote: m.quote,
+        quote_name: m.quote,
+        fee: '0.2',
+        amount_precision: m.qtyDecimals,
+        precision: m.priceDecimals,
+        trade_status: 'tradable',
+        type: 'normal',
+      }));
+      return { status: 200, body };
+    },
+    message(client, text) {
+      let request: { channel?: unknown; event?: unknown; payload?: unknown };
+      try {
+        request = JSON.parse(text);
+      } catch {
+        server.send(client, { ...times(), channel: '', event: '', error: { code: 1, message: 'invalid argument' }, result: null });
+        return;
+      }
+      const channel = String(request.channel);
+      if (channel === 'spot.ping') {
+        server.send(client, { ...times(), channel: 'spot.pong', event: '', result: null });
+        return;
+      }
+      const event = request.event;
+      const payload = Array.isArray(request.payload) ? request.payload.map(String) : [];
+      const reply = (error?: string) =>
+        server.send(client, { ...times(), conn_id: connId(client), channel, event, payload, ...(error ? { error: { code: 2, message: error }, result: null } : { result: { status: 'success' } }) });
+      if ((event !== 'subscribe' && event !== 'unsubscribe') || (channel !== 'spot.trades' && channel !== 'spot.obu')) return void reply(`unknown channel ${channel}`);
+      const pairOf = (p: string) => (channel === 'spot.obu' ? bookStream.exec(p)?.[1] : p);
+      const unknownPair = payload.find((p) => !bySymbol.has(pairOf(p) ?? ''));
+      if (unknownPair !== undefined) return void reply(`unknown currency pair ${unknownPair}`);
+      // Books by stream (ob.BTC_USDT.50), trades by pair.
+      const topics = payload.map((p) => `${channel}:${p}`);
+      if (event === 'unsubscribe') {
+        for (const t of topics) client.topics.delete(t);
+        return void reply();
+      }
+      // Only one subscription per book stream and connection.
+      const duplicate = channel === 'spot.obu' ? payload.find((p, i) => client.topics.has(topics[i]!)) : undefined;
+      if (duplicate !== undefined) return void reply(`Alert sub ${duplicate}`);
+      for (const t of topics) client.topics.add(t);
+      reply();
+      // A book stream starts with the full book.
+      if (channel === 'spot.obu') for (const p of payload) server.send(client, fullBook(bySymbol.get(pairOf(p)!)!, Number(bookStream.exec(p)![2])));
+    },
+    publish(m, step, now) {
+      for (const t of step.trades) {
+        const result = { id: t.id, create_time: Math.floor(t.time / 1_000), create_time_ms: `${t.time}.0`, side: t.side, currency_pair: m.symbol, amount: t.qty, price: t.price };
+        if (server.publish(`spot.trades:${m.symbol}`, () => ({ ...times(), channel: 'spot.trades', event: 'update', result }))) server.trades.push(t);
+      }
+      if (server.takeGap(m.symbol)) return;
+      const { diff } = step;
+      // The model's book has 50 levels a side: the 50- and 400-level streams carry the same changes.
+      for (const stream of [`ob.${m.symbol}.50`, `ob.${m.symbol}.400`]) {
+        const update = { channel: 'spot.obu', result: { t: now, s: stream, U: diff.firstUpdateId, u: diff.finalUpdateId, b: diff.bids, a: diff.asks }, time_ms: Date.now(), event: 'update' };
+        server.publish(`spot.obu:${stream}`, () => update);
+      }
+    },
+  };
+}

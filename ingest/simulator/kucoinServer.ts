@@ -1,0 +1,96 @@
+// KuCoin spot's websocket and REST over the SIMULATED market model: bullet-public (a token and this
+// server as the endpoint), /market/match, /market/level2 (one number per change) with the
+// level2_100 REST snapshot, and ping/pong.
+import { simulatedTickers, sortedLevels, type ListingSpec } from './market.ts';
+import type { SimClient, SimVenueServer, VenueProtocol } from './venueServer.ts';
+
+export function kucoinListings(tickers: readonly string[] = simulatedTickers): ListingSpec[] {
+  return [...tickers.map((t) => ({ symbol: `${t}-USDT`, base: t, quote: 'USDT' })), { symbol: 'ETH-BTC', base: 'ETH', quote: 'BTC' }];
+}
+
+const ok = (data: unknown) => ({ status: 200, body: { code: '200000', data } });
+/** How often the simulated venue asks to be pinged (KuCoin answers 18 s today). */
+const pingIntervalMs = 18_000;
+
+export function kucoinProtocol(server: SimVenueServer): VenueProtocol {
+  // Looked up live: markets may be listed and delisted while the server runs.
+  const market = (symbol: string) => server.listing.markets.find((m) => m.symbol === symbol);
+  /** Tokens handed out by bullet-public; a socket without one is refused. */
+  const tokens = new Set<string>();
+  let issued = 0;
+  return {
+    rest(url) {
+      if (url.pathname === '/api/v1/bullet-public') {
+        const token = `simtoken${++issued}`;
+        tokens.add(token);
+        return ok({ token, instanceServers: [{ endpoint: `${server.wsUrl}/`, encrypt: false, protocol: 'websocket', pingInterval: pingIntervalMs, pingTimeout: 10_000 }] });
+      }
+      if (url.pathname === '/api/v1/symbols') {
+        return ok(
+          server.listing.markets.map((m) => ({
+            symbol: m.symbol,
+            name: m.symbol,
+            baseCurrency: m.base,
+            quoteCurrency: m.quote,
+            baseIncrement: (10 ** -m.qtyDecimals).toFixed(m.qtyDecimals),
+            priceIncrement: m.tick.toFixed(m.priceDecimals),
+            enableTrading: true,
+          })),
+        );
+      }
+      if (url.pathname === '/api/v1/market/orderbook/level2_100') {
+        const m = market(url.searchParams.get('symbol') ?? '');
+        if (!m) return { status: 200, body: { code: '400100', msg: 'symbol not exists' } };
+        return ok({ time: Date.now(), sequence: String(m.updateId), bids: sortedLevels(m.bids, 'bid', 100), asks: sortedLevels(m.asks, 'ask', 100) });
+      }
+      return undefined;
+    },
+    open(client: SimClient) {
+      const token = client.url.searchParams.get('token') ?? '';
+      if (!tokens.delete(token)) {
+        server.send(client, { id: client.url.searchParams.get('connectId') ?? '', type: 'error', code: 401, data: 'token is invalid' });
+        client.socket.close(1008, 'token is invalid');
+        return;
+      }
+      server.send(client, { id: client.url.searchParams.get('connectId') ?? '', type: 'welcome' });
+    },
+    message(client, text) {
+      let request: { id?: unknown; type?: unknown; topic?: unknown; response?: unknown };
+      try {
+        request = JSON.parse(text);
+      } catch {
+        server.send(client, { id: '', type: 'error', code: 400, data: 'malformed request' });
+        return;
+      }
+      const id = String(request.id ?? '');
+      if (request.type === 'ping') return void server.send(client, { id, type: 'pong', timestamp: Date.now() * 1_000 });
+      if (request.type !== 'subscribe' && request.type !== 'unsubscribe') return void server.send(client, { id, type: 'error', code: 400, data: `unknown type ${String(request.type)}` });
+      const [channel, list] = String(request.topic).split(':');
+      const symbols = (list ?? '').split(',').filter(Boolean);
+      if ((channel !== '/market/match' && channel !== '/market/level2') || symbols.length === 0 || symbols.length > 100) {
+        return void server.send(client, { id, type: 'error', code: 404, data: `topic ${String(request.topic)} is not found` });
+      }
+      const missing = symbols.find((s) => !market(s));
+      if (missing !== undefined) return void server.send(client, { id, type: 'error', code: 404, data: `symbol ${missing} is not found` });
+      for (const s of symbols) {
+        if (request.type === 'subscribe') client.topics.add(`${channel}:${s}`);
+        else client.topics.delete(`${channel}:${s}`);
+      }
+      if (request.response === true) server.send(client, { id, type: 'ack' });
+    },
+    publish(m, step, now) {
+      for (const t of step.trades) {
+        const data = { sequence: String(t.id), symbol: m.symbol, side: t.side, size: t.qty, price: t.price, tradeId: String(t.id), time: `${t.time}000000`, type: 'match' };
+        if (server.publish(`/market/match:${m.symbol}`, () => ({ type: 'message', topic: `/market/match:${m.symbol}`, subject: 'trade.l3match', data }))) server.trades.push(t);
+      }
+      if (server.takeGap(m.symbol)) return;
+      const { diff } = step;
+      // Each change carries its own number, bids first, in the range the model advanced.
+      let seq = diff.firstUpdateId;
+      const number = (levels: [string, string][]) => levels.map(([p, q]) => [p, q, String(seq++)]);
+      const changes = { bids: number(diff.bids), asks: number(diff.asks) };
+      const data = { changes, sequenceStart: diff.firstUpdateId, sequenceEnd: diff.finalUpdateId, symbol: m.symbol, time: now };
+      server.publish(`/market/level2:${m.symbol}`, () => ({ type: 'message', topic: `/market/level2:${m.symbol}`, subject: 'trade.l2update', data }));
+    },
+  };
+}

@@ -1,0 +1,219 @@
+// What a native venue is: a declarative descriptor plus pure parse functions. The lifecycle
+// (ingest/connection.ts), the book rules engine (ingest/bookSync.ts) and the collector
+// (ingest/collector.ts) are written once and drive any descriptor. Rules: ingest/EVENTS.md.
+import { z } from 'zod';
+import { findVenue, type CatalogVenue } from '../infra/catalog/catalog.ts';
+import { ConfigError } from '../infra/config.ts';
+import type { OrderBook, RawLevel } from './orderBook.ts';
+
+export type Channel = 'trades' | 'books' | 'liquidations';
+
+/** A market as the venue lists it, before it is matched to the catalog. */
+export interface MarketListing {
+  /** The venue's symbol, as it appears in messages (BTCUSDT, BTC-USDT-SWAP, BTC/USD). */
+  symbol: string;
+  /** Base and quote tickers as the venue writes them. */
+  base: string;
+  quote: string;
+  /**
+   * Base units per unit of the quantities the venue reports, as a decimal string: "1" for base units.
+   * Inverse markets: quote units per contract instead (BitMEX XBTUSD: 1 USD).
+   */
+  contractSize: string;
+  /** Inverse contracts (XBTUSD): quantities count in the quote currency; base = contracts x contractSize / price. */
+  inverse?: boolean;
+  /** Decimals the venue formats prices and quantities with (Kraken's checksum needs them). */
+  priceDecimals?: number;
+  qtyDecimals?: number;
+}
+
+/** A market we collect: the listing plus the catalog id of its base asset. */
+export interface VenueMarket extends MarketListing {
+  asset: string;
+}
+
+/** A change of (or the whole of) one market's book, as the venue sent it. */
+export interface BookMessage {
+  kind: 'book';
+  symbol: string;
+  /** The whole book (levels not listed are gone), or changes to apply. */
+  snapshot: boolean;
+  bids: RawLevel[];
+  asks: RawLevel[];
+  /** Venue time of the change, when the venue gives one. */
+  ts?: number;
+  /** Venue sequence numbers, when it has them: first and last update id carried, previous message's last id. */
+  firstId?: number;
+  lastId?: number;
+  prevId?: number;
+  /** Venue checksum of its book after this message. */
+  checksum?: number;
+}
+
+/** What one venue message means; a frame can carry several (a batch of trades). */
+export type VenueMessage =
+  | { kind: 'trade'; symbol: string; tradeId: string; price: string; quantity: string; side: 'buy' | 'sell'; ts: number }
+  | {
+      kind: 'liquidation';
+      symbol: string;
+      liquidationId: string;
+      price: string;
+      quantity: string;
+      /** The position that was closed. */
+      positionSide: 'long' | 'short';
+      /** Venue time; venues that send none (BitMEX) leave it out and the receive time stands in. */
+      ts?: number;
+    }
+  | BookMessage
+  /** A connection-wide message counter (Coinbase): a jump means messages were lost. */
+  | { kind: 'sequence'; value: number }
+  | { kind: 'control'; what: 'ack' | 'heartbeat' | 'pong' | 'reconnect' | 'error' | 'status'; detail?: string }
+  | { kind: 'unknown' };
+
+/** Where one socket connects, when the venue says so per connection (KuCoin's token and endpoint). */
+export interface ResolvedEndpoint {
+  url: string;
+  /** The venue's own ping interval for this connection; the keep-alive default otherwise. */
+  pingEveryMs?: number;
+}
+
+/** One websocket the collector keeps open, and what to send on it after every (re)connect. */
+export interface SocketPlan {
+  url: string;
+  /** Venues that hand out a fresh endpoint per connection: asked before every (re)connect, replacing `url`. */
+  connectUrl?(io: VenueIo): Promise<ResolvedEndpoint>;
+  /** Already cut into the batches the venue accepts. */
+  subscribe: string[];
+  /** Markets whose streams this socket carries. */
+  symbols: string[];
+}
+
+export interface KeepAlive {
+  /** How often we ping: with `message` (the venue's application-level ping), else a websocket ping frame. */
+  pingEveryMs: number;
+  message?: string;
+  /**
+   * Nothing at all for this long (no data, heartbeat, ping or pong) means a dead socket. A quiet
+   * market still answers pings and sends heartbeats, so it never trips this.
+   */
+  staleAfterMs: number;
+}
+
+export interface RestSnapshot {
+  lastId: number;
+  bids: RawLevel[];
+  asks: RawLevel[];
+}
+
+/** How a venue's book is kept in sync; ingest/bookSync.ts applies the rule. */
+export interface BookRule {
+  /** Venues whose streams carry only changes: where a market's snapshot comes from. */
+  restSnapshot?: { url(restBase: string, symbol: string): string; parse(json: unknown): RestSnapshot };
+  /**
+   * Whether an update continues a book whose last applied id is `lastId`; `fresh` is true for the
+   * first update after a snapshot. Venues without sequence numbers leave it out.
+   */
+  sequence?(lastId: number, update: BookMessage, fresh: boolean): 'apply' | 'stale' | 'gap';
+  /** The venue's checksum of our book, compared with the one the message carries. */
+  checksum?(book: OrderBook, market: VenueMarket): number;
+  /** Levels per side the venue maintains: the book is cut to it after each update. */
+  depth?: number;
+  /** Stream venues: the messages that make the venue send a fresh snapshot of these markets. */
+  resubscribe?(symbols: readonly string[]): string[];
+}
+
+/** Network access a venue's market listing may use (a REST call, or a one-off websocket request). */
+export interface VenueIo {
+  getJson(url: string): Promise<unknown>;
+  /** A POST with a JSON body (KuCoin hands out connection tokens this way). */
+  postJson(url: string, body?: unknown): Promise<unknown>;
+  /** Opens `url`, sends `messages`, and resolves with the first `pick(message)` that is not undefined. */
+  wsRequest<T>(url: string, messages: readonly string[], pick: (message: unknown) => T | undefined): Promise<T>;
+}
+
+export interface VenueEndpoints {
+  ws: string;
+  rest: string;
+}
+
+/**
+ * What one connection remembers, for venues whose frames only make sense with what the same
+ * connection said earlier: Bitfinex numbers its channels per connection, in the frames and in
+ * unsubscribe requests.
+ */
+export interface VenueSession {
+  /** As `VenueDescriptor.parse`, knowing what this connection was told before. */
+  parse(text: string): VenueMessage[];
+  /** Replaces `book.resubscribe` on this connection. */
+  resubscribe?(symbols: readonly string[]): string[];
+}
+
+export interface VenueDescriptor {
+  /** Our venue id: one per venue and market kind (binance, binance-futures). */
+  id: string;
+  name: string;
+  contract: CatalogVenue['contract'];
+  /** The venue's documentation of what this file implements. */
+  docs: string;
+  /** Production endpoints; `VENUE_<ID>_WS_URL` and `VENUE_<ID>_REST_URL` override them. */
+  endpoints: VenueEndpoints;
+  channels: readonly Channel[];
+  /** Liquidation feeds that publish a sample, not every liquidation, say so and why. */
+  liquidations?: { sampled: boolean; rule: string };
+  /** Quote currencies of the markets we follow. */
+  quotes: readonly string[];
+  listMarkets(io: VenueIo, endpoints: VenueEndpoints): Promise<MarketListing[]>;
+  sockets(endpoints: VenueEndpoints, markets: readonly VenueMarket[]): SocketPlan[];
+  keepAlive: KeepAlive;
+  /** The venue closes connections older than this: we rotate to a fresh one before it does. */
+  maxConnectionMs?: number;
+  /** Messages we may send per second on one connection (subscriptions and pings count). */
+  sendsPerSecond: number;
+  /** Pure: one text frame to what it means. Never throws; unknown frames give `{ kind: 'unknown' }`. */
+  parse(text: string): VenueMessage[];
+  /** A fresh session for each connection, where `parse` alone cannot understand a frame (see VenueSession). */
+  session?(): VenueSession;
+  book: BookRule;
+}
+
+/** A venue's id, name and contract kind, from the venue catalog (infra/catalog/venues.json), which the API serves too. */
+export function catalogued(id: string): Pick<CatalogVenue, 'id' | 'name' | 'contract'> {
+  const venue = findVenue(id);
+  if (!venue) throw new Error(`venue ${id} is not in infra/catalog/venues.json`);
+  return { id: venue.id, name: venue.name, contract: venue.contract };
+}
+
+/** Splits `items` into runs of at most `size`. */
+export function batches<T>(items: readonly T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
+
+export const unknown: VenueMessage[] = [{ kind: 'unknown' }];
+
+/** JSON.parse that answers undefined for a frame that is not JSON. */
+export function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The environment variable that overrides a venue endpoint: `VENUE_OKX_SWAP_WS_URL`. */
+export function venueEnvName(id: string, what: 'WS' | 'REST'): string {
+  return `VENUE_${id.toUpperCase().replace(/-/g, '_')}_${what}_URL`;
+}
+
+/** The venue's endpoints, with the environment's overrides (`VENUE_OKX_SWAP_WS_URL`...) checked. */
+export function venueEndpoints(venue: Pick<VenueDescriptor, 'id' | 'endpoints'>, env: NodeJS.ProcessEnv = process.env): VenueEndpoints {
+  const pick = (what: 'WS' | 'REST', fallback: string) => {
+    const name = venueEnvName(venue.id, what);
+    const value = env[name]?.trim();
+    if (!value) return fallback;
+    if (!z.url().safeParse(value).success) throw new ConfigError(`invalid configuration:\n  ${name}=${JSON.stringify(value)}: must be a URL`);
+    return value.replace(/\/$/, '');
+  };
+  return { ws: pick('WS', venue.endpoints.ws), rest: pick('REST', venue.endpoints.rest) };
+}

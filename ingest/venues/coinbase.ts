@@ -1,0 +1,119 @@
+// Coinbase Advanced Trade market data websocket: https://docs.cdp.coinbase.com/coinbase-app/advanced-trade-apis/websocket/websocket-channels
+// Channels: market_trades, level2 (messages arrive on channel "l2_data": a snapshot, then
+// updates), heartbeats. Every message carries `sequence_num`, one counter for the whole
+// connection: a jump means a message was lost, and with it possibly a book update.
+// Products: GET /api/v3/brokerage/market/products (public).
+import { z } from 'zod';
+import type { RawLevel } from '../orderBook.ts';
+import { batches, catalogued, parseJson, unknown, type MarketListing, type VenueDescriptor, type VenueMarket, type VenueMessage } from '../venue.ts';
+
+const envelope = z.object({ channel: z.string(), timestamp: z.string(), sequence_num: z.number(), events: z.array(z.unknown()) }).loose();
+const tradesEvent = z.object({
+  type: z.enum(['snapshot', 'update']),
+  trades: z.array(z.object({ trade_id: z.string(), product_id: z.string(), price: z.string(), size: z.string(), side: z.enum(['BUY', 'SELL']), time: z.string() }).loose()),
+});
+const l2Event = z.object({
+  type: z.enum(['snapshot', 'update']),
+  product_id: z.string(),
+  updates: z.array(z.object({ side: z.enum(['bid', 'offer']), price_level: z.string(), new_quantity: z.string() }).loose()),
+});
+const products = z.object({
+  products: z.array(
+    z
+      .object({
+        product_id: z.string(),
+        base_currency_id: z.string(),
+        quote_currency_id: z.string(),
+        status: z.string(),
+        trading_disabled: z.boolean().optional(),
+        product_type: z.string().optional(),
+        alias: z.string().optional(),
+      })
+      .loose(),
+  ),
+});
+
+/** Online spot products. A product that is an alias of another (BTC-USDC of BTC-USD) shares its book and trades: left out. */
+export function parseProducts(json: unknown): MarketListing[] {
+  return products
+    .parse(json)
+    .products.filter((p) => p.status === 'online' && !p.trading_disabled && (p.product_type ?? 'SPOT') === 'SPOT' && !p.alias)
+    .map((p) => ({ symbol: p.product_id, base: p.base_currency_id, quote: p.quote_currency_id, contractSize: '1' }));
+}
+
+export function parseCoinbase(text: string): VenueMessage[] {
+  const json = parseJson(text) as Record<string, unknown> | undefined;
+  if (typeof json !== 'object' || json === null) return unknown;
+  if (json.type === 'error') return [{ kind: 'control', what: 'error', detail: String(json.message ?? 'error') }];
+  const e = envelope.safeParse(json);
+  if (!e.success) return unknown;
+  const { channel, events } = e.data;
+  const out: VenueMessage[] = [{ kind: 'sequence', value: e.data.sequence_num }];
+  switch (channel) {
+    case 'market_trades':
+      for (const raw of events) {
+        const ev = tradesEvent.safeParse(raw);
+        if (!ev.success) return [...out, { kind: 'unknown' }];
+        // The first event of a subscription is a snapshot of recent trades, already counted when they happened.
+        if (ev.data.type === 'snapshot') continue;
+        for (const t of ev.data.trades)
+          out.push({ kind: 'trade', symbol: t.product_id, tradeId: t.trade_id, price: t.price, quantity: t.size, side: t.side === 'BUY' ? 'buy' : 'sell', ts: Date.parse(t.time) });
+      }
+      return out;
+    case 'l2_data': {
+      const ts = Date.parse(e.data.timestamp);
+      for (const raw of events) {
+        const ev = l2Event.safeParse(raw);
+        if (!ev.success) return [...out, { kind: 'unknown' }];
+        const bids: RawLevel[] = [];
+        const asks: RawLevel[] = [];
+        for (const u of ev.data.updates) (u.side === 'bid' ? bids : asks).push([u.price_level, u.new_quantity]);
+        out.push({ kind: 'book', symbol: ev.data.product_id, snapshot: ev.data.type === 'snapshot', bids, asks, ts });
+      }
+      return out;
+    }
+    case 'heartbeats':
+      out.push({ kind: 'control', what: 'heartbeat' });
+      return out;
+    case 'subscriptions':
+      out.push({ kind: 'control', what: 'ack' });
+      return out;
+    default:
+      out.push({ kind: 'unknown' });
+      return out;
+  }
+}
+
+/** Product ids per subscribe message. */
+const productsPerMessage = 50;
+
+const channelMessages = (type: 'subscribe' | 'unsubscribe', channel: string, symbols: readonly string[]) =>
+  batches(symbols, productsPerMessage).map((product_ids) => JSON.stringify({ type, product_ids, channel }));
+
+export const coinbase: VenueDescriptor = {
+  ...catalogued('coinbase'),
+  docs: 'https://docs.cdp.coinbase.com/coinbase-app/advanced-trade-apis/websocket/websocket-channels',
+  endpoints: { ws: 'wss://advanced-trade-ws.coinbase.com', rest: 'https://api.coinbase.com' },
+  channels: ['trades', 'books'],
+  quotes: ['USD', 'USDT', 'USDC'],
+  listMarkets: async (io, endpoints) => parseProducts(await io.getJson(`${endpoints.rest}/api/v3/brokerage/market/products?product_type=SPOT`)),
+  sockets: (endpoints, markets: readonly VenueMarket[]) => {
+    const symbols = markets.map((m) => m.symbol);
+    return [
+      {
+        url: endpoints.ws,
+        symbols,
+        // One channel per message; heartbeats keep quiet product channels from being closed after 60-90 s.
+        subscribe: [JSON.stringify({ type: 'subscribe', channel: 'heartbeats' }), ...channelMessages('subscribe', 'market_trades', symbols), ...channelMessages('subscribe', 'level2', symbols)],
+      },
+    ];
+  },
+  // Heartbeats arrive every second; our websocket pings are answered too.
+  keepAlive: { pingEveryMs: 15_000, staleAfterMs: 30_000 },
+  sendsPerSecond: 5,
+  parse: parseCoinbase,
+  book: {
+    // No per-book sequence: the connection's sequence_num guards the books (see the collector).
+    resubscribe: (symbols) => [...channelMessages('unsubscribe', 'level2', symbols), ...channelMessages('subscribe', 'level2', symbols)],
+  },
+};

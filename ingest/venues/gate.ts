@@ -1,0 +1,109 @@
+// Gate spot websocket v4: https://www.gate.com/docs/developers/apiv4/ws/en/
+// Channels: spot.trades, spot.obu (order book v2, https://www.gate.com/announcements/article/45317:
+// a full book on subscription, then updates numbered U..u; an update whose U is not the last u + 1
+// means a loss, and the cure is to unsubscribe and subscribe again), spot.ping.
+// Pairs: GET /api/v4/spot/currency_pairs.
+import { z } from 'zod';
+import type { RawLevel } from '../orderBook.ts';
+import { batches, catalogued, parseJson, unknown, type MarketListing, type SocketPlan, type VenueDescriptor, type VenueMessage } from '../venue.ts';
+
+const levels = z.array(z.tuple([z.string(), z.string()]));
+const envelope = z.object({ channel: z.string(), event: z.string().optional(), result: z.unknown(), error: z.unknown().optional() }).loose();
+const error = z.object({ code: z.number(), message: z.string() }).loose();
+const trade = z.object({ id: z.number(), create_time_ms: z.string(), side: z.enum(['buy', 'sell']), currency_pair: z.string(), amount: z.string(), price: z.string() }).loose();
+const obu = z
+  .object({ t: z.number(), s: z.string().regex(/^ob\..+\.\d+$/), full: z.boolean().optional(), U: z.number().optional(), u: z.number(), b: levels.optional(), a: levels.optional() })
+  .loose();
+const pairs = z.array(z.object({ id: z.string(), base: z.string(), quote: z.string(), trade_status: z.string() }).loose());
+
+const toRaw = (raw: z.infer<typeof levels> | undefined): RawLevel[] => (raw ?? []).map(([p, q]) => [p, q]);
+
+/** Pairs open for trading (`trade_status` "tradable"). */
+export function parsePairs(json: unknown): MarketListing[] {
+  return pairs
+    .parse(json)
+    .filter((p) => p.trade_status === 'tradable')
+    .map((p) => ({ symbol: p.id, base: p.base, quote: p.quote, contractSize: '1' }));
+}
+
+/** Levels of the spot.obu stream we follow (50, pushed every 20 ms; or 400 every 100 ms). */
+const bookLevels = 50;
+/** `ob.BTC_USDT.50`: the stream name of a pair's book. */
+const bookStream = (pair: string) => `ob.${pair}.${bookLevels}`;
+
+export function parseGate(text: string): VenueMessage[] {
+  const e = envelope.safeParse(parseJson(text));
+  if (!e.success) return unknown;
+  const { channel, event, result } = e.data;
+  if (e.data.error !== undefined && e.data.error !== null) {
+    const err = error.safeParse(e.data.error);
+    return [{ kind: 'control', what: 'error', detail: err.success ? `${err.data.code}: ${err.data.message}` : JSON.stringify(e.data.error) }];
+  }
+  if (channel === 'spot.pong') return [{ kind: 'control', what: 'pong' }];
+  if (event === 'subscribe' || event === 'unsubscribe') return [{ kind: 'control', what: 'ack' }];
+  if (event !== 'update') return unknown;
+  if (channel === 'spot.trades') {
+    // The documentation shows one trade per message; accept a list too.
+    const t = z.union([trade, z.array(trade)]).safeParse(result);
+    if (!t.success) return unknown;
+    // `side` is the taker's; create_time_ms is milliseconds with a fraction ("1606292218213.4578").
+    return [t.data]
+      .flat()
+      .map((d) => ({ kind: 'trade', symbol: d.currency_pair, tradeId: String(d.id), price: d.price, quantity: d.amount, side: d.side, ts: Math.floor(Number(d.create_time_ms)) }));
+  }
+  if (channel === 'spot.obu') {
+    const b = obu.safeParse(result);
+    if (!b.success) return unknown;
+    const d = b.data;
+    const symbol = d.s.slice('ob.'.length, d.s.lastIndexOf('.'));
+    // A full book carries only u; an update carries U and u. The venue may resend a full book at any time.
+    if (d.full) return [{ kind: 'book', symbol, snapshot: true, bids: toRaw(d.b), asks: toRaw(d.a), lastId: d.u, ts: d.t }];
+    if (d.U === undefined) return unknown;
+    return [{ kind: 'book', symbol, snapshot: false, bids: toRaw(d.b), asks: toRaw(d.a), firstId: d.U, lastId: d.u, ts: d.t }];
+  }
+  return unknown;
+}
+
+/** Pairs per spot.trades subscribe message. */
+const pairsPerMessage = 50;
+/** Pairs per connection. Gate publishes no per-connection cap: this keeps one socket's stream modest. */
+const pairsPerSocket = 200;
+
+/** Gate wants the request time (seconds) in every request. */
+const request = (channel: string, event: 'subscribe' | 'unsubscribe', payload: readonly string[]) =>
+  JSON.stringify({ time: Math.floor(Date.now() / 1_000), channel, event, payload });
+
+const bookMessages = (event: 'subscribe' | 'unsubscribe', pairs: readonly string[]) => pairs.map((p) => request('spot.obu', event, [bookStream(p)]));
+
+export const gate: VenueDescriptor = {
+  ...catalogued('gate'),
+  docs: 'https://www.gate.com/docs/developers/apiv4/ws/en/',
+  endpoints: { ws: 'wss://api.gateio.ws', rest: 'https://api.gateio.ws' },
+  channels: ['trades', 'books'],
+  quotes: ['USDT', 'USDC', 'USD'],
+  listMarkets: async (io, endpoints) => parsePairs(await io.getJson(`${endpoints.rest}/api/v4/spot/currency_pairs`)),
+  sockets: (endpoints, markets) =>
+    batches(markets, pairsPerSocket).map((group): SocketPlan => {
+      const symbols = group.map((m) => m.symbol);
+      return {
+        url: `${endpoints.ws}/ws/v4/`,
+        symbols,
+        // A getter: the requests are stamped with the time of each (re)connect, not of the plan.
+        get subscribe() {
+          return [...batches(symbols, pairsPerMessage).map((p) => request('spot.trades', 'subscribe', p)), ...bookMessages('subscribe', symbols)];
+        },
+      };
+    }),
+  // Websocket ping frames, which Gate's own example client sends too (its spot.ping request would
+  // need a fresh request time in every ping).
+  keepAlive: { pingEveryMs: 15_000, staleAfterMs: 45_000 },
+  // No published limit on client messages; each book stream is its own subscribe request.
+  sendsPerSecond: 20,
+  parse: parseGate,
+  book: {
+    // Each update starts right after the last one; a full book (on subscription, or resent) replaces the book.
+    sequence: (lastId, update) => ((update.lastId ?? Infinity) <= lastId ? 'stale' : update.firstId === lastId + 1 ? 'apply' : 'gap'),
+    depth: bookLevels,
+    resubscribe: (symbols) => [...bookMessages('unsubscribe', symbols), ...bookMessages('subscribe', symbols)],
+  },
+};
