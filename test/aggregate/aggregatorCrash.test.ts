@@ -62,5 +62,5 @@ test('an aggregator killed between insert and commit counts every trade exactly 
   const counts = restarted.lines.find((l) => 'raw' in l)!;
   // The restart re-read what the crashed run had inserted and left it out.
   expect(counts.duplicates).toBeGreaterThanOrEqual(insertedBeforeCrash);
-  expect(counts).toMatchObject({ raw: total, distinctTrades: total, candles1m: total, candles1w: total, indexTrades: total });
+  expect(counts).toMatchObject({ raw: total, distinctTrades: total, candles1m: total, candles1w: total, marketSecondTrades: total });
 }, 120_000);

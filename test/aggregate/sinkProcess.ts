@@ -56,7 +56,7 @@ const [counts] = await store.rows<Record<string, number>>(
      (SELECT uniqExact(venue, market, trade_id) FROM trades WHERE venue = {venue:String}) AS distinctTrades,
      (SELECT sum(trade_count) FROM candles_1m WHERE venue = {venue:String}) AS candles1m,
      (SELECT sum(trade_count) FROM candles_1w WHERE venue = {venue:String}) AS candles1w,
-     (SELECT sum(trade_count) FROM index_prices WHERE asset = {venue:String}) AS indexTrades`,
+     (SELECT sum(trade_count) FROM market_seconds WHERE asset = {venue:String}) AS marketSecondTrades`,
   { venue: VENUE },
 );
 process.stdout.write(JSON.stringify({ ...counts, duplicates: sink.stats().duplicates }) + '\n');

@@ -1,0 +1,192 @@
+import { createHash } from 'node:crypto';
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openTestStore, silentLog, trade, type TradeRow } from '../../api/__tests__/harness.ts';
+import type { Store } from '../../infra/store.ts';
+import { defaultIndexParams, indexParamsSchema, type IndexParams } from '../indexPrice.ts';
+import { defaultIndexSchedule, IndexRunner } from '../indexRunner.ts';
+import { expectTicks, indexAt, relClose, storedTicks } from './indexCheck.ts';
+import { referenceTicks, type ReferenceOptions, type ReferenceTick } from './indexReference.ts';
+
+// The engine end to end on the real store: trades in, ticks out, compared with the independent
+// recomputation from the raw trades (indexReference.ts).
+
+let env: Awaited<ReturnType<typeof openTestStore>>;
+let store: Store;
+
+beforeAll(async () => {
+  env = await openTestStore();
+  store = env.store;
+});
+afterAll(async () => {
+  await env?.dispose();
+});
+
+const schedule = defaultIndexSchedule;
+
+async function expectConstituents(asset: string, expected: ReferenceTick): Promise<void> {
+  const rows = await store.rows<{ key: string; priceUsd: number | null; volume24hUsd: number; weight: number; reason: string; judgedAt: number }>(
+    `SELECT concat(venue, ':', market) AS key, price_usd AS priceUsd, volume_24h_usd AS volume24hUsd, weight, reason, toUnixTimestamp64Milli(ts) AS judgedAt
+     FROM index_constituents_latest FINAL
+     WHERE asset = {asset:String} AND ts = (SELECT max(ts) FROM index_constituents_latest WHERE asset = {asset:String})
+     ORDER BY key`,
+    { asset },
+  );
+  expect(rows.map((r) => [r.key, r.reason || null, r.judgedAt])).toEqual(expected.markets.map((m) => [m.key, m.reason, (expected.second + 1) * 1000]));
+  rows.forEach((r, i) => {
+    const m = expected.markets[i]!;
+    if (m.priceUsd === null) expect(r.priceUsd).toBeNull();
+    else relClose(r.priceUsd!, m.priceUsd, `${r.key} price_usd`);
+    relClose(r.volume24hUsd, m.volume24hUsd, `${r.key} volume_24h_usd`);
+    relClose(r.weight, m.weight, `${r.key} weight`);
+  });
+}
+
+async function truncate(): Promise<void> {
+  for (const table of ['trades', 'market_seconds', 'candles_1m', 'index_ticks', 'index_constituents_latest', 'market_quality'])
+    await store.client.command({ query: `TRUNCATE TABLE ${table}` });
+}
+
+/** Inserts a batch as the trade sink does: its token follows from its content, so a replay of it is dropped. */
+async function insertBatch(rows: TradeRow[]): Promise<void> {
+  const token = createHash('sha256').update(rows.map((r) => `${r.venue}/${r.market}/${r.trade_id}`).join('\n')).digest('hex');
+  await store.insert('trades', rows, `test:${token}`);
+}
+
+const shortWindows = indexParamsSchema.parse({
+  volumeWindowMinutes: 3,
+  intervalWindowMinutes: 2,
+  staleMinMs: 5_000,
+  staleMaxMs: 40_000,
+  staleIntervals: 5,
+  outlierThreshold: 0.02,
+  minShare: 0.05,
+});
+
+describe('index runner', () => {
+  it('matches the recomputation from raw trades, for batches out of order, late, replayed, across a restart', async () => {
+    const venues = ['v1', 'v2', 'v3', 'v4'];
+    const quotes = ['USD', 'USDT', 'EUR'];
+    const scenario = fc.record({
+      params: fc.constantFrom<IndexParams>(defaultIndexParams, shortWindows),
+      biases: fc.tuple(...venues.map(() => fc.constantFrom(0, 0.012, -0.016, 0.028, 0.06))),
+      trades: fc.array(
+        fc.record({
+          venue: fc.integer({ min: 0, max: 3 }),
+          quote: fc.integer({ min: 0, max: 2 }),
+          offsetMs: fc.integer({ min: 0, max: 899_999 }),
+          noise: fc.double({ min: -0.004, max: 0.004, noNaN: true }),
+          quantity: fc.double({ min: 0.01, max: 5, noNaN: true }),
+          late: fc.boolean(),
+          batch: fc.integer({ min: 0, max: 2 }),
+        }),
+        { minLength: 1, maxLength: 80 },
+      ),
+      cutS: fc.integer({ min: 30, max: 880 }),
+      replay: fc.subarray([0, 1, 2, 3, 4, 5]),
+    });
+    let run = 0;
+    await fc.assert(
+      fc.asyncProperty(scenario, async (sc) => {
+        await truncate();
+        run += 1;
+        const asset = `propcoin${run}`;
+        const epoch = Date.UTC(2026, 2, 1) + run * 86_400_000;
+        const rows = sc.trades.map((t, i) =>
+          trade({
+            venue: venues[t.venue]!,
+            market: `PROP${quotes[t.quote]}`,
+            asset,
+            quote: quotes[t.quote]!,
+            trade_id: String(i).padStart(4, '0'),
+            ts: epoch + t.offsetMs,
+            price: 100 * (1 + sc.biases[t.venue]!) * (1 + t.noise),
+            quantity: t.quantity,
+          }),
+        );
+        const phase1Now = epoch + sc.cutS * 1000;
+        const target1 = Math.floor((phase1Now - schedule.lagMs) / 1000) - 1;
+        // Late: traded in the seconds the next step computes again, but stored only after this one.
+        const isLate = (r: TradeRow, i: number) => sc.trades[i]!.late && Math.floor(r.ts / 1000) > target1 - schedule.recomputeSeconds;
+        const phase1 = rows.filter((r, i) => r.ts < phase1Now && !isLate(r, i));
+        const phase2 = rows.filter((r) => !phase1.includes(r));
+        const batches = (list: TradeRow[]) => [0, 1, 2].map((b) => list.filter((r) => sc.trades[rows.indexOf(r)]!.batch === b)).filter((b) => b.length > 0);
+
+        const inserted: TradeRow[][] = [];
+        const insert = async (b: TradeRow[]) => {
+          inserted.push(b);
+          await insertBatch(b);
+        };
+        // Batches in reverse order of their numbers: out of time order.
+        for (const b of batches(phase1).reverse()) await insert(b);
+        await new IndexRunner({ store, log: silentLog, params: sc.params, schedule }).catchUp(phase1Now);
+        for (const b of batches(phase2)) await insert(b);
+        // A new runner: it resumes from the stored ticks (restart).
+        const endNow = epoch + 960_000;
+        await new IndexRunner({ store, log: silentLog, params: sc.params, schedule }).catchUp(endNow);
+
+        const fromS = Math.floor(epoch / 1000) - schedule.recomputeSeconds;
+        const toS = Math.floor((endNow - schedule.lagMs) / 1000) - 1;
+        const expected = referenceTicks(rows, asset, fromS, toS, { params: sc.params });
+        expectTicks(await storedTicks(store, asset), expected, fromS, toS);
+        if (expected.at(-1)?.second === toS) await expectConstituents(asset, expected.at(-1)!);
+
+        // Batches delivered again (as after a crash between insert and commit) add nothing: a further step still matches.
+        for (const b of sc.replay) if (inserted[b]) await insertBatch(inserted[b]);
+        await new IndexRunner({ store, log: silentLog, params: sc.params, schedule }).catchUp(endNow + 3_000);
+        expectTicks(await storedTicks(store, asset), referenceTicks(rows, asset, fromS, toS + 3, { params: sc.params }), fromS, toS + 3);
+      }),
+      { numRuns: 10, seed: Number(process.env.MDS_TEST_SEED ?? Date.now() % 2 ** 31), endOnFailure: true },
+    );
+  });
+
+  it('keeps an outlier out across a restart until it is back within half the threshold; crossed books and fail-closed', async () => {
+    await truncate();
+    const asset = 'detcoin';
+    const epoch = Date.UTC(2026, 4, 1);
+    // 2 mean intervals (instead of 100) so that c, at one trade a second, goes stale after the 1-minute floor.
+    const params = indexParamsSchema.parse({ staleIntervals: 2 });
+    // Venue c: +4 % (outlier), then +2 % (between 1.5 % and 3 %: stays out), then +1 % (back in),
+    // then it stops trading (stale). Venue b's book is crossed at 400 s. a and b trade at 100.
+    const cPrice = (s: number) => (s < 120 ? 104 : s < 180 ? 102 : 101);
+    const rows: TradeRow[] = [];
+    for (let s = 0; s < 520; s++) {
+      const ts = epoch + s * 1000 + 250;
+      rows.push(trade({ venue: 'a', market: 'DETUSD', asset, quote: 'USD', trade_id: `a${s}`, ts, price: 100, quantity: 1 }));
+      rows.push(trade({ venue: 'b', market: 'DETUSD', asset, quote: 'USD', trade_id: `b${s}`, ts: ts + 100, price: 100 + (s % 2) / 10, quantity: 1 }));
+      if (s < 240) rows.push(trade({ venue: 'c', market: 'DETUSD', asset, quote: 'USD', trade_id: `c${s}`, ts: ts + 200, price: cPrice(s), quantity: 1 }));
+    }
+    const bookAt = epoch + 400_000;
+    await insertBatch(rows.filter((r) => r.ts < epoch + 150_000));
+    const runner = (now: number) => new IndexRunner({ store, log: silentLog, params, schedule }).catchUp(now);
+    await runner(epoch + 150_000);
+    await insertBatch(rows.filter((r) => r.ts >= epoch + 150_000));
+    await store.insert('market_quality', [
+      { asset, venue: 'b', market: 'DETUSD', quote: 'USD', ts: bookAt, spread_bps: -3, depth_bid_2: 0, depth_ask_2: 0, depth_bid_1: 0, depth_ask_1: 0, cost_buy: {}, cost_sell: {} },
+    ]);
+    await runner(epoch + 600_000);
+
+    const e0 = Math.floor(epoch / 1000);
+    const ticks = await storedTicks(store, asset);
+    const at = (s: number) => indexAt(ticks)(e0 + s)!;
+    expect(at(100).excluded).toEqual({ 'c:DETUSD': 'outlier' });
+    expect(at(170).excluded).toEqual({ 'c:DETUSD': 'outlier' }); // 2 %: still out, memory read back after the restart
+    expect(at(200).excluded).toEqual({}); // 1 %: back in
+    expect(at(200).constituents).toEqual(['a:DETUSD', 'b:DETUSD', 'c:DETUSD']);
+    // c's last trade at 239.45 s; its 60-minute mean interval is 15 s: stale once older than the 1-minute floor.
+    expect(at(298).excluded).toEqual({});
+    expect(at(299).excluded).toEqual({ 'c:DETUSD': 'stale' });
+    // b's crossed book (measured at 400 s) counts for the seconds ending within 60 s of it: a alone is healthy.
+    expect(at(338)).toMatchObject({ status: 'ok' });
+    const closed = at(345);
+    expect(closed).toMatchObject({ status: 'fail_closed', constituents: [], excluded: { 'b:DETUSD': 'crossed_book', 'c:DETUSD': 'stale' } });
+    expect(closed.price).toBe(at(338).price);
+    expect(closed.lastTradeAt).toBe(at(338).lastTradeAt);
+    expect(at(459)).toMatchObject({ status: 'fail_closed', price: at(338).price });
+    expect(at(460)).toMatchObject({ status: 'ok' });
+
+    const options: ReferenceOptions = { params, crossed: (key, s) => key === 'b:DETUSD' && Math.abs(bookAt - (s + 1) * 1000) <= 60_000 };
+    const toS = Math.floor((epoch + 600_000 - schedule.lagMs) / 1000) - 1;
+    expectTicks(ticks, referenceTicks(rows, asset, e0 - schedule.recomputeSeconds, toS, options), e0 - schedule.recomputeSeconds, toS);
+  });
+});

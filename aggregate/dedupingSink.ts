@@ -1,0 +1,165 @@
+import { createHash } from 'node:crypto';
+import { commitPositionsAfter, type Bus, type BusRecord, type Subscription } from '../infra/bus/bus.ts';
+import type { EventOfTopic, Topic } from '../infra/events.ts';
+import type { Logger } from '../infra/log.ts';
+import type { Store } from '../infra/store.ts';
+
+/**
+ * How one topic lands in its raw table. An event's identity is venue + market + the venue's own
+ * id (a venue never reuses an id within a market); the table has columns `venue`, `market`, `ts`,
+ * `idColumn` and `scopeColumn`, the leading column of its sort key, which narrows the lookup.
+ */
+export interface DedupedTable<T extends Topic> {
+  topic: T;
+  table: string;
+  /** Consumer group when the options name none. */
+  group: string;
+  idColumn: string;
+  idOf(event: EventOfTopic[T]): string;
+  scopeColumn: 'asset' | 'venue';
+  row(event: EventOfTopic[T]): object;
+}
+
+const eventKey = (venue: string, market: string, id: string) => `${venue}\u0000${market}\u0000${id}`;
+
+/** Keys of the given events that the table already holds. */
+async function heldKeys<T extends Topic>(store: Store, target: DedupedTable<T>, events: readonly EventOfTopic[T][]): Promise<Set<string>> {
+  if (events.length === 0) return new Set();
+  let from = Infinity;
+  let to = -Infinity;
+  const scopes = new Set<string>();
+  for (const e of events) {
+    from = Math.min(from, e.ts);
+    to = Math.max(to, e.ts);
+    scopes.add(e[target.scopeColumn]);
+  }
+  const rows = await store.rows<{ venue: string; market: string; id: string }>(
+    `SELECT venue, market, {idColumn:Identifier} AS id FROM {table:Identifier}
+     WHERE {scopeColumn:Identifier} IN {scopes:Array(String)}
+       AND ts BETWEEN fromUnixTimestamp64Milli({from:Int64}, 'UTC') AND fromUnixTimestamp64Milli({to:Int64}, 'UTC')`,
+    { idColumn: target.idColumn, table: target.table, scopeColumn: target.scopeColumn, scopes: [...scopes], from, to },
+  );
+  return new Set(rows.map((r) => eventKey(r.venue, r.market, r.id)));
+}
+
+export interface DedupingSinkOptions {
+  bus: Bus;
+  store: Store;
+  log: Logger;
+  /** Insert once this many events are buffered... */
+  batchRows: number;
+  /** ...or once the oldest buffered event has waited this long (ms). */
+  batchMs: number;
+  /** Consumer group; aggregators sharing it split the partitions. */
+  group?: string;
+}
+
+export interface DedupingSinkStats {
+  received: number;
+  inserted: number;
+  /** Events dropped because the store (or the same batch) already held them. */
+  duplicates: number;
+  batches: number;
+  failedBatches: number;
+}
+
+export interface DedupingSink {
+  stats(): DedupingSinkStats;
+  /** Inserts what is buffered, commits, and stops consuming. */
+  stop(): Promise<void>;
+}
+
+const retryDelayMs = 1_000;
+
+/**
+ * Consumes one topic and writes it to its raw table, at least once from the bus and exactly once
+ * in the store: before each insert it drops the events the store already holds (`heldKeys`), and
+ * it commits bus positions only after the insert. A replay after a crash (inserted, not committed)
+ * therefore adds nothing to the table nor to the materialized views fed from it.
+ */
+export async function startDedupingSink<T extends Topic>(target: DedupedTable<T>, options: DedupingSinkOptions): Promise<DedupingSink> {
+  const { bus, store, log, batchRows, batchMs } = options;
+  const stats: DedupingSinkStats = { received: 0, inserted: 0, duplicates: 0, batches: 0, failedBatches: 0 };
+  let buffer: BusRecord<T>[] = [];
+  let oldestAt = 0;
+  // Inserts run one at a time, in order: a later batch never overtakes an earlier one.
+  let queue: Promise<void> = Promise.resolve();
+  let subscription: Subscription | undefined;
+
+  const flush = (): Promise<void> => {
+    queue = queue.then(async () => {
+      if (buffer.length === 0) return;
+      const records = buffer;
+      buffer = [];
+      try {
+        await insertNew(records);
+      } catch (err) {
+        stats.failedBatches += 1;
+        // Nothing was committed: requeue in front so the next flush retries the same events.
+        buffer = records.concat(buffer);
+        oldestAt = Date.now();
+        log.error({ err, table: target.table, events: records.length }, 'batch insert failed; will retry');
+        return;
+      }
+      await subscription?.commit(commitPositionsAfter(records)).catch((err: unknown) => {
+        // The store already holds these events; a replay is filtered out, so a lost commit costs only work.
+        log.warn({ err, table: target.table }, 'commit after insert failed; the events will be replayed and skipped');
+      });
+    });
+    return queue;
+  };
+
+  async function insertNew(records: BusRecord<T>[]): Promise<void> {
+    const unique = new Map<string, EventOfTopic[T]>();
+    for (const { event } of records) unique.set(eventKey(event.venue, event.market, target.idOf(event)), event);
+    const held = await heldKeys(store, target, [...unique.values()]);
+    const keys: string[] = [];
+    const rows: object[] = [];
+    for (const [key, event] of unique) {
+      if (held.has(key)) continue;
+      keys.push(key);
+      rows.push(target.row(event));
+    }
+    stats.duplicates += records.length - rows.length;
+    stats.batches += 1;
+    if (rows.length === 0) return;
+    // Same rows -> same token: a retried insert that had in fact landed is dropped by ClickHouse too.
+    const token = createHash('sha256').update(keys.join('\n')).digest('hex');
+    await store.insert(target.table, rows, `${target.table}:${token}`);
+    stats.inserted += rows.length;
+  }
+
+  subscription = await bus.subscribe({
+    group: options.group ?? target.group,
+    topics: [target.topic],
+    onAssignment: () => {
+      // Uncommitted records will be delivered again to whoever owns their partition now.
+      buffer = [];
+    },
+    onBatch: async (records) => {
+      if (buffer.length === 0) oldestAt = Date.now();
+      for (const r of records) buffer.push(r);
+      stats.received += records.length;
+      // While the store refuses inserts, hold delivery here: the bus lags instead of our memory growing.
+      while (buffer.length >= batchRows) {
+        await flush();
+        if (buffer.length >= batchRows) await new Promise((r) => setTimeout(r, retryDelayMs));
+      }
+    },
+  });
+
+  const timer = setInterval(() => {
+    if (buffer.length > 0 && Date.now() - oldestAt >= batchMs) void flush();
+  }, Math.max(10, Math.floor(batchMs / 4)));
+
+  return {
+    stats: () => ({ ...stats }),
+    async stop() {
+      clearInterval(timer);
+      await flush();
+      await subscription?.stop();
+      // Records delivered while the subscription was stopping.
+      await flush();
+    },
+  };
+}
