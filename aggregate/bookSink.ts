@@ -18,7 +18,7 @@ const usdQuotes = new Set(['USD', 'USDT', 'USDC']);
 
 /**
  * Consumes `books`, keeps the newest book of each market and, every `everyMs`, stores its quality
- * (spread, depth, cost to trade) in `market_quality`, then commits. Only the newest book per
+ * (spread, depth, cost to trade, liquidity score) in `market_quality`, then commits. Only the newest book per
  * market matters, and the table keeps the newest row per market, so a replay changes nothing.
  */
 export async function startBookSink(options: BookSinkOptions): Promise<{ stop(): Promise<void> }> {
@@ -44,7 +44,7 @@ export async function startBookSink(options: BookSinkOptions): Promise<{ stop():
         rows.push({
           asset: b.asset, venue: b.venue, market: b.market, quote: b.quote, ts: b.ts,
           spread_bps: q.spreadBps, depth_bid_2: q.depthBid, depth_ask_2: q.depthAsk, depth_bid_1: q.depthBid1, depth_ask_1: q.depthAsk1,
-          cost_buy: q.costBuy, cost_sell: q.costSell,
+          cost_buy: q.costBuy, cost_sell: q.costSell, liquidity_score: q.liquidityScore,
         });
       }
       try {
