@@ -1,0 +1,7 @@
+-- Comments on the candles_1h columns that were created without one (infra/SCHEMA.md shows them).
+ALTER TABLE candles_1h
+    COMMENT COLUMN venue 'venue id, e.g. binance',
+    COMMENT COLUMN market 'the venue''s market symbol, e.g. BTCUSDT',
+    COMMENT COLUMN high 'highest trade price, quote currency',
+    COMMENT COLUMN low 'lowest trade price, quote currency',
+    COMMENT COLUMN trade_count 'trades in the interval'
