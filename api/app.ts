@@ -12,9 +12,21 @@ import type { Quota } from './quota.ts';
 import { requestId } from './requestId.ts';
 import { openApiDocument } from './openapi.ts';
 import { cachedHandler } from './responseCache.ts';
+import { coinImageHandler } from './coinImages.ts';
+import { categoriesRoute } from './routes/categories.ts';
+import { chainsRoute } from './routes/chains.ts';
+import { chartRoute } from './routes/chart.ts';
+import { coinRoute } from './routes/coin.ts';
+import { coinsRoute } from './routes/coins.ts';
 import { exchangeRoute } from './routes/exchange.ts';
 import { exchangesRoute } from './routes/exchanges.ts';
+import { fearGreedRoute } from './routes/fearGreed.ts';
+import { globalRoute } from './routes/global.ts';
+import { marketStatusRoute } from './routes/marketStatus.ts';
+import { etfAssetFlowsRoute, etfFlowsRoute } from './routes/etfFlows.ts';
+import { liquidationsRoute } from './routes/liquidations.ts';
 import { marketsRoute } from './routes/markets.ts';
+import { newCoinsRoute } from './routes/newCoins.ts';
 import { ohlcRoute } from './routes/ohlc.ts';
 import { searchRoute } from './routes/search.ts';
 import { pricesRoute } from './routes/prices.ts';
@@ -37,7 +49,7 @@ export function createApp(deps: AppDeps): express.Application {
   // Cached routes set their own precomputed ETag; nothing else needs one hashed per response.
   app.set('etag', false);
 
-  const routes = [pricesRoute(deps), ohlcRoute(deps), marketsRoute(deps), exchangesRoute(deps), exchangeRoute(deps), searchRoute()];
+  const routes = [pricesRoute(deps), ohlcRoute(deps), marketsRoute(deps), exchangesRoute(deps), exchangeRoute(deps), searchRoute(), liquidationsRoute(deps), newCoinsRoute(deps), etfFlowsRoute(deps), etfAssetFlowsRoute(deps), chainsRoute(deps), marketStatusRoute(deps), fearGreedRoute(deps), coinsRoute(deps), coinRoute(deps), chartRoute(deps), globalRoute(deps), categoriesRoute(deps)];
   const openApi = Buffer.from(JSON.stringify(openApiDocument(routes)));
 
   app.use(requestId(deps.log));
@@ -56,6 +68,8 @@ export function createApp(deps: AppDeps): express.Application {
   // The reference is public; everything under it needs a key.
   app.get('/v1/openapi.json', compress, (_req, res) => void res.type('json').send(openApi));
   app.get('/docs', compress, (_req, res) => void res.type('html').send(docsPage));
+  // Coin logos are public pictures, like the reference.
+  app.get('/assets/coins/:id.svg', coinImageHandler());
   app.use(requireKey(deps.keys));
   app.use(deps.quota.middleware);
 

@@ -19,6 +19,12 @@ export const configSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   /** Data directory of the embedded ClickHouse engine (chDB), used when CLICKHOUSE_URL is unset. */
   MDS_DATA_DIR: z.string().min(1).default('./data'),
+  /**
+   * Directory with an operator's `assets.json` and `categories.json` (format: infra/catalog/CATALOG.md)
+   * that replace the bundled catalog; unset = bundled. Read by infra/catalog/catalog.ts when it is
+   * imported, which also validates it (the error names the file, the entry and the field).
+   */
+  MDS_CATALOG_DIR: z.string().trim().min(1).optional(),
   /** ClickHouse server URL (http://user:password@host:8123); unset = embedded chDB. */
   CLICKHOUSE_URL: optionalUrl('ClickHouse HTTP endpoint'),
   /** Database that holds the service's tables, created if missing. */
@@ -40,21 +46,81 @@ export const configSchema = z.object({
   QUOTA_PER_HOUR: positiveInt(600),
   /** pino log level. */
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  /** Binance spot websocket base URL (override to point the collector at the simulator). */
-  VENUE_BINANCE_WS_URL: z.string().url().default('wss://stream.binance.com:9443'),
-  /** Binance spot REST base URL. */
-  VENUE_BINANCE_REST_URL: z.string().url().default('https://api.binance.com'),
   /** Set by `npm run demo`: responses that name their source say the data is simulated. */
   MDS_SIMULATED: z
     .enum(['0', '1', 'false', 'true'])
     .default('0')
     .transform((v) => v === '1' || v === 'true'),
+  /** Minutes between re-listings of each native venue's markets (new markets subscribed, delisted ones dropped). */
+  INGEST_MARKETS_REFRESH_MIN: positiveInt(60),
   /** Rows the aggregator accumulates before an insert. */
   AGGREGATE_BATCH_ROWS: positiveInt(10_000),
   /** Longest time (ms) a trade waits in the aggregator before its batch is inserted. */
   AGGREGATE_BATCH_MS: positiveInt(1_000),
   /** An index price older than this (ms) is reported with measured=false. */
   INDEX_STALE_AFTER_MS: positiveInt(60_000),
+  // Index price engine (aggregate/indexPrice.ts, aggregate/METHODOLOGY.md "Index price": precedents of each default).
+  /** outlier: a market more than this many percent from the median of the markets still in (Coin Metrics 3 %; CF Benchmarks 5-10 %). */
+  INDEX_OUTLIER_PCT: z.coerce.number().positive().max(100).default(3),
+  /** An outlier is re-admitted once within this percentage of INDEX_OUTLIER_PCT (CF Benchmarks: 50). */
+  INDEX_OUTLIER_READMIT_PCT: z.coerce.number().positive().max(100).default(50),
+  /** low_share: a market with less than this percentage of the asset's trailing volume (Coin Metrics: 1 for CEX markets). */
+  INDEX_MIN_SHARE_PCT: z.coerce.number().min(0).max(100).default(1),
+  /** stale: never before the last trade is this old (ms; Coin Metrics inactivity rule: 1 min)... */
+  INDEX_STALE_MIN_MS: positiveInt(60_000),
+  /** ...always once it is this old (ms; Coin Metrics: 10 min)... */
+  INDEX_STALE_MAX_MS: positiveInt(600_000),
+  /** ...and in between once it is older than this many mean inter-trade intervals (Coin Metrics: 100). */
+  INDEX_STALE_INTERVALS: z.coerce.number().positive().default(100),
+  /** Fewest healthy venues behind the price of an asset with that many eligible venues; fewer = fail closed, last price carried. */
+  INDEX_MIN_VENUES: positiveInt(2),
+  /** crossed_book applies when the market's latest book was measured within this many ms of the second. */
+  INDEX_CROSSED_BOOK_MAX_AGE_MS: positiveInt(60_000),
+  /** Include perpetual markets in the index price (Coin Metrics: spot only). */
+  INDEX_PERPETUALS: z
+    .enum(['0', '1', 'false', 'true'])
+    .default('0')
+    .transform((v) => v === '1' || v === 'true'),
+  /** Trailing window of the volume weights and shares, whole minutes (CCData, CoinMarketCap: 24 h). */
+  INDEX_VOLUME_WINDOW_MIN: positiveInt(1_440),
+  /** Trailing window of the mean inter-trade interval, whole minutes (Coin Metrics: 60). */
+  INDEX_INTERVAL_WINDOW_MIN: positiveInt(60),
+  /** The index of a second is computed once it ended this long ago (ms), so late trades land first. */
+  INDEX_LAG_MS: z.coerce.number().int().min(0).default(2_000),
+  /** Seconds already computed that the index runner computes again each second, for late trades. */
+  INDEX_RECOMPUTE_S: z.coerce.number().int().min(0).default(10),
+  /** Most seconds the index runner computes in one step while catching up. */
+  INDEX_MAX_SECONDS_PER_TICK: positiveInt(600),
+  /** With no index stored yet, the runner starts at most this many hours back. */
+  INDEX_BACKFILL_HOURS: positiveInt(168),
+  /**
+   * EVM chains whose DEX activity is indexed (RPC URL, factories, tokens): the path of a JSON file
+   * or the JSON itself, validated by ingest/chains/chainsConfig.ts. Unset = no chain indexed.
+   */
+  CHAINS_CONFIG: z
+    .string()
+    .trim()
+    .optional()
+    .transform((v) => (v === '' ? undefined : v)),
+  /**
+   * Directory of US spot ETF flow files (btc.csv, eth.csv, sol.csv; format in aggregate/METHODOLOGY.md)
+   * that a job imports every hour. Unset = no ETF flows (the demo uses infra/reference/etf-flows-demo/).
+   */
+  ETF_FLOWS_DIR: z
+    .string()
+    .trim()
+    .optional()
+    .transform((v) => (v === '' ? undefined : v)),
+  /**
+   * ECB-style daily FX CSV (Date,USD,JPY,... in units per EUR; extra currency columns allowed) that
+   * a job imports daily into fx_reference_rates, for `vs` currencies without a measured rate.
+   * Unset = no reference rates (the demo uses infra/reference/fx-demo-snapshot.csv).
+   */
+  FX_REFERENCE_FILE: z
+    .string()
+    .trim()
+    .optional()
+    .transform((v) => (v === '' ? undefined : v)),
 });
 
 export type Config = z.infer<typeof configSchema>;

@@ -8,22 +8,34 @@ import type { Bus } from './bus/bus.ts';
 import { createMemoryBus } from './bus/memoryBus.ts';
 import { createKafkaBus } from './bus/kafkaBus.ts';
 import { startCollector } from '../ingest/collector.ts';
-import { startBinanceSimulator } from '../ingest/simulator/binanceServer.ts';
+import { startCcxtCollector } from '../ingest/ccxtCollector.ts';
+import { isSimulatedVenue, startSimulator, type Simulator } from '../ingest/simulator/simulator.ts';
+import { venueEndpoints } from '../ingest/venue.ts';
+import { selectCcxtVenues, selectVenues, venueTable } from '../ingest/venues/registry.ts';
+import { selectAssets } from '../ingest/assetSelection.ts';
+import { startDemoChain } from '../ingest/simulator/evmChain.ts';
 import { startTradeSink } from '../aggregate/tradeSink.ts';
+import { indexSettingsFromConfig, startIndexRunner } from '../aggregate/indexRunner.ts';
 import { startBookSink } from '../aggregate/bookSink.ts';
+import { startLiquidationSink } from '../aggregate/liquidationSink.ts';
+import { fxDemoSnapshotFile } from '../aggregate/fxReference.ts';
+import { etfFlowsDemoDir } from '../aggregate/etfFlows.ts';
 import { startApi } from '../api/server.ts';
 import { KeyStore } from '../api/keys.ts';
+import { startJobs } from './jobs.ts';
+import { serviceJobs } from './jobList.ts';
 
 const usage = `usage: node infra/main.ts <role> [options]
 roles:
   all                     collectors, bus, aggregator, store and API in one process (npm start)
   demo                    the same against the local market simulator (npm run demo)
-  ingest [--venues list]  collectors only, publishing to the bus (needs KAFKA_BROKERS to be useful)
+  ingest [--venues list]  collectors only, publishing to the bus (needs KAFKA_BROKERS to be useful);
+                          --venues binance,okx (default: every native venue), --list-venues prints them;
+                          ccxt venues run when named (--venues bitget,woo-swap), or all with --venues ccxt;
+                          --assets top100 (the catalog's first 100) or --assets bitcoin,ethereum
   aggregate               bus consumer writing to ClickHouse
-  api                     the HTTP API over ClickHouse`;
-
-const venues = ['binance'] as const;
-type Venue = (typeof venues)[number];
+  api                     the HTTP API over ClickHouse
+  jobs                    scheduled reference and indicator jobs (bullmq workers when REDIS_URL is set)`;
 
 /** Stops registered parts in reverse order of start, once, on SIGINT/SIGTERM or a fatal error. */
 class Lifecycle {
@@ -65,17 +77,15 @@ async function openMigratedStore(config: Config, log: Logger): Promise<Store> {
   return store;
 }
 
-function parseVenues(list: string | undefined): Venue[] {
-  if (!list) return [...venues];
-  return list.split(',').map((v) => {
-    const venue = venues.find((known) => known === v.trim());
-    if (!venue) throw new ConfigError(`--venues: unknown venue "${v}"; supported: ${venues.join(', ')}`);
-    return venue;
-  });
-}
-
 async function run(role: string, args: string[]): Promise<void> {
-  const { values } = parseArgs({ args, options: { venues: { type: 'string' } }, allowPositionals: false });
+  const { values } = parseArgs({ args, options: { venues: { type: 'string' }, assets: { type: 'string' }, 'list-venues': { type: 'boolean' } }, allowPositionals: false });
+  if (values['list-venues']) {
+    process.stdout.write(`${venueTable()}\n`);
+    return;
+  }
+  const selectedVenues = selectVenues(values.venues);
+  const selectedCcxtVenues = selectCcxtVenues(values.venues);
+  const assets = selectAssets(values.assets);
   let config = loadConfig();
   const log = createLogger(config.LOG_LEVEL, { role });
   const life = new Lifecycle(log);
@@ -87,15 +97,28 @@ async function run(role: string, args: string[]): Promise<void> {
     const withIngest = role === 'all' || role === 'demo' || role === 'ingest';
     const withAggregate = role === 'all' || role === 'demo' || role === 'aggregate';
     const withApi = role === 'all' || role === 'demo' || role === 'api';
+    const withJobs = role === 'all' || role === 'demo' || role === 'jobs';
 
+    let sim: Simulator | undefined;
     if (role === 'demo') {
-      const sim = await startBinanceSimulator({ port: 0, seed: Date.now() });
-      life.add('simulator', () => sim.close());
-      config = { ...config, VENUE_BINANCE_WS_URL: sim.wsUrl, VENUE_BINANCE_REST_URL: sim.restUrl, MDS_SIMULATED: true };
-      log.info({ ws: sim.wsUrl, rest: sim.restUrl }, 'market simulator started: all demo data is SIMULATED');
+      // Every native venue's protocol on loopback, from one SIMULATED market.
+      // Books move every 250 ms (the venues' fastest streams are 100 ms): the whole demo shares two cores.
+      const simulator = await startSimulator({ seed: Date.now(), tickMs: 250 });
+      sim = simulator;
+      life.add('simulator', () => simulator.close());
+      config = { ...config, MDS_SIMULATED: true };
+      // Approximate rates, marked demo-snapshot in every response that uses them, so vs=eur etc. answer offline.
+      config = { ...config, FX_REFERENCE_FILE: config.FX_REFERENCE_FILE ?? fxDemoSnapshotFile };
+      // SIMULATED fund flows; the files say so, and so does every response built from them.
+      config = { ...config, ETF_FLOWS_DIR: config.ETF_FLOWS_DIR ?? etfFlowsDemoDir };
+      // One SIMULATED EVM chain (named so in /v1/chains), indexed by the chain indexer job over JSON-RPC.
+      const chain = await startDemoChain();
+      life.add('chain-simulator', () => chain.close());
+      config = { ...config, CHAINS_CONFIG: config.CHAINS_CONFIG ?? JSON.stringify({ chains: [chain.config] }) };
+      log.info({ venues: Object.fromEntries(sim.venues.map((id) => [id, simulator.endpoints(id).ws])) }, 'market simulator started: all demo data is SIMULATED');
     }
 
-    const store = withAggregate || withApi ? await openMigratedStore(config, log) : undefined;
+    const store = withAggregate || withApi || withJobs ? await openMigratedStore(config, log) : undefined;
     if (store) life.add('store', () => store.close());
 
     const bus = withIngest || withAggregate ? await openBus(config, log) : undefined;
@@ -115,18 +138,41 @@ async function run(role: string, args: string[]): Promise<void> {
         batchMs: config.AGGREGATE_BATCH_MS,
       });
       life.add('trade-sink', () => sink.stop());
+      const index = startIndexRunner({ store, log: log.child({ part: 'index' }), ...indexSettingsFromConfig(config) });
+      life.add('index', () => index.stop());
+      const liquidations = await startLiquidationSink({
+        bus,
+        store,
+        log: log.child({ part: 'liquidation-sink' }),
+        batchRows: config.AGGREGATE_BATCH_ROWS,
+        batchMs: config.AGGREGATE_BATCH_MS,
+      });
+      life.add('liquidation-sink', () => liquidations.stop());
       const books = await startBookSink({ bus, store, log: log.child({ part: 'book-sink' }), everyMs: 5_000 });
       life.add('book-sink', () => books.stop());
     }
 
     if (withIngest && bus) {
-      for (const venue of parseVenues(values.venues)) {
-        const collector = await startCollector({ venue, config, bus, log: log.child({ venue }) });
-        life.add(`collector:${venue}`, async () => {
+      for (const venue of selectedVenues) {
+        const endpoints = sim && isSimulatedVenue(venue.id) ? sim.endpoints(venue.id) : venueEndpoints(venue);
+        const collector = await startCollector({ venue, endpoints, bus, log, assets, tuning: { marketsRefreshMs: config.INGEST_MARKETS_REFRESH_MIN * 60_000 } });
+        life.add(`collector:${venue.id}`, async () => {
           await collector.stop();
           await bus.flush();
         });
       }
+      for (const venue of selectedCcxtVenues) {
+        const collector = await startCcxtCollector({ venue, bus, log: log.child({ venue: venue.id }), assets });
+        life.add(`collector:${venue.id}`, async () => {
+          await collector.stop();
+          await bus.flush();
+        });
+      }
+    }
+
+    if (withJobs && store) {
+      const jobs = await startJobs(serviceJobs(config), { store, log: log.child({ part: 'jobs' }), redisUrl: config.REDIS_URL });
+      life.add('jobs', () => jobs.stop());
     }
 
     if (withApi && store) {
@@ -148,7 +194,7 @@ async function run(role: string, args: string[]): Promise<void> {
 }
 
 const [role, ...rest] = process.argv.slice(2);
-if (!role || !['all', 'demo', 'ingest', 'aggregate', 'api'].includes(role)) {
+if (!role || !['all', 'demo', 'ingest', 'aggregate', 'api', 'jobs'].includes(role)) {
   console.error(usage);
   process.exit(2);
 }

@@ -7,7 +7,12 @@ import { createLogger } from '../../infra/log.ts';
 import { migrate } from '../../infra/migrate.ts';
 import { openStore, type Store } from '../../infra/store.ts';
 import type { TradeEvent } from '../../infra/events.ts';
+import { computeIndex } from '../../api/__tests__/harness.ts';
+import { defaultIndexParams } from '../indexPrice.ts';
+import { defaultIndexSchedule } from '../indexRunner.ts';
 import { startTradeSink } from '../tradeSink.ts';
+import { expectTicks, storedTicks } from './indexCheck.ts';
+import { referenceTicks } from './indexReference.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'mds-sink-'));
 let store: Store;
@@ -28,7 +33,8 @@ function trades(asset: string, n: number, t0: number): TradeEvent[] {
     asset,
     quote: 'USDT',
     tradeId: String(1000 + Math.floor(i / 2)),
-    price: 50 + ((i * 7919) % 101) / 10,
+    // Within 0.2 % across venues, as real venues quote: both stay in the index price.
+    price: 50 + ((i * 7919) % 101) / 1000,
     quantity: 0.1 + ((i * 104729) % 37) / 10,
     side: i % 3 ? 'buy' : 'sell',
     ts: t0 + i * 337,
@@ -99,23 +105,15 @@ test('replayed and duplicated trades are stored once; candles and index prices m
     }
   }
 
-  // Index price per second: VWAP of that second's trades.
-  const perSecond = new Map<number, { pq: number; q: number }>();
-  for (const t of sent) {
-    const s = Math.floor(t.ts / 1000) * 1000;
-    const acc = perSecond.get(s) ?? { pq: 0, q: 0 };
-    acc.pq += t.price * t.quantity;
-    acc.q += t.quantity;
-    perSecond.set(s, acc);
-  }
-  const index = await store.rows<{ t: number; price: number }>(
-    "SELECT toUnixTimestamp(second) * 1000 AS t, price FROM index_price_history WHERE asset = 'sinkcoin' ORDER BY second",
-  );
-  expect(index.length).toBe(perSecond.size);
-  for (const r of index) {
-    const e = perSecond.get(r.t)!;
-    expect(Math.abs(r.price / (e.pq / e.q) - 1)).toBeLessThan(1e-9);
-  }
+  // Index price of every second (aggregate/METHODOLOGY.md, "Index price"), from what the sink stored.
+  const indexNow = t0 + 300_000;
+  await computeIndex(store, indexNow);
+  const raw = sent.map((t) => ({ ...t, trade_id: t.tradeId }));
+  const fromS = Math.floor(t0 / 1000) - 10;
+  const toS = Math.floor((indexNow - defaultIndexSchedule.lagMs) / 1000) - 1;
+  const expected = referenceTicks(raw, 'sinkcoin', fromS, toS, { params: defaultIndexParams });
+  expect(expected.length).toBeGreaterThan(200);
+  expectTicks(await storedTicks(store, 'sinkcoin'), expected, fromS, toS);
 });
 
 test('a batch the consumer fails is delivered again and stored once', async () => {

@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { KeyStore } from '../keys.ts';
 import { startApi, type ApiServer } from '../server.ts';
-import { openTestStore, silentLog, testConfig, trade } from './harness.ts';
+import { computeIndex, openTestStore, silentLog, testConfig, trade } from './harness.ts';
 
 let env: Awaited<ReturnType<typeof openTestStore>>;
 let api: ApiServer;
@@ -13,6 +13,15 @@ beforeAll(async () => {
   env = await openTestStore();
   const now = Date.now();
   await env.store.insert('trades', [trade({ venue: 'binance', market: 'ETHUSDT', asset: 'ethereum', quote: 'USDT', trade_id: '1', ts: now - 1_000, price: 3_000, quantity: 1 })]);
+  // Rates for the vs values the fuzzer sends (eur, btc), so that they answer 200 rather than 503 unavailable.
+  await env.store.insert('trades', [trade({ venue: 'binance', market: 'BTCUSDT', asset: 'bitcoin', quote: 'USDT', trade_id: '2', ts: now - 1_000, price: 90_000, quantity: 1 })]);
+  // ars, brl and sek: the value maps of /v1/coins/{id}, which answers 503 without them.
+  await env.store.insert(
+    'fx_reference_rates',
+    ['eur', 'ars', 'brl', 'sek'].map((currency) => ({ date: '2000-01-03', currency, per_usd: 0.99, source: 'fuzz', imported_at: now })),
+  );
+  // Their index prices, up to the second of those trades.
+  await computeIndex(env.store, now + 3_000);
   api = await startApi({ store: env.store, config: testConfig({ QUOTA_PER_HOUR: '1000000' }), log: silentLog });
   key = (await new KeyStore(env.store).create('fuzz')).key;
 });
@@ -32,6 +41,11 @@ const path = fc.oneof(
   fc.constant('/v1/exchanges'),
   fc.constant('/v1/search'),
   segment.map((id) => `/v1/exchanges/${id}`),
+  fc.constant('/v1/coins'),
+  segment.map((id) => `/v1/coins/${id}`),
+  segment.map((id) => `/v1/coins/${id}/chart`),
+  fc.constant('/v1/global'),
+  fc.constant('/v1/categories'),
   fc.array(segment, { maxLength: 4 }).map((parts) => `/v1/${parts.join('/')}`),
   fc.array(segment, { maxLength: 3 }).map((parts) => `/${parts.join('/')}`),
 );
@@ -39,7 +53,7 @@ const value = fc.oneof(
   fc.constantFrom('1m', '1h', '1w', 'usd', 'eur', 'btc', 'bitcoin,ethereum', ',', '', '-1', '1e309', 'true', '[]'),
   fc.string({ maxLength: 20 }),
 );
-const query = fc.dictionary(fc.constantFrom('ids', 'interval', 'vs', 'limit', 'page', 'offset', 'q', 'x', 'ids[]', '__proto__', 'constructor'), value, { maxKeys: 4 });
+const query = fc.dictionary(fc.constantFrom('ids', 'interval', 'vs', 'limit', 'page', 'offset', 'q', 'x', 'ids[]', '__proto__', 'constructor', 'range', 'metric', 'sparkline', 'all'), value, { maxKeys: 4 });
 const headers = fc.record(
   {
     auth: fc.constantFrom('x-api-key', 'bearer', 'none', 'wrong', 'empty-bearer'),

@@ -5,6 +5,8 @@ import { loadConfig, type Config } from '../../infra/config.ts';
 import { createLogger } from '../../infra/log.ts';
 import { migrate } from '../../infra/migrate.ts';
 import { openStore, type Store } from '../../infra/store.ts';
+import { defaultIndexParams } from '../../aggregate/indexPrice.ts';
+import { defaultIndexSchedule, IndexRunner } from '../../aggregate/indexRunner.ts';
 
 // MDS_TEST_LOG_LEVEL=debug shows the API's logs while a test runs.
 export const silentLog = createLogger(process.env.MDS_TEST_LOG_LEVEL ?? 'silent');
@@ -44,6 +46,19 @@ export interface TradeRow {
 
 export function trade(fields: Omit<TradeRow, 'received_at' | 'side'> & Partial<Pick<TradeRow, 'side'>>): TradeRow {
   return { side: 'buy', received_at: fields.ts, ...fields };
+}
+
+/**
+ * Computes the index price (aggregate/indexRunner.ts) of every second from `since` (default: 7 days,
+ * the runner's backfill) before `now` up to `now` - 2 s, as the aggregate role does while it runs:
+ * call it after storing trades. Computes again from `since` each time, so trades stored in any
+ * order count. The reference recomputation for tests is aggregate/__tests__/indexReference.ts.
+ */
+export async function computeIndex(store: Store, now = Date.now(), sinceMs = defaultIndexSchedule.backfillMs): Promise<void> {
+  // Large steps: test histories have few markets and long quiet spans.
+  const schedule = { ...defaultIndexSchedule, maxSecondsPerTick: 3 * 86_400 };
+  const runner = new IndexRunner({ store, log: silentLog, params: defaultIndexParams, schedule });
+  await runner.catchUp(now, { from: Math.floor((now - sinceMs) / 1000) });
 }
 
 /** The quotes whose markets make up the index (USD and, at par, USDT and USDC). */

@@ -1,7 +1,10 @@
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { KeyStore } from '../keys.ts';
 import { startApi, type ApiServer } from '../server.ts';
-import { get, openTestStore, silentLog, testConfig, trade, type TradeRow } from './harness.ts';
+import { defaultIndexParams } from '../../aggregate/indexPrice.ts';
+import { defaultIndexSchedule } from '../../aggregate/indexRunner.ts';
+import { referenceTicks } from '../../aggregate/__tests__/indexReference.ts';
+import { computeIndex, get, openTestStore, silentLog, testConfig, trade, type TradeRow } from './harness.ts';
 
 let env: Awaited<ReturnType<typeof openTestStore>>;
 let api: ApiServer;
@@ -24,7 +27,13 @@ beforeAll(async () => {
     const ts = i < 20 ? now - 26 * 3_600_000 + i : now - 23 * 3_600_000 + Math.floor(i / 2) * 250_000;
     rows.push(trade({ ...m, asset: 'solana', trade_id: String(1_000 + i), ts, price: 140 + ((i * 37) % 23) / 7, quantity: 0.5 + (i % 9) }));
   }
+  // The last 30 s: two markets trade again (in the index price), SOLUSDC stays quiet (stale).
+  for (let i = 0; i < 6; i++) {
+    const m = markets[i % 2 === 0 ? 0 : 2]!;
+    rows.push(trade({ ...m, asset: 'solana', trade_id: String(2_000 + i), ts: now - 30_000 + i * 5_000, price: 141 + i / 8, quantity: 2 }));
+  }
   await env.store.insert('trades', rows);
+  await computeIndex(env.store, now);
   api = await startApi({ store: env.store, config: testConfig(), log: silentLog });
   key = (await new KeyStore(env.store).create('markets-test')).key;
 });
@@ -34,6 +43,9 @@ afterAll(async () => {
 });
 
 test('markets of an asset: last price, 24 h volume and share, recomputed from the trades', async () => {
+  const lastSecond = Math.floor((now - defaultIndexSchedule.lagMs) / 1000) - 1;
+  const lastIndexSecond = referenceTicks(rows, 'solana', Math.floor(now / 1000) - 7 * 86_400, lastSecond, { params: defaultIndexParams }).at(-1)!;
+  expect(lastIndexSecond.second).toBe(lastSecond);
   const res = await get(`${api.url}/v1/coins/solana/markets`, { 'x-api-key': key });
   expect(res.status).toBe(200);
   const body = res.json as any;
@@ -51,8 +63,16 @@ test('markets of an asset: last price, 24 h volume and share, recomputed from th
     expect(m.updatedAt).toBe(last.ts);
     expect(Math.abs(m.volume24h / volume - 1)).toBeLessThan(1e-9);
     expect(Math.abs(m.share / (volume / total) - 1)).toBeLessThan(1e-9);
-    expect(m).toMatchObject({ contract: 'spot', excluded: false, excludeReason: null, spreadBps: null, costBuy: null });
+    expect(m).toMatchObject({ contract: 'spot', spreadBps: null, costBuy: null });
+    // The index runner's verdict on the market at the last second it computed, recomputed from the trades.
+    const verdict = lastIndexSecond.markets.find((v) => v.key === `${m.venueId}:${trades[0]!.market}`)!;
+    expect({ excluded: m.excluded, excludeReason: m.excludeReason }).toEqual({ excluded: verdict.reason !== null, excludeReason: verdict.reason });
   }
+  expect(body.markets.map((m: any) => [m.pair, m.excludeReason]).sort()).toEqual([
+    ['SOL/USD', null],
+    ['SOL/USDC', 'stale'],
+    ['SOL/USDT', null],
+  ]);
   expect(body.markets.find((m: any) => m.venueId === 'binance').venue).toBe('Binance');
   const volumes = body.markets.map((m: any) => m.volume24h);
   expect(volumes).toEqual([...volumes].sort((a: number, b: number) => b - a));
@@ -60,7 +80,7 @@ test('markets of an asset: last price, 24 h volume and share, recomputed from th
 
 test('unknown asset and currency', async () => {
   expect((await get(`${api.url}/v1/coins/nope/markets`, { 'x-api-key': key })).status).toBe(404);
-  const bad = await get(`${api.url}/v1/coins/solana/markets?vs=eur`, { 'x-api-key': key });
+  const bad = await get(`${api.url}/v1/coins/solana/markets?vs=xau`, { 'x-api-key': key });
   expect(bad.status).toBe(400);
   expect((bad.json as any).error.message).toMatch(/vs/);
 });

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { KeyStore } from '../keys.ts';
 import { startApi, type ApiServer } from '../server.ts';
 import { get, indexQuotes, openTestStore, silentLog, testConfig, trade, type TradeRow } from './harness.ts';
@@ -19,6 +19,11 @@ const bucketStart: Record<string, (ts: number) => number> = {
   '1w': (ts) => Math.floor((ts - 4 * dayMs) / (7 * dayMs)) * 7 * dayMs + 4 * dayMs,
 };
 const limits: Record<string, number> = { '1m': 1440, '5m': 864, '15m': 672, '1h': 720, '4h': 540, '1d': 365, '1w': 260 };
+const stepMs: Record<string, number> = { '1m': minute, '5m': 5 * minute, '15m': 15 * minute, '1h': hour, '4h': 4 * hour, '1d': dayMs, '1w': 7 * dayMs };
+
+// The clock stands still in this file (for the API too): the gapless series runs up to the interval that holds now.
+const now = Date.now();
+vi.useFakeTimers({ toFake: ['Date'], now });
 
 /** A small deterministic generator, so a failure replays the same trades. */
 function random(seed: number): () => number {
@@ -87,14 +92,21 @@ function expectedCandles(trades: TradeRow[], interval: string): Candle[] {
     c.close = t.price;
     c.volume += t.quantity;
   }
-  return [...buckets.values()].sort((a, b) => a.timestamp - b.timestamp).slice(-limits[interval]!);
+  // Gapless: every interval from the first traded one to the one that holds now; one without trades repeats the previous close.
+  const series: Candle[] = [];
+  const first = Math.min(...buckets.keys());
+  for (let t = first; t <= bucketStart[interval]!(now); t += stepMs[interval]!) {
+    const close = series.at(-1)?.close;
+    series.push(buckets.get(t) ?? { timestamp: t, open: close!, high: close!, low: close!, close: close!, volume: 0 });
+  }
+  return series.slice(-limits[interval]!);
 }
 
 describe('GET /v1/coins/{id}/ohlc', () => {
   let dispose: () => Promise<void>;
   let api: ApiServer;
   let key: string;
-  const trades = makeTrades(Date.now());
+  const trades = makeTrades(now);
   const auth = () => ({ 'x-api-key': key });
 
   beforeAll(async () => {
@@ -142,7 +154,7 @@ describe('GET /v1/coins/{id}/ohlc', () => {
     expect(res.json).toEqual({ candles: [], source: 'mds:trades', rate: 1, currency: 'usd' });
   });
 
-  it.each(['eur', 'btc', 'USD', 'xyz', ''])('refuses vs=%j with 400 naming vs and the allowed values', async (vs) => {
+  it.each(['EUR', 'USD', 'xau', 'xyz', ''])('refuses vs=%j with 400 naming vs and the allowed values', async (vs) => {
     const res = await get(`${api.url}/v1/coins/bitcoin/ohlc?vs=${vs}`, auth());
     expect(res.status).toBe(400);
     const { error } = res.json as { error: { code: string; message: string; status: number } };

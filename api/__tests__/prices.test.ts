@@ -1,16 +1,19 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KeyStore } from '../keys.ts';
 import { startApi, type ApiServer } from '../server.ts';
-import { get, indexQuotes, openTestStore, silentLog, testConfig, trade, type TradeRow } from './harness.ts';
+import { defaultIndexParams } from '../../aggregate/indexPrice.ts';
+import { defaultIndexSchedule } from '../../aggregate/indexRunner.ts';
+import { referenceTicks } from '../../aggregate/__tests__/indexReference.ts';
+import { computeIndex, get, openTestStore, silentLog, testConfig, trade, type TradeRow } from './harness.ts';
 
 const T = Date.now();
 const nowSecond = Math.floor(T / 1000);
 const day = 86_400;
 
 // Prices are multiples of 1/4 and quantities of 1/8: every product and sum is exact in binary,
-// so the VWAP the test computes equals the store's whatever the summation order.
+// so the weights the test computes equal the engine's whatever the summation order.
 const trades: TradeRow[] = [
-  // bitcoin, the latest second: three index markets, and a EUR market that the index leaves out.
+  // bitcoin, the latest second: three index markets, and a EUR market that the index leaves out (no EUR rate here).
   trade({ venue: 'binance', market: 'BTCUSDT', asset: 'bitcoin', quote: 'USDT', trade_id: 'b1', ts: (nowSecond - 3) * 1000 + 100, price: 100_000.25, quantity: 0.5 }),
   trade({ venue: 'binance', market: 'BTCUSDC', asset: 'bitcoin', quote: 'USDC', trade_id: 'c1', ts: (nowSecond - 3) * 1000 + 400, price: 100_010.5, quantity: 0.25 }),
   trade({ venue: 'coinbase', market: 'BTC-USD', asset: 'bitcoin', quote: 'USD', trade_id: 'u1', ts: (nowSecond - 3) * 1000 + 900, price: 99_990.75, quantity: 1.125 }),
@@ -30,33 +33,37 @@ const trades: TradeRow[] = [
   trade({ venue: 'binance', market: 'SOLUSDT', asset: 'solana', quote: 'USDT', trade_id: 's1', ts: (nowSecond - 3 * day) * 1000, price: 150, quantity: 10 }),
   // dogecoin: only a EUR market, so no index price: left out.
   trade({ venue: 'kraken', market: 'DOGEEUR', asset: 'dogecoin', quote: 'EUR', trade_id: 'd1', ts: (nowSecond - 2) * 1000, price: 0.125, quantity: 1000 }),
+  // cardano: two venues in step until coinbase jumps 12.5 % 10 s ago; each is then an outlier to
+  // the median of the two, so the index fails closed: the last price is carried, and is not
+  // measured although its last trade is recent.
+  ...Array.from({ length: 38 }, (_, i) => nowSecond - 40 + i).flatMap((s) => [
+    trade({ venue: 'kraken', market: 'ADAUSD', asset: 'cardano', quote: 'USD', trade_id: `k${s}`, ts: s * 1000 + 100, price: 0.5, quantity: 100 }),
+    trade({ venue: 'coinbase', market: 'ADA-USD', asset: 'cardano', quote: 'USD', trade_id: `c${s}`, ts: s * 1000 + 200, price: s < nowSecond - 10 ? 0.5 : 0.5625, quantity: 100 }),
+  ]),
 ];
 
-/** Independent recomputation: the VWAP per asset and second over the index markets. */
-function seconds(asset: string): Map<number, { price: number; lastTradeAt: number }> {
-  const sums = new Map<number, { notional: number; volume: number; lastTradeAt: number }>();
-  for (const t of trades) {
-    if (t.asset !== asset || !indexQuotes.has(t.quote)) continue;
-    const s = Math.floor(t.ts / 1000);
-    const cur = sums.get(s) ?? { notional: 0, volume: 0, lastTradeAt: 0 };
-    sums.set(s, { notional: cur.notional + t.price * t.quantity, volume: cur.volume + t.quantity, lastTradeAt: Math.max(cur.lastTradeAt, t.ts) });
-  }
-  return new Map([...sums].map(([s, v]) => [s, { price: v.notional / v.volume, lastTradeAt: v.lastTradeAt }]));
-}
+/** When the index is computed (as the runner would have by then), and the last second that covers. */
+const computedAt = T + 2_500;
+const lastSecond = Math.floor((computedAt - defaultIndexSchedule.lagMs) / 1000) - 1;
 
+/**
+ * Independent recomputation from the trades (aggregate/__tests__/indexReference.ts): the index of
+ * the last computed second, and the index at the latest second at or before now - 24 h (or the
+ * first second in the 48 h the endpoint reads, when there is none before).
+ */
 function expectedEntry(asset: string, symbol: string, at: number, staleAfterMs: number) {
-  const bySecond = seconds(asset);
-  const ordered = [...bySecond.keys()].sort((a, b) => a - b);
-  const latest = bySecond.get(ordered.at(-1)!)!;
+  const ticks = referenceTicks(trades, asset, nowSecond - 4 * day, lastSecond, { params: defaultIndexParams });
+  const latest = ticks.at(-1)!;
+  expect(latest.second).toBe(lastSecond);
+  const inWindow = ticks.filter((t) => t.second >= Math.floor(at / 1000) - 2 * day);
   const refSecond = Math.floor(at / 1000) - day;
-  const atOrBefore = ordered.filter((s) => s <= refSecond);
-  const reference = bySecond.get(atOrBefore.length > 0 ? atOrBefore.at(-1)! : ordered[0]!)!;
+  const reference = inWindow.findLast((t) => t.second <= refSecond) ?? inWindow[0]!;
   return {
     assetId: asset,
     symbol,
     price: latest.price,
     change24h: (latest.price / reference.price - 1) * 100,
-    measured: at - latest.lastTradeAt <= staleAfterMs,
+    measured: latest.status !== 'fail_closed' && at - latest.lastTradeAt <= staleAfterMs,
     updatedAt: latest.lastTradeAt,
   };
 }
@@ -79,6 +86,7 @@ describe('GET /v1/prices', () => {
     await opened.store.insert('trades', trades.slice(0, 2));
     await opened.store.insert('trades', trades.slice(2, 7));
     await opened.store.insert('trades', trades.slice(7));
+    await computeIndex(opened.store, computedAt);
     ({ key } = await new KeyStore(opened.store).create('prices-test'));
     api = await startApi({ store: opened.store, config, log: silentLog });
   });
@@ -96,12 +104,20 @@ describe('GET /v1/prices', () => {
     expect(Number.isInteger(body.at)).toBe(true);
     expect(Math.abs(body.at - Date.now())).toBeLessThan(60_000);
     const stale = config.INDEX_STALE_AFTER_MS;
-    expect(body.prices).toEqual([expectedEntry('bitcoin', 'btc', body.at, stale), expectedEntry('ethereum', 'eth', body.at, stale)]);
-    // Sanity of the fixture itself: one measured asset, one stale, one with history under 24 h.
-    expect(body.prices.map((p) => p.measured)).toEqual([true, false]);
-    const [btc] = body.prices;
+    expect(body.prices).toEqual([
+      expectedEntry('bitcoin', 'btc', body.at, stale),
+      expectedEntry('ethereum', 'eth', body.at, stale),
+      expectedEntry('cardano', 'ada', body.at, stale),
+    ]);
+    // Sanity of the fixture itself: one measured asset, one stale, one with history under 24 h, one carried.
+    expect(body.prices.map((p) => p.measured)).toEqual([true, false, false]);
+    const [btc, , ada] = body.prices;
+    expect(ada).toMatchObject({ price: 0.5, updatedAt: (nowSecond - 11) * 1000 + 200 });
+    expect(body.at - ada!.updatedAt).toBeLessThan(stale);
     expect(btc!.updatedAt).toBe((nowSecond - 3) * 1000 + 900);
-    expect(btc!.price).toBe((100_000.25 * 0.5 + 100_010.5 * 0.25 + 99_990.75 * 1.125) / (0.5 + 0.25 + 1.125));
+    // Three USD-valued markets on two venues, each within 0.02 % of the others: all in the index.
+    expect(btc!.price).toBeGreaterThan(99_990.75);
+    expect(btc!.price).toBeLessThan(100_010.5);
   });
 
   it('returns the listed ids only, in rank order, leaving out unknown ids and assets without a price', async () => {

@@ -25,7 +25,14 @@ test('exact ticker first, then names that start with the text, then the rest', a
   // Both start with "bit"; catalog (rank) order breaks the tie.
   expect(bit.slice(0, 2)).toEqual(['bitcoin', 'bitcoin-cash']);
   expect(((await search('coin')).json as any).coins.map((c: any) => c.id)).toContain('dogecoin');
-  expect(((await search('binance')).json as any).exchanges).toEqual([{ id: 'binance', name: 'Binance' }]);
+  // The exact id first, then the venues whose id or name starts with the text.
+  const binance = ((await search('binance')).json as any).exchanges;
+  expect(binance[0]).toEqual({ id: 'binance', name: 'Binance' });
+  expect(binance.map((e: any) => e.id)).toContain('binance-futures');
+  expect(binance.every((e: any) => `${e.id} ${e.name}`.toLowerCase().includes('binance'))).toBe(true);
+  const defi = ((await search('defi')).json as any).categories;
+  expect(defi.length).toBeGreaterThan(0);
+  expect(defi.every((c: any) => `${c.id} ${c.name}`.toLowerCase().includes('defi'))).toBe(true);
   expect((await search('zzzz-nothing')).json).toEqual({ coins: [], exchanges: [], categories: [] });
 });
 

@@ -32,7 +32,7 @@ const exchangeResponse = z.object({
 
 const exchangePath = z.object({ id: z.string().describe('exchange id, e.g. binance') });
 
-/** GET /v1/exchanges/{id} (spec 4.8): the list row plus its markets and daily volume. */
+/** GET /v1/exchanges/{id} (spec 4.8): the list row (with its score breakdown) plus its markets and daily volume. */
 export function exchangeRoute(deps: { store: Store }): CachedRoute {
   return {
     path: '/v1/exchanges/:id',
@@ -40,7 +40,7 @@ export function exchangeRoute(deps: { store: Store }): CachedRoute {
     doc: {
       operationId: 'exchange',
       tag: 'Market',
-      summary: 'One exchange: its markets and daily volume',
+      summary: 'One exchange: its score breakdown, markets and daily volume',
       path: exchangePath,
       query: z.object({}),
       response: exchangeResponse,

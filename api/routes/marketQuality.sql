@@ -8,6 +8,7 @@ SELECT
     depth_bid_1 AS depthBid1,
     depth_ask_1 AS depthAsk1,
     cost_buy AS costBuy,
-    cost_sell AS costSell
+    cost_sell AS costSell,
+    liquidity_score AS liquidityScore
 FROM market_quality FINAL
 WHERE asset = {asset:String} AND ts >= fromUnixTimestamp64Milli({from:Int64}, 'UTC')

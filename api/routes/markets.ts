@@ -3,15 +3,16 @@ import { z } from 'zod';
 import { findAsset, findVenue } from '../../infra/catalog/catalog.ts';
 import type { MarketQuality } from '../../aggregate/marketQuality.ts';
 import type { Store } from '../../infra/store.ts';
-import { vsParam } from '../currency.ts';
+import { loadRate, vsParam } from '../currency.ts';
 import { ApiError, parseParams } from '../errors.ts';
 import type { CachedRoute } from '../responseCache.ts';
 
 const marketsSql = readFileSync(new URL('./markets.sql', import.meta.url), 'utf8');
 const qualitySql = readFileSync(new URL('./marketQuality.sql', import.meta.url), 'utf8');
+const verdictsSql = readFileSync(new URL('./marketVerdicts.sql', import.meta.url), 'utf8');
 const dayMs = 86_400_000;
 /** Book metrics older than this are not shown: the book they describe is gone. */
-const qualityFreshMs = 60_000;
+export const qualityFreshMs = 60_000;
 
 const nullableNumber = (description: string) => z.number().nullable().describe(`${description}; null while no fresh book of the market is measured`);
 const costs = (side: string) =>
@@ -26,19 +27,28 @@ const market = z.object({
   venue: z.string().describe('venue name'),
   pair: z.string().describe('BASE/QUOTE'),
   quote: z.string(),
-  price: z.number().describe('last trade price, in the served currency'),
-  volume24h: z.number().describe('volume of the last 24 h, in the served currency'),
+  price: z.number().describe('last trade price in the served currency (from USD; USDT and USDC quotes counted at par)'),
+  volume24h: z.number().describe('quote volume of the last 24 h, in the served currency'),
   share: z.number().describe("fraction of the asset's 24 h volume over the listed markets"),
   contract: z.enum(['spot', 'perpetual']),
   excluded: z.boolean().describe('excluded from the index price'),
-  excludeReason: z.string().nullable(),
+  excludeReason: z
+    .string()
+    .nullable()
+    .describe('why, per aggregate/METHODOLOGY.md "Index price": stale, crossed_book, low_share, outlier, no_usd_rate, perpetual; not_evaluated when the index has no verdict on the market yet; null when included'),
   updatedAt: z.number().int().describe('unix ms of the last trade'),
   spreadBps: nullableNumber('best ask minus best bid, in bps of the mid'),
-  depthBid: nullableNumber('bid depth within 2 % of the mid'),
-  depthAsk: nullableNumber('ask depth within 2 % of the mid'),
-  depthBid1: nullableNumber('bid depth within 1 % of the mid'),
-  depthAsk1: nullableNumber('ask depth within 1 % of the mid'),
-  liquidityScore: z.number().nullable().describe('0-1000; null until the liquidity score is computed'),
+  depthBid: nullableNumber('value of the bids within 2 % of the mid, in the served currency'),
+  depthAsk: nullableNumber('value of the asks within 2 % of the mid, in the served currency'),
+  depthBid1: nullableNumber('value of the bids within 1 % of the mid, in the served currency'),
+  depthAsk1: nullableNumber('value of the asks within 1 % of the mid, in the served currency'),
+  liquidityScore: z
+    .number()
+    .int()
+    .min(0)
+    .max(1000)
+    .nullable()
+    .describe('0 (illiquid) to 1000, from the cost of buying and selling $100 to $200k on the latest book and its balance (aggregate/METHODOLOGY.md, "Market quality and exchange score"); null while no fresh book of the market is measured'),
   costBuy: costs('buy'),
   costSell: costs('sell'),
 });
@@ -46,7 +56,9 @@ export type Market = z.infer<typeof market>;
 
 export const marketsResponse = z.object({
   markets: z.array(market).describe('largest 24 h volume first'),
-  currency: z.string(),
+  currency: z.string().describe('quote currency served'),
+  rate: z.number().describe('units of the served currency per 1 USD, applied to price, volume24h and the depths (1 for usd); cost sizes stay in USD'),
+  rateSource: z.string().describe('where the rate comes from: usd, measured:<venues> ..., reference:<publisher> <date>, or index:<asset> <time>'),
   at: z.number().int().describe('unix ms at which the response was built'),
 });
 export type MarketsResponse = z.infer<typeof marketsResponse>;
@@ -54,8 +66,8 @@ export type MarketsResponse = z.infer<typeof marketsResponse>;
 const marketsPath = z.object({ id: z.string().describe('asset id, e.g. bitcoin') });
 const marketsQuery = z.object({ vs: vsParam });
 
-/** A `market_quality` row as the SQL names it: the measurement and its market. */
-type QualityRow = MarketQuality & { venue: string; market: string };
+/** A `market_quality` row as the SQL names it: the measurement and its market (rows stored before the score existed have none). */
+type QualityRow = Omit<MarketQuality, 'liquidityScore'> & { venue: string; market: string; liquidityScore: number | null };
 
 interface MarketRow {
   venue: string;
@@ -67,21 +79,23 @@ interface MarketRow {
 }
 
 /**
- * The markets of an asset that traded in the last 24 h. USD stablecoin quotes count at par, as in
- * the index price; every listed market is in the index for now (exclusion rules come with the
- * aggregation methodology), so `excluded` is false. Spread, depth and cost come from the latest
- * book the collectors kept, when it is at most a minute old.
+ * The markets of an asset that traded in the last 24 h. USD stablecoin quotes count at par.
+ * `excluded` and `excludeReason` are the index runner's latest verdict on the market. Spread,
+ * depth and cost come from the latest book the collectors kept, when it is at most a minute old.
  */
 export async function loadMarkets(store: Store, assetId: string, symbol: string, now: number): Promise<Market[]> {
-  const [rows, quality] = await Promise.all([
+  const [rows, quality, verdicts] = await Promise.all([
     store.rows<MarketRow>(marketsSql, { asset: assetId, from: now - dayMs }),
     store.rows<QualityRow>(qualitySql, { asset: assetId, from: now - qualityFreshMs }),
+    store.rows<{ venue: string; market: string; excluded: boolean; reason: string }>(verdictsSql, { asset: assetId }),
   ]);
   const qualityOf = new Map(quality.map((q) => [`${q.venue}\u0000${q.market}`, q]));
+  const verdictOf = new Map(verdicts.map((v) => [`${v.venue}\u0000${v.market}`, v]));
   const total = rows.reduce((sum, r) => sum + r.quoteVolume, 0);
   return rows.map((r) => {
     const venue = findVenue(r.venue);
     const q = qualityOf.get(`${r.venue}\u0000${r.market}`);
+    const verdict = verdictOf.get(`${r.venue}\u0000${r.market}`);
     return {
       venueId: r.venue,
       venue: venue?.name ?? r.venue,
@@ -91,19 +105,33 @@ export async function loadMarkets(store: Store, assetId: string, symbol: string,
       volume24h: r.quoteVolume,
       share: total > 0 ? r.quoteVolume / total : 0,
       contract: venue?.contract ?? 'spot',
-      excluded: false,
-      excludeReason: null,
+      excluded: verdict?.excluded ?? true,
+      excludeReason: verdict ? verdict.reason || null : 'not_evaluated',
       updatedAt: r.updatedAt,
       spreadBps: q?.spreadBps ?? null,
       depthBid: q?.depthBid ?? null,
       depthAsk: q?.depthAsk ?? null,
       depthBid1: q?.depthBid1 ?? null,
       depthAsk1: q?.depthAsk1 ?? null,
-      liquidityScore: null,
+      liquidityScore: q?.liquidityScore ?? null,
       costBuy: q?.costBuy ?? null,
       costSell: q?.costSell ?? null,
     };
   });
+}
+
+/** A market with its money fields (USD) times `rate`; base units, shares, bps and cost sizes do not change. */
+function inCurrency(m: Market, rate: number): Market {
+  const times = (usd: number | null) => (usd === null ? null : usd * rate);
+  return {
+    ...m,
+    price: m.price * rate,
+    volume24h: m.volume24h * rate,
+    depthBid: times(m.depthBid),
+    depthAsk: times(m.depthAsk),
+    depthBid1: times(m.depthBid1),
+    depthAsk1: times(m.depthAsk1),
+  };
 }
 
 /** GET /v1/coins/{id}/markets (spec 4.6). */
@@ -118,7 +146,7 @@ export function marketsRoute(deps: { store: Store }): CachedRoute {
       path: marketsPath,
       query: marketsQuery,
       response: marketsResponse,
-      errors: [400, 404],
+      errors: [400, 404, 503],
     },
     resolve(req) {
       const { vs } = parseParams(marketsQuery, req.query);
@@ -129,7 +157,8 @@ export function marketsRoute(deps: { store: Store }): CachedRoute {
         key: `${id}|${vs}`,
         build: async (): Promise<MarketsResponse> => {
           const at = Date.now();
-          return { markets: await loadMarkets(deps.store, id, asset.symbol, at), currency: vs, at };
+          const [fx, markets] = await Promise.all([loadRate(deps.store, vs, at), loadMarkets(deps.store, id, asset.symbol, at)]);
+          return { markets: markets.map((m) => inCurrency(m, fx.rate)), currency: vs, rate: fx.rate, rateSource: fx.source, at };
         },
       };
     },

@@ -4,6 +4,7 @@ import { catalogAssets } from '../../infra/catalog/catalog.ts';
 import type { Config } from '../../infra/config.ts';
 import type { Store } from '../../infra/store.ts';
 import { parseParams } from '../errors.ts';
+import { idListParam } from '../listQuery.ts';
 import type { CachedRoute } from '../responseCache.ts';
 
 const pricesSql = readFileSync(new URL('./prices.sql', import.meta.url), 'utf8');
@@ -12,10 +13,10 @@ const pricesSql = readFileSync(new URL('./prices.sql', import.meta.url), 'utf8')
 const priceEntry = z.object({
   assetId: z.string(),
   symbol: z.string(),
-  price: z.number().describe('USD index price of the latest second with trades'),
+  price: z.number().describe('USD index price of the latest second computed (aggregate/METHODOLOGY.md, "Index price")'),
   change24h: z.number().describe('percent change from the index price about 24 h earlier (or the oldest we have, when our history is shorter)'),
-  measured: z.boolean().describe('true while the last trade behind the price is at most INDEX_STALE_AFTER_MS old'),
-  updatedAt: z.number().int().describe('unix ms of the last trade in that second'),
+  measured: z.boolean().describe('true while the price comes from trades (not carried by the fail-closed rule) and the last trade behind it is at most INDEX_STALE_AFTER_MS old'),
+  updatedAt: z.number().int().describe('unix ms of the last trade behind the price'),
 });
 export type PriceEntry = z.infer<typeof priceEntry>;
 
@@ -29,23 +30,16 @@ const maxIds = 250;
 const day = 86_400;
 
 const pricesQuery = z.object({
-  ids: z
-    .string({ error: 'must be one comma-separated list of asset ids' })
-    .transform((s) => (s === '' ? [] : s.split(',').map((id) => id.trim())))
-    .pipe(
-      z
-        .array(z.string().regex(/^[a-z0-9-]{1,100}$/, 'each id must be a lowercase slug (a-z, 0-9, -)'))
-        .min(1, 'list at least one asset id')
-        .max(maxIds, `at most ${maxIds} ids`),
-    )
-    .optional()
-    .describe('comma-separated asset ids; unknown ids are left out; when omitted, the whole catalogue'),
+  ids: idListParam('comma-separated asset ids; unknown ids are left out; when omitted, the whole catalogue', maxIds),
 });
 
 /**
  * Index prices per asset. The query reads the last 48 hours of per-second index prices only, so
  * its cost does not grow with history:
- * - an asset with no trade in 48 h (or none ever) is left out: it has no current index price;
+ * - an asset with no index row in 48 h (its index stops a day after its markets' last trade) is
+ *   left out: it has no current index price;
+ * - measured is false for a price carried by the fail-closed rule, and once its last trade is older
+ *   than INDEX_STALE_AFTER_MS;
  * - change24h compares with the latest second at or before now - 24 h; when our history of the
  *   asset is shorter than that (or it had no trade in the day before now - 24 h), with the oldest
  *   second we have in the window.
@@ -53,7 +47,7 @@ const pricesQuery = z.object({
 export async function loadPrices(store: Store, assetIds: readonly string[], now: number, staleAfterMs: number): Promise<PricesResponse> {
   if (assetIds.length === 0) return { prices: [], at: now };
   const nowS = Math.floor(now / 1000);
-  const rows = await store.rows<{ asset: string; price: number; updatedAt: number; referencePrice: number }>(pricesSql, {
+  const rows = await store.rows<{ asset: string; price: number; updatedAt: number; carried: number | boolean; referencePrice: number }>(pricesSql, {
     assets: assetIds,
     ref_s: nowS - day,
     from_s: nowS - 2 * day,
@@ -69,7 +63,7 @@ export async function loadPrices(store: Store, assetIds: readonly string[], now:
       symbol: asset.symbol,
       price: row.price,
       change24h: (row.price / row.referencePrice - 1) * 100,
-      measured: now - row.updatedAt <= staleAfterMs,
+      measured: !row.carried && now - row.updatedAt <= staleAfterMs,
       updatedAt: row.updatedAt,
     });
   }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { catalogAssets, catalogVenues } from '../../infra/catalog/catalog.ts';
+import { catalogAssets, catalogCategories, catalogVenues } from '../../infra/catalog/catalog.ts';
 import { parseParams } from '../errors.ts';
 import type { CachedRoute } from '../responseCache.ts';
 
@@ -17,7 +17,7 @@ const searchQuery = z.object({
 const searchResponse = z.object({
   coins: z.array(z.object({ id: z.string(), symbol: z.string(), name: z.string() })).describe(`best matches first, at most ${maxResults}`),
   exchanges: z.array(z.object({ id: z.string(), name: z.string() })).describe(`best matches first, at most ${maxResults}`),
-  categories: z.array(z.object({ id: z.string(), name: z.string() })).describe('empty until categories are loaded'),
+  categories: z.array(z.object({ id: z.string(), name: z.string() })).describe(`best matches first, at most ${maxResults}`),
 });
 
 /** 0 = exact id or symbol, 1 = exact name, 2 = starts with, 3 = contains; undefined = no match. */
@@ -48,7 +48,7 @@ export function searchRoute(): CachedRoute {
     doc: {
       operationId: 'search',
       tag: 'Market',
-      summary: 'Coins and exchanges by id, ticker or name',
+      summary: 'Coins, exchanges and categories by id, ticker or name',
       query: searchQuery,
       response: searchResponse,
       errors: [400],
@@ -60,7 +60,7 @@ export function searchRoute(): CachedRoute {
         build: async () => ({
           coins: best(catalogAssets, (a) => matchRank(q, { exact: [a.id, a.symbol], name: a.name })).map(({ id, symbol, name }) => ({ id, symbol, name })),
           exchanges: best(catalogVenues, (v) => matchRank(q, { exact: [v.id], name: v.name })).map(({ id, name }) => ({ id, name })),
-          categories: [],
+          categories: best(catalogCategories, (c) => matchRank(q, { exact: [c.id], name: c.name })).map(({ id, name }) => ({ id, name })),
         }),
       };
     },

@@ -1,0 +1,140 @@
+import { afterAll, beforeAll, expect, test, vi } from 'vitest';
+import { findAsset, supplyAt } from '../../infra/catalog/catalog.ts';
+import { loadUsdRates } from '../currency.ts';
+import { KeyStore } from '../keys.ts';
+import { startApi, type ApiServer } from '../server.ts';
+import { buckets, closeTo, day, fixtureTrades, hour, minute, referenceRates, T } from './assetMarketFixture.ts';
+import { get, openTestStore, silentLog, testConfig } from './harness.ts';
+
+let env: Awaited<ReturnType<typeof openTestStore>>;
+let api: ApiServer;
+let key: string;
+
+beforeAll(async () => {
+  vi.useFakeTimers({ toFake: ['Date'], now: T });
+  env = await openTestStore();
+  await env.store.insert('trades', fixtureTrades);
+  await env.store.insert('fx_reference_rates', referenceRates(['eur']));
+  api = await startApi({ store: env.store, config: testConfig(), log: silentLog });
+  key = (await new KeyStore(env.store).create('chart-test')).key;
+});
+afterAll(async () => {
+  await api?.close();
+  await env?.dispose();
+  vi.useRealTimers();
+});
+
+const auth = () => ({ 'x-api-key': key });
+
+/** Window and bucket of each range, as the spec's "density adapted to the window" is documented. */
+const drawn: Record<string, { window: number; size: number }> = {
+  '1h': { window: hour, size: minute },
+  '24h': { window: day, size: 5 * minute },
+  '7d': { window: 7 * day, size: hour },
+  '30d': { window: 30 * day, size: 4 * hour },
+  '90d': { window: 90 * day, size: 4 * hour },
+  '1y': { window: 365 * day, size: day },
+};
+
+/** The points recomputed from the trades: the close of every bucket from the one holding the window start. */
+function expectedPoints(id: string, range: string, metric: 'price' | 'market_cap', rate: number): [number, number][] {
+  let list;
+  if (range === 'max') {
+    const first = Math.min(...fixtureTrades.filter((t) => t.asset === id && ['USD', 'USDT', 'USDC'].includes(t.quote)).map((t) => t.ts));
+    list = buckets(id, T - first > 1_000 * day ? 'week' : day);
+  } else {
+    const { window, size } = drawn[range]!;
+    const from = Math.floor((T - window) / size) * size;
+    list = buckets(id, size).filter((b) => b.start >= from);
+  }
+  const asset = findAsset(id)!;
+  return list.filter((b) => b.start <= T).map((b) => [b.start, (metric === 'price' ? b.close : b.close * supplyAt(asset, b.start).circulating) * rate]);
+}
+
+interface ChartBody {
+  id: string;
+  range: string;
+  metric: string;
+  currency: string;
+  coverage: string;
+  points: [number, number][];
+}
+
+test.each([
+  ['bitcoin', '1h', 'full'],
+  ['bitcoin', '24h', 'full'],
+  ['bitcoin', '7d', 'full'],
+  ['bitcoin', '30d', 'full'],
+  ['bitcoin', '90d', 'full'],
+  ['bitcoin', '1y', 'full'],
+  ['bitcoin', 'max', 'full'],
+  ['litecoin', 'max', 'full'],
+  ['ethereum', '24h', 'partial'],
+  ['ethereum', '1h', 'full'],
+  ['cardano', '7d', 'partial'],
+  ['cardano', '1y', 'partial'],
+  ['solana', '30d', 'full'],
+])('%s range=%s: the index closes of the window, coverage %s', async (id, range, coverage) => {
+  for (const metric of ['price', 'market_cap'] as const) {
+    const res = await get(`${api.url}/v1/coins/${id}/chart?range=${range}&metric=${metric}`, auth());
+    expect(res.status).toBe(200);
+    const body = res.json as ChartBody;
+    expect({ ...body, points: [] }).toEqual({ id, range, metric, currency: 'usd', coverage, points: [] });
+    expect(closeTo(body.points, expectedPoints(id, range, metric, 1))).toEqual([]);
+    expect(body.points.length).toBeGreaterThan(0);
+    expect(body.points.length).toBeLessThanOrEqual(1_001);
+  }
+});
+
+test('the fixture draws what it is meant to: several buckets, weekly points for a long history', async () => {
+  expect(expectedPoints('bitcoin', '1y', 'price', 1).length).toBeGreaterThan(5);
+  const ltc = ((await get(`${api.url}/v1/coins/litecoin/chart?range=max`, auth())).json as ChartBody).points;
+  // Three trades over 1,200 days: three weekly buckets, each starting on a Monday 00:00 UTC.
+  expect(ltc).toHaveLength(3);
+  for (const [t] of ltc) expect(new Date(t).toISOString()).toMatch(/T00:00:00\.000Z$/);
+  expect(ltc.map(([t]) => new Date(t).getUTCDay())).toEqual([1, 1, 1]);
+});
+
+test('defaults: range 24h, metric price, vs usd', async () => {
+  const body = (await get(`${api.url}/v1/coins/bitcoin/chart`, auth())).json as ChartBody;
+  expect(body).toMatchObject({ range: '24h', metric: 'price', currency: 'usd' });
+  expect(body.points).toEqual(expectedPoints('bitcoin', '24h', 'price', 1));
+});
+
+test('vs converts with the current rate', async () => {
+  const rate = (await loadUsdRates(env.store, T)).perUsd('eur')!;
+  expect(rate).toBe(0.9);
+  const body = (await get(`${api.url}/v1/coins/bitcoin/chart?range=7d&metric=market_cap&vs=eur`, auth())).json as ChartBody;
+  expect(body.currency).toBe('eur');
+  expect(closeTo(body.points, expectedPoints('bitcoin', '7d', 'market_cap', rate))).toEqual([]);
+});
+
+test('an asset with no index trade: no points, partial', async () => {
+  const body = (await get(`${api.url}/v1/coins/dogecoin/chart?range=max`, auth())).json as ChartBody;
+  expect(body).toEqual({ id: 'dogecoin', range: 'max', metric: 'price', currency: 'usd', coverage: 'partial', points: [] });
+});
+
+test.each([
+  ['range=2d', 400, 'range'],
+  ['range=', 400, 'range'],
+  ['metric=volume', 400, 'metric'],
+  ['vs=xyz', 400, 'vs'],
+])('%s: %i naming %s', async (query, status, name) => {
+  const res = await get(`${api.url}/v1/coins/bitcoin/chart?${query}`, auth());
+  expect(res.status).toBe(status);
+  const { error } = res.json as { error: { code: string; message: string } };
+  expect(error.code).toBe('bad_request');
+  expect(error.message).toContain(name);
+});
+
+test('503 naming the currency when no rate is known for vs', async () => {
+  const res = await get(`${api.url}/v1/coins/bitcoin/chart?vs=jpy`, auth());
+  expect(res.status).toBe(503);
+  expect((res.json as { error: { code: string; message: string } }).error).toMatchObject({ code: 'unavailable', message: expect.stringContaining('jpy') });
+});
+
+test('404 not_found for an unknown id', async () => {
+  const res = await get(`${api.url}/v1/coins/no-such-coin/chart`, auth());
+  expect(res.status).toBe(404);
+  expect((res.json as { error: { code: string } }).error.code).toBe('not_found');
+});

@@ -1,0 +1,156 @@
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import { afterAll, beforeAll, expect, test, vi } from 'vitest';
+import { findAsset, findCategory } from '../../infra/catalog/catalog.ts';
+import { loadUsdRates } from '../currency.ts';
+import { KeyStore } from '../keys.ts';
+import { startApi, type ApiServer } from '../server.ts';
+import { closeTo, day, expected, expectedRanking, fixtureTrades, referenceRates, T } from './assetMarketFixture.ts';
+import { computeIndex, get, openTestStore, silentLog, testConfig } from './harness.ts';
+
+let env: Awaited<ReturnType<typeof openTestStore>>;
+let api: ApiServer;
+let key: string;
+const iso = (ms: number) => new Date(ms).toISOString();
+const valueKeys = ['usd', 'ars', 'brl', 'sek'] as const;
+const dateKeys = ['usd', 'ars', 'brl', 'sek', 'sgd', 'thb', 'try', 'twd', 'uah', 'vnd', 'zar', 'eth', 'aed', 'aud', 'bdt', 'cad', 'chf', 'clp', 'cny', 'czk', 'dkk', 'eur', 'gbp', 'hkd'];
+
+beforeAll(async () => {
+  vi.useFakeTimers({ toFake: ['Date'], now: T });
+  env = await openTestStore();
+  await env.store.insert('trades', fixtureTrades);
+  await computeIndex(env.store, T);
+  await env.store.insert('fx_reference_rates', referenceRates(['ars', 'brl', 'sek']));
+  api = await startApi({ store: env.store, config: testConfig(), log: silentLog });
+  key = (await new KeyStore(env.store).create('coin-test')).key;
+});
+afterAll(async () => {
+  await api?.close();
+  await env?.dispose();
+  vi.useRealTimers();
+});
+
+const auth = () => ({ 'x-api-key': key });
+
+/** The profile (spec 2.2) recomputed from the trades, the catalog and the FX rates at T and at each reference time. */
+async function expectedProfile(id: string) {
+  const e = expected(id)!;
+  const asset = findAsset(id)!;
+  const now = await loadUsdRates(env.store, T);
+  const rate = (c: (typeof valueKeys)[number]) => now.perUsd(c)!;
+  const map = (usd: number) => Object.fromEntries(valueKeys.map((c) => [c, usd * rate(c)]));
+  const same = (v: number) => Object.fromEntries(valueKeys.map((c) => [c, v]));
+  const dates = (ms: number) => Object.fromEntries(dateKeys.map((c) => [c, iso(ms)]));
+  const changes: Record<string, Record<string, number>> = {};
+  for (const [w, ref] of Object.entries(e.reference)) {
+    const then = await loadUsdRates(env.store, ref.at);
+    changes[`price_change_percentage_${w}_in_currency`] = Object.fromEntries(
+      valueKeys.map((c) => [c, ((e.price * rate(c)) / (ref.price * (then.perUsd(c) ?? rate(c))) - 1) * 100]),
+    );
+  }
+  return {
+    id,
+    symbol: asset.symbol,
+    name: asset.name,
+    categories: asset.categories.map((c) => findCategory(c)!.name),
+    description: { en: asset.description },
+    image: asset.image,
+    links: asset.links,
+    platforms: Object.fromEntries(Object.entries(asset.platforms).map(([p, v]) => [p, v.contract_address])),
+    detail_platforms: Object.fromEntries(
+      Object.entries(asset.platforms).map(([p, v]) => [p, { decimal_place: v.decimal_place === null ? null : String(v.decimal_place), contract_address: v.contract_address }]),
+    ),
+    hashing_algorithm: asset.hashing_algorithm ?? '',
+    genesis_date: asset.genesis_date ?? '',
+    market_cap_rank: expectedRanking().findIndex((x) => x.id === id) + 1,
+    watchlist_portfolio_users: 0,
+    price_source: 'mds:index (volume-weighted trades on USD, USDT and USDC markets)',
+    price_stats: {
+      observed_since: iso(e.observedSince),
+      ranges: (['24h', '7d', '30d', '1y'] as const).map((w) => ({
+        key: w,
+        label: { '24h': '24 hours', '7d': '7 days', '30d': '30 days', '1y': '1 year' }[w],
+        low: map(e.ranges[w].low),
+        high: map(e.ranges[w].high),
+      })),
+      high_all: map(e.ath.price),
+      low_all: map(e.atl.price),
+      high_all_at: iso(e.ath.at),
+      low_all_at: iso(e.atl.at),
+    },
+    market_data: {
+      current_price: map(e.price),
+      market_cap: map(e.marketCap),
+      fully_diluted_valuation: map(e.fdv),
+      total_volume: map(e.volume24h),
+      high_24h: map(e.high24h),
+      low_24h: map(e.low24h),
+      ...changes,
+      ath: map(e.ath.price),
+      ath_change_percentage: same((e.price / e.ath.price - 1) * 100),
+      atl: map(e.atl.price),
+      atl_change_percentage: same((e.price / e.atl.price - 1) * 100),
+      ath_date: dates(e.ath.at),
+      atl_date: dates(e.atl.at),
+      circulating_supply: e.circulating,
+      total_supply: e.total,
+      max_supply: e.max,
+      supply_source: e.supplySource,
+      market_cap_change_percentage_24h: e.marketCapChange24h,
+    },
+  };
+}
+
+test.each(['bitcoin', 'ethereum', 'tether', 'solana'])('GET /v1/coins/%s: the profile, every figure recomputed', async (id) => {
+  const res = await get(`${api.url}/v1/coins/${id}`, auth());
+  expect(res.status).toBe(200);
+  expect(closeTo(res.json, await expectedProfile(id))).toEqual([]);
+});
+
+test('the fixture exercises the profile: token platforms, in-currency changes at the rate of their time', async () => {
+  const usdt = (await get(`${api.url}/v1/coins/tether`, auth())).json as any;
+  expect(Object.keys(usdt.platforms).length).toBeGreaterThan(0);
+  expect(usdt.hashing_algorithm).toBe('');
+
+  const btc = (await get(`${api.url}/v1/coins/bitcoin`, auth())).json as any;
+  const md = btc.market_data;
+  // 7 d ago the ARS rate was the older one: the ARS change differs from the USD change ...
+  expect(md.price_change_percentage_7d_in_currency.ars).not.toBeCloseTo(md.price_change_percentage_7d_in_currency.usd, 6);
+  // ... a year ago no rate is known: the current rate stands in, so it equals the USD change.
+  expect(md.price_change_percentage_1y_in_currency.ars).toBeCloseTo(md.price_change_percentage_1y_in_currency.usd, 9);
+  expect(btc.price_stats.high_all_at).toBe(iso(T - 10 * day));
+  expect(btc.price_stats.observed_since).toBe(iso(T - 400 * day));
+  expect(btc.price_stats.ranges[0].high).toEqual(md.high_24h);
+  expect(Object.keys(md.ath_date)).toHaveLength(24);
+
+  const coins = (await get(`${api.url}/v1/coins?ids=bitcoin,ethereum,tether`, auth())).json as any;
+  for (const c of coins.coins) {
+    const profile = (await get(`${api.url}/v1/coins/${c.id}`, auth())).json as any;
+    expect([profile.market_cap_rank, profile.market_data.current_price.usd, profile.market_data.price_change_percentage_24h_in_currency.usd]).toEqual([
+      c.market_cap_rank,
+      c.current_price,
+      c.price_change_percentage_24h_in_currency,
+    ]);
+  }
+});
+
+// openapi.test.ts has no FX rates, so there the profile is a 503: its 200 is checked against the document here.
+test('the profiles match the OpenAPI document', async () => {
+  const doc = (await get(`${api.url}/v1/openapi.json`)).json as any;
+  const validate = new Ajv2020({ strict: false }).compile(doc.paths['/v1/coins/{id}'].get.responses[200].content['application/json'].schema);
+  for (const id of ['bitcoin', 'ethereum', 'tether']) {
+    const body = (await get(`${api.url}/v1/coins/${id}`, auth())).json;
+    expect(validate(body), `${id}: ${JSON.stringify(validate.errors)}`).toBe(true);
+  }
+});
+
+test('404 not_found for an unknown id', async () => {
+  const res = await get(`${api.url}/v1/coins/no-such-coin`, auth());
+  expect(res.status).toBe(404);
+  expect(res.json).toEqual({ error: { code: 'not_found', message: expect.stringContaining('no-such-coin'), status: 404 } });
+});
+
+test.each(['cardano', 'dogecoin', 'ripple'])('503 unavailable for %s, a catalog asset with no index price (never a made-up number)', async (id) => {
+  const res = await get(`${api.url}/v1/coins/${id}`, auth());
+  expect(res.status).toBe(503);
+  expect(res.json).toEqual({ error: { code: 'unavailable', message: expect.stringContaining(`no index price for ${id}`), status: 503 } });
+});

@@ -1,0 +1,303 @@
+import { readFileSync } from 'node:fs';
+import { catalogAssets, supplyAt, type CatalogAsset } from '../infra/catalog/catalog.ts';
+import { configSchema } from '../infra/config.ts';
+import type { Store } from '../infra/store.ts';
+
+const assetMarketSql = readFileSync(new URL('./assetMarket.sql', import.meta.url), 'utf8');
+
+const hourMs = 3_600_000;
+const dayMs = 24 * hourMs;
+
+/** The windows of the price changes, and their length. */
+export const changeWindowMs = { '1h': hourMs, '24h': dayMs, '7d': 7 * dayMs, '14d': 14 * dayMs, '30d': 30 * dayMs, '1y': 365 * dayMs } as const;
+export type ChangeWindow = keyof typeof changeWindowMs;
+/** The windows of the high/low ranges (price_stats.ranges of the coin profile). */
+export const rangeWindows = ['24h', '7d', '30d', '1y'] as const;
+export type RangeWindow = (typeof rangeWindows)[number];
+
+/** A USD price and when it was measured (unix ms: the second, or the bucket start, it comes from). */
+export interface PricePoint {
+  price: number;
+  at: number;
+}
+
+export interface AssetMarket {
+  asset: CatalogAsset;
+  /** 1-based by marketCap; assets without a price ranked after, in catalog order. */
+  rank: number;
+  /** USD index price (latest second with trades in the 48 h before now), null when none. */
+  price: number | null;
+  /** unix ms of the last trade behind price. */
+  updatedAt: number | null;
+  /** price is at most the stale limit (INDEX_STALE_AFTER_MS) old. */
+  measured: boolean;
+  /** USD, index-included markets, the seconds of the last 24 h. */
+  volume24h: number;
+  high24h: number | null;
+  low24h: number | null;
+  /** percent, price against reference[window]. */
+  change: Record<ChangeWindow, number | null>;
+  circulatingSupply: number;
+  totalSupply: number;
+  maxSupply: number | null;
+  supplySource: string;
+  /** price x circulating supply. */
+  marketCap: number | null;
+  /** price x max supply, or x total supply when there is no max. */
+  fullyDilutedValuation: number | null;
+  /** percent, marketCap against the cap at reference['24h'] (its price x the supply at its time). */
+  marketCapChange24h: number | null;
+  /** What each change compares with (see loadAssetMarkets); null when price is null. */
+  reference: Record<ChangeWindow, PricePoint | null>;
+  /** Highest and lowest trade price on the index markets per window; null when price is null. */
+  ranges: Record<RangeWindow, { high: number; low: number } | null>;
+  /** All-time (since we started measuring) highest and lowest trade on the index markets, first reached; null when we never measured one. */
+  ath: PricePoint | null;
+  atl: PricePoint | null;
+  /** unix ms of our first trade of the asset on an index market; null when we never measured one. */
+  observedSince: number | null;
+}
+
+/** An asset with a price: every figure derived from the price is known (see isPriced). */
+export type PricedMarket = AssetMarket & {
+  price: number;
+  updatedAt: number;
+  high24h: number;
+  low24h: number;
+  change: Record<ChangeWindow, number>;
+  marketCap: number;
+  fullyDilutedValuation: number;
+  marketCapChange24h: number;
+  reference: Record<ChangeWindow, PricePoint>;
+  ranges: Record<RangeWindow, { high: number; low: number }>;
+  ath: PricePoint;
+  atl: PricePoint;
+  observedSince: number;
+};
+
+/**
+ * Whether the asset has a price and, with it, every derived figure. assetMarket.sql gives a priced
+ * asset all of them (its recent trades fall in every window); should one ever be missing, the
+ * asset is served as unpriced rather than with an invented figure.
+ */
+export function isPriced(m: AssetMarket): m is PricedMarket {
+  const { price, updatedAt, high24h, low24h, marketCap, fullyDilutedValuation, marketCapChange24h, ath, atl, observedSince } = m;
+  return (
+    [price, updatedAt, high24h, low24h, marketCap, fullyDilutedValuation, marketCapChange24h, ath, atl, observedSince].every((v) => v !== null) &&
+    Object.values(m.change).every((v) => v !== null) &&
+    Object.values(m.reference).every((v) => v !== null) &&
+    Object.values(m.ranges).every((v) => v !== null)
+  );
+}
+
+/** A tuple (value, unix seconds or ms) as the store returns it. */
+type StoredPoint = [number, number];
+
+/** A row of assetMarket.sql: the fields from `price` on are null when the asset has no price. */
+interface Row {
+  asset: string;
+  price: number | null;
+  updatedAtMs: number | null;
+  /** The latest price is carried by the index's fail-closed rule, not measured in that second. */
+  carried: number | null;
+  volume24h: number | null;
+  ref1h: StoredPoint | null;
+  ref24h: StoredPoint | null;
+  high24h: number | null;
+  low24h: number | null;
+  ref7d: StoredPoint | null;
+  ref14d: StoredPoint | null;
+  ref30d: StoredPoint | null;
+  high7d: number | null;
+  low7d: number | null;
+  high30d: number | null;
+  low30d: number | null;
+  ref1y: StoredPoint | null;
+  high1y: number | null;
+  low1y: number | null;
+  ath: StoredPoint;
+  atl: StoredPoint;
+  firstTradeAtMs: number;
+}
+
+const defaultStaleAfterMs = configSchema.shape.INDEX_STALE_AFTER_MS.parse(undefined);
+const seconds = (ms: number) => Math.floor(ms / 1000);
+const fromSeconds = (p: StoredPoint | null): PricePoint | null => (p ? { price: p[0], at: p[1] * 1000 } : null);
+const percent = (now: number, then: number | undefined | null) => (then ? (now / then - 1) * 100 : null);
+
+/**
+ * The market snapshot of every catalog asset at `now`, in rank order. Every part reads a bounded
+ * window (assetMarket.sql), so the cost does not grow with our history:
+ * - price: the index price of the latest second with trades in the 48 h up to now (as /v1/prices);
+ *   an asset with none has price null and every figure derived from it null (ath, atl and
+ *   observedSince stay known).
+ * - change[w]: percent against the index price at or before now - w: for 1h and 24h the latest
+ *   second at or before it (within the 48 h read; change['24h'] equals /v1/prices' change24h), for
+ *   7d, 14d and 30d the volume-weighted price of the latest hourly bucket starting at or before it
+ *   (within 31 days), for 1y that of the latest daily bucket (within 395 days). When our history is
+ *   shorter than the window (or has a gap there), the oldest point read stands in, as in /v1/prices.
+ * - high24h/low24h and ranges: the extremes of the trades on the index markets (the index candles'
+ *   high and low) in the 1-minute (24h), hourly (7d, 30d) or daily (1y) buckets starting in the
+ *   window. An asset priced from a second older than 24 h did not trade since: its index price
+ *   held, so its 24 h high and low are that price.
+ * - ath/atl: the highest and lowest such trade since we started measuring (asset_price_extremes,
+ *   kept as trades arrive: for a `now` in the past it includes the trades after it).
+ * - supply: the catalog's supplyAt(now); marketCapChange24h values the reference with supplyAt of
+ *   the reference's time.
+ */
+export async function loadAssetMarkets(store: Store, now: number, options: { staleAfterMs?: number } = {}): Promise<AssetMarket[]> {
+  const staleAfterMs = options.staleAfterMs ?? defaultStaleAfterMs;
+  const nowS = seconds(now);
+  const day = 86_400;
+  const rows = await store.rows<Row>(assetMarketSql, {
+    assets: catalogAssets.map((a) => a.id),
+    now_s: nowS,
+    recent_from_s: nowS - 2 * day,
+    day_from_s: nowS - day,
+    ref_1h_s: nowS - 3600,
+    ref_24h_s: nowS - day,
+    hour_from_s: nowS - 31 * day,
+    ref_7d_s: nowS - 7 * day,
+    ref_14d_s: nowS - 14 * day,
+    ref_30d_s: nowS - 30 * day,
+    year_from_s: nowS - 395 * day,
+    ref_1y_s: nowS - 365 * day,
+  });
+  const byAsset = new Map(rows.map((r) => [r.asset, r]));
+
+  const markets = catalogAssets.map((asset) => toAssetMarket(asset, byAsset.get(asset.id), now, staleAfterMs));
+  // Largest cap first; equal caps and unpriced assets keep the catalog order (sort is stable).
+  const ranked = [...markets].sort((a, b) => (b.marketCap ?? -1) - (a.marketCap ?? -1));
+  ranked.forEach((m, i) => (m.rank = i + 1));
+  return ranked;
+}
+
+function toAssetMarket(asset: CatalogAsset, row: Row | undefined, now: number, staleAfterMs: number): AssetMarket {
+  const supply = supplyAt(asset, now);
+  const known = {
+    asset,
+    rank: 0,
+    circulatingSupply: supply.circulating,
+    totalSupply: supply.total,
+    maxSupply: supply.max,
+    supplySource: supply.source,
+    // All-time figures stay known while the asset has no current price.
+    ath: row ? { price: row.ath[0], at: row.ath[1] } : null,
+    atl: row ? { price: row.atl[0], at: row.atl[1] } : null,
+    observedSince: row?.firstTradeAtMs ?? null,
+  };
+  if (row?.price == null || row.updatedAtMs === null) {
+    const none = { '1h': null, '24h': null, '7d': null, '14d': null, '30d': null, '1y': null };
+    return {
+      ...known,
+      price: null,
+      updatedAt: null,
+      measured: false,
+      volume24h: 0,
+      high24h: null,
+      low24h: null,
+      change: none,
+      marketCap: null,
+      fullyDilutedValuation: null,
+      marketCapChange24h: null,
+      reference: none,
+      ranges: { '24h': null, '7d': null, '30d': null, '1y': null },
+    };
+  }
+  const { price } = row;
+  const reference: Record<ChangeWindow, PricePoint | null> = {
+    '1h': fromSeconds(row.ref1h),
+    '24h': fromSeconds(row.ref24h),
+    '7d': fromSeconds(row.ref7d),
+    '14d': fromSeconds(row.ref14d),
+    '30d': fromSeconds(row.ref30d),
+    '1y': fromSeconds(row.ref1y),
+  };
+  const change = Object.fromEntries(
+    Object.entries(reference).map(([w, ref]) => [w, percent(price, ref?.price)]),
+  ) as Record<ChangeWindow, number | null>;
+  const range = (high: number | null, low: number | null) => (high === null || low === null ? null : { high, low });
+  const marketCap = price * supply.circulating;
+  const ref24h = reference['24h'];
+  // No trade in the last 24 h (the price is from the day before): the index held that price.
+  const high24h = row.high24h ?? price;
+  const low24h = row.low24h ?? price;
+  return {
+    ...known,
+    price,
+    updatedAt: row.updatedAtMs,
+    // Same rule as /v1/prices: from trades (not carried by the fail-closed rule) and fresh enough.
+    measured: !row.carried && now - row.updatedAtMs <= staleAfterMs,
+    volume24h: row.volume24h ?? 0,
+    high24h,
+    low24h,
+    change,
+    marketCap,
+    fullyDilutedValuation: price * (supply.max ?? supply.total),
+    marketCapChange24h: ref24h ? percent(marketCap, ref24h.price * supplyAt(asset, ref24h.at).circulating) : null,
+    reference,
+    ranges: {
+      '24h': { high: high24h, low: low24h },
+      '7d': range(row.high7d, row.low7d),
+      '30d': range(row.high30d, row.low30d),
+      '1y': range(row.high1y, row.low1y),
+    },
+  };
+}
+
+/**
+ * The market cap at the reference of `window`, when that reference is truly at or before
+ * now - window (not the stand-in for a shorter history); null otherwise. Aggregates over several
+ * assets compare only assets that have one, so a new listing cannot fake a change.
+ */
+export function capAtReference(m: AssetMarket, window: ChangeWindow, now: number): number | null {
+  const ref = m.reference[window];
+  if (m.price === null || !ref || ref.at > now - changeWindowMs[window]) return null;
+  return ref.price * supplyAt(m.asset, ref.at).circulating;
+}
+
+/**
+ * Percent change of the summed market cap over the assets that have a cap at the reference of
+ * `window` (capAtReference), both sums over that one universe; null when it is empty.
+ */
+export function universeCapChange(markets: readonly AssetMarket[], window: ChangeWindow, now: number): number | null {
+  let capNow = 0;
+  let capThen = 0;
+  for (const m of markets) {
+    const then = capAtReference(m, window, now);
+    if (then === null || m.marketCap === null) continue;
+    capNow += m.marketCap;
+    capThen += then;
+  }
+  return capThen > 0 ? (capNow / capThen - 1) * 100 : null;
+}
+
+export interface AssetMarketSnapshot {
+  /** unix ms the snapshot was computed for. */
+  at: number;
+  markets: AssetMarket[];
+}
+
+/** How long a snapshot is reused by the routes that share it. */
+const snapshotMaxAgeMs = 5_000;
+const snapshots = new WeakMap<Store, Map<number, { at: number; pending: Promise<AssetMarketSnapshot> }>>();
+
+/**
+ * One snapshot shared by every route that serves asset markets (coins, coin, chart, global,
+ * categories), computed at most once per 5 s per store, however many distinct requests
+ * (pages, id lists) arrive. A failed computation is not kept.
+ */
+export function sharedAssetMarkets(store: Store, staleAfterMs: number): Promise<AssetMarketSnapshot> {
+  const now = Date.now();
+  let byStale = snapshots.get(store);
+  if (!byStale) snapshots.set(store, (byStale = new Map()));
+  const held = byStale.get(staleAfterMs);
+  if (held && now - held.at < snapshotMaxAgeMs) return held.pending;
+  const pending = loadAssetMarkets(store, now, { staleAfterMs }).then((markets) => ({ at: now, markets }));
+  const entry = { at: now, pending };
+  byStale.set(staleAfterMs, entry);
+  pending.catch(() => {
+    if (byStale.get(staleAfterMs) === entry) byStale.delete(staleAfterMs);
+  });
+  return pending;
+}
