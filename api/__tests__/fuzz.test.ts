@@ -1,6 +1,7 @@
 // No input can produce a 500: random paths, parameters and headers against every endpoint.
 import fc from 'fast-check';
 import { afterAll, beforeAll, expect, test } from 'vitest';
+import { etfFlowsDemoDir, importEtfFlowsDir } from '../../aggregate/etfFlows.ts';
 import { KeyStore } from '../keys.ts';
 import { startApi, type ApiServer } from '../server.ts';
 import { computeIndex, openTestStore, silentLog, testConfig, trade } from './harness.ts';
@@ -20,6 +21,8 @@ beforeAll(async () => {
     'fx_reference_rates',
     ['eur', 'ars', 'brl', 'sek'].map((currency) => ({ date: '2000-01-03', currency, per_usd: 0.99, source: 'fuzz', imported_at: now })),
   );
+  // ETF flows (the demo's simulated files), which answer 503 until loaded.
+  await importEtfFlowsDir(env.store, etfFlowsDemoDir, { log: silentLog });
   // Their index prices, up to the second of those trades.
   await computeIndex(env.store, now + 3_000);
   api = await startApi({ store: env.store, config: testConfig({ QUOTA_PER_HOUR: '1000000' }), log: silentLog });
@@ -46,6 +49,13 @@ const path = fc.oneof(
   segment.map((id) => `/v1/coins/${id}/chart`),
   fc.constant('/v1/global'),
   fc.constant('/v1/categories'),
+  fc.constant('/v1/market-status'),
+  fc.constant('/v1/fear-greed/history'),
+  fc.constant('/v1/liquidations'),
+  fc.constant('/v1/new-coins'),
+  fc.constant('/v1/chains'),
+  fc.constant('/v1/etf-flows'),
+  segment.map((asset) => `/v1/etf-flows/${asset}`),
   fc.array(segment, { maxLength: 4 }).map((parts) => `/v1/${parts.join('/')}`),
   fc.array(segment, { maxLength: 3 }).map((parts) => `/${parts.join('/')}`),
 );
@@ -53,7 +63,7 @@ const value = fc.oneof(
   fc.constantFrom('1m', '1h', '1w', 'usd', 'eur', 'btc', 'bitcoin,ethereum', ',', '', '-1', '1e309', 'true', '[]'),
   fc.string({ maxLength: 20 }),
 );
-const query = fc.dictionary(fc.constantFrom('ids', 'interval', 'vs', 'limit', 'page', 'offset', 'q', 'x', 'ids[]', '__proto__', 'constructor', 'range', 'metric', 'sparkline', 'all'), value, { maxKeys: 4 });
+const query = fc.dictionary(fc.constantFrom('ids', 'interval', 'vs', 'limit', 'page', 'offset', 'q', 'x', 'ids[]', '__proto__', 'constructor', 'range', 'metric', 'sparkline', 'all', 'venue'), value, { maxKeys: 4 });
 const headers = fc.record(
   {
     auth: fc.constantFrom('x-api-key', 'bearer', 'none', 'wrong', 'empty-bearer'),

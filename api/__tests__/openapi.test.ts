@@ -78,6 +78,18 @@ const cases: [docPath: string, url: string, status: number, headers?: Record<str
   ['/v1/categories', '/v1/categories', 200],
   ['/v1/categories', '/v1/categories?all=true&ids=layer-1,meme', 200],
   ['/v1/categories', '/v1/categories?all=maybe', 400],
+  ['/v1/market-status', '/v1/market-status', 200],
+  ['/v1/fear-greed/history', '/v1/fear-greed/history', 200],
+  ['/v1/liquidations', '/v1/liquidations?range=7d', 200],
+  ['/v1/liquidations', '/v1/liquidations?range=2h', 400],
+  ['/v1/liquidations', '/v1/liquidations?venue=nope', 400],
+  ['/v1/new-coins', '/v1/new-coins?limit=5', 200],
+  ['/v1/new-coins', '/v1/new-coins?limit=0', 400],
+  ['/v1/chains', '/v1/chains', 200],
+  // Nothing loaded in this store: the documented 503 (api/__tests__/etfFlows.test.ts validates loaded ones).
+  ['/v1/etf-flows', '/v1/etf-flows', 503],
+  ['/v1/etf-flows/{asset}', '/v1/etf-flows/btc', 503],
+  ['/v1/etf-flows/{asset}', '/v1/etf-flows/doge', 404],
 ];
 
 test.each(cases)('%s: GET %s -> %i matches the document', async (docPath, url, status, headers) => {
