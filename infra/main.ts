@@ -102,8 +102,9 @@ async function run(role: string, args: string[]): Promise<void> {
     let sim: Simulator | undefined;
     if (role === 'demo') {
       // Every native venue's protocol on loopback, from one SIMULATED market.
-      // Books move every 250 ms (the venues' fastest streams are 100 ms): the whole demo shares two cores.
-      const simulator = await startSimulator({ seed: Date.now(), tickMs: 250 });
+      // Books move every 250 ms (the venues' fastest streams are 100 ms) and each market trades about
+      // once a second: 15 venues, the aggregator and the API share a laptop's cores in one process.
+      const simulator = await startSimulator({ seed: Date.now(), tickMs: 250, tradesPerSecondPerMarket: 1 });
       sim = simulator;
       life.add('simulator', () => simulator.close());
       config = { ...config, MDS_SIMULATED: true };
