@@ -9,6 +9,7 @@ import { createMemoryBus } from './bus/memoryBus.ts';
 import { createKafkaBus } from './bus/kafkaBus.ts';
 import { startCollector } from '../ingest/collector.ts';
 import { startCcxtCollector } from '../ingest/ccxtCollector.ts';
+import { seedDemoHistory } from '../ingest/simulator/history.ts';
 import { isSimulatedVenue, startSimulator, type Simulator } from '../ingest/simulator/simulator.ts';
 import { venueEndpoints } from '../ingest/venue.ts';
 import { selectCcxtVenues, selectVenues, venueTable } from '../ingest/venues/registry.ts';
@@ -108,6 +109,10 @@ async function run(role: string, args: string[]): Promise<void> {
       sim = simulator;
       life.add('simulator', () => simulator.close());
       config = { ...config, MDS_SIMULATED: true };
+      // The index runner backfills the seeded history's last day (enough for the 24 h changes), not a
+      // week of it, and in one step: the history is sparse, and live prices wait until it is done.
+      if (process.env.INDEX_BACKFILL_HOURS === undefined) config = { ...config, INDEX_BACKFILL_HOURS: 26 };
+      if (process.env.INDEX_MAX_SECONDS_PER_TICK === undefined) config = { ...config, INDEX_MAX_SECONDS_PER_TICK: 26 * 3_600 };
       // Approximate rates, marked demo-snapshot in every response that uses them, so vs=eur etc. answer offline.
       config = { ...config, FX_REFERENCE_FILE: config.FX_REFERENCE_FILE ?? fxDemoSnapshotFile };
       // SIMULATED fund flows; the files say so, and so does every response built from them.
@@ -121,6 +126,13 @@ async function run(role: string, args: string[]): Promise<void> {
 
     const store = withAggregate || withApi || withJobs ? await openMigratedStore(config, log) : undefined;
     if (store) life.add('store', () => store.close());
+    if (sim && store) {
+      const simulator = sim;
+      // A fresh demo gets 45 days of SIMULATED history, so indicators that need days of data have some
+      // (fear & greed needs 13 days before its first reading, and a reading 30 days back for lastMonth).
+      const seeded = await seedDemoHistory(store, { days: 45, stepMs: 900_000, now: Date.now(), seed: Date.now(), priceOf: (t) => simulator.reference(t, 'USD') });
+      if (seeded > 0) log.info({ trades: seeded, days: 45 }, 'demo store seeded with SIMULATED history');
+    }
 
     const bus = withIngest || withAggregate ? await openBus(config, log) : undefined;
     if (bus) {

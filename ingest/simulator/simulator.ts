@@ -67,6 +67,8 @@ export interface Simulator {
   venue(id: SimulatedVenueId): SimVenueServer;
   /** Where a collector of this venue connects (its `VENUE_<ID>_WS_URL` / `_REST_URL`). */
   endpoints(id: SimulatedVenueId): VenueEndpoints;
+  /** The model's current reference price of `base` in `quote`. */
+  reference(base: string, quote: string): number;
   /** Stops (and restarts) the market: no trades, no book changes, sockets stay open. */
   pause(): void;
   resume(): void;
@@ -114,6 +116,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     venues: ids,
     venue: get,
     endpoints: (id) => ({ ws: get(id).wsUrl, rest: get(id).restUrl }),
+    reference: (base, quote) => model.reference(base, quote),
     pause: () => void (paused = true),
     resume: () => void (paused = false),
     async close() {
