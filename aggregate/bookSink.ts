@@ -28,6 +28,7 @@ export async function startBookSink(options: BookSinkOptions): Promise<{ stop():
   let newest = new Map<number, BusRecord<'books'>>();
   let queue: Promise<void> = Promise.resolve();
   let subscription: Subscription | undefined;
+  let failures = 0;
 
   const flush = (): Promise<void> => {
     queue = queue.then(async () => {
@@ -50,9 +51,9 @@ export async function startBookSink(options: BookSinkOptions): Promise<{ stop():
       try {
         await store.insert('market_quality', rows);
       } catch (err) {
-        // Newer books will come; these are not worth holding delivery for.
-        log.error({ err, markets: rows.length }, 'market quality insert failed');
-        return;
+        // Newer books will come: these are not worth holding the bus for, so they are committed all the same.
+        failures += 1;
+        log.error({ err, markets: rows.length }, 'market quality insert failed; these books are skipped');
       }
       await subscription?.commit(commitPositionsAfter(records)).catch((err: unknown) => log.warn({ err }, 'book commit failed'));
     });

@@ -38,12 +38,38 @@ export interface Subscription {
   stop(): Promise<void>;
 }
 
+/** What one topic has taken, conflated and refused, and what it holds now. */
+export interface TopicStats {
+  published: number;
+  /** Events refused at the adapter's bound: lost, and logged at error level. */
+  dropped: number;
+  /** Book events that replaced an older book of the same market still waiting to be read. */
+  conflated: number;
+  /** Records held: not yet released (in-process) or not yet sent (Kafka producer). */
+  heldRecords: number;
+  /** Estimated heap bytes of those records. */
+  heldBytes: number;
+}
+
+/** How far a consumer group is behind on a topic. */
+export interface GroupLag {
+  group: string;
+  topic: Topic;
+  /** Records published and not yet committed by the group (Kafka: at its last fetched batch). */
+  records: number;
+  /** Members of the group in this process. */
+  members: number;
+}
+
 export interface BusStats {
   published: number;
-  /** Events refused because the outgoing buffer was full (never grows without bound). */
+  /** Events refused because a bounded buffer was full (never grows without bound). */
   dropped: number;
+  conflated: number;
   /** Events refused because they failed the schema check. */
   invalid: number;
+  topics: Record<Topic, TopicStats>;
+  lags: GroupLag[];
 }
 
 /**

@@ -1,7 +1,7 @@
 import { Kafka, Partitioners, logLevel, type Consumer, type LogEntry, type Message } from 'kafkajs';
-import { schemaOfTopic, type MarketEvent, type Topic } from '../events.ts';
+import { schemaOfTopic, topics, type MarketEvent, type Topic } from '../events.ts';
 import type { Logger } from '../log.ts';
-import type { Bus, BusRecord, SubscribeOptions, Subscription } from './bus.ts';
+import type { Bus, BusRecord, BusStats, GroupLag, SubscribeOptions, Subscription, TopicStats } from './bus.ts';
 import { PublishGate } from './publishGate.ts';
 
 export interface KafkaBusOptions {
@@ -61,8 +61,10 @@ export async function createKafkaBus(options: KafkaBusOptions): Promise<Bus> {
   });
   await producer.connect();
 
-  const gate = new PublishGate(maxBuffered, log);
-  const { stats } = gate;
+  const gate = new PublishGate(log);
+  /** Per group, topic and partition: the lag kafkajs reported with the last batch fetched. */
+  const lagByPartition = new Map<string, { group: string; topic: Topic; partition: number; lag: number }>();
+  const membersOf = new Map<string, number>();
   let pending: { topic: Topic; message: Message }[] = [];
   /** Events taken by publish so far, and how many of them are settled (sent, or dropped after a failure). */
   let accepted = 0;
@@ -87,7 +89,7 @@ export async function createKafkaBus(options: KafkaBusOptions): Promise<Bus> {
         }
         try {
           await producer.sendBatch({ topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })) });
-          stats.published += batch.length;
+          for (const [topic, messages] of byTopic) gate.accepted(topic, messages.length);
           settled += batch.length;
           lastSendFailed = false;
         } catch (err) {
@@ -96,8 +98,7 @@ export async function createKafkaBus(options: KafkaBusOptions): Promise<Bus> {
           pending = batch.concat(pending);
           const overflow = pending.length - maxBuffered;
           if (overflow > 0) {
-            pending.length = maxBuffered;
-            stats.dropped += overflow;
+            for (const { topic } of pending.splice(maxBuffered)) gate.refuse(topic, { reason: 'kafka unavailable', pending: maxBuffered });
             settled += overflow;
           }
           log?.error({ err, events: batch.length }, 'kafka produce failed; will retry');
@@ -118,6 +119,28 @@ export async function createKafkaBus(options: KafkaBusOptions): Promise<Bus> {
     }
   }
 
+  let invalidReceived = 0;
+
+  function stats(): BusStats {
+    const held = new Map<Topic, { records: number; bytes: number }>(topics.map((t) => [t, { records: 0, bytes: 0 }]));
+    for (const { topic, message } of pending) {
+      const h = held.get(topic)!;
+      h.records += 1;
+      h.bytes += (message.value as string).length;
+    }
+    const byTopic = {} as Record<Topic, TopicStats>;
+    for (const topic of topics) byTopic[topic] = { ...gate.topicStats(topic), heldRecords: held.get(topic)!.records, heldBytes: held.get(topic)!.bytes };
+    const lags = new Map<string, GroupLag>();
+    for (const { group, topic, lag } of lagByPartition.values()) {
+      const key = `${group}/${topic}`;
+      const l = lags.get(key) ?? { group, topic, records: 0, members: membersOf.get(group) ?? 0 };
+      l.records += lag;
+      lags.set(key, l);
+    }
+    const totals = gate.totals();
+    return { ...totals, invalid: totals.invalid + invalidReceived, topics: byTopic, lags: [...lags.values()] };
+  }
+
   function schedule(delayMs: number): void {
     timer ??= setTimeout(() => void send(), delayMs);
   }
@@ -127,8 +150,12 @@ export async function createKafkaBus(options: KafkaBusOptions): Promise<Bus> {
 
     publish(events: readonly MarketEvent[]) {
       for (const event of events) {
-        const topic = gate.admit(event, pending.length);
+        const topic = gate.validate(event);
         if (!topic) continue;
+        if (pending.length >= maxBuffered) {
+          gate.refuse(topic, { reason: 'producer buffer full', pending: pending.length });
+          continue;
+        }
         accepted += 1;
         pending.push({
           topic,
@@ -153,6 +180,7 @@ export async function createKafkaBus(options: KafkaBusOptions): Promise<Bus> {
       /** Per topic/partition: the first offset delivered since the last commit, and the one after the last. */
       const uncommitted = new Map<string, { topic: Topic; partition: number; from: number; next: number }>();
       consumers.add(consumer);
+      membersOf.set(opts.group, (membersOf.get(opts.group) ?? 0) + 1);
       consumer.on(consumer.events.GROUP_JOIN, () => {
         uncommitted.clear();
         opts.onAssignment?.();
@@ -176,12 +204,13 @@ export async function createKafkaBus(options: KafkaBusOptions): Promise<Bus> {
             }
             const result = schema.safeParse(parsed);
             if (!result.success) {
-              stats.invalid += 1;
+              invalidReceived += 1;
               log?.warn({ topic, partition, offset: message.offset }, 'skipping an invalid message');
               continue;
             }
             records.push({ topic, partition, offset: Number(message.offset), event: result.data } as BusRecord<T>);
           }
+          lagByPartition.set(`${opts.group}/${topic}/${partition}`, { group: opts.group, topic, partition, lag: Number(batch.offsetLag()) });
           const first = batch.messages[0];
           if (!first) return;
           const key = `${topic}/${partition}`;
@@ -217,13 +246,14 @@ export async function createKafkaBus(options: KafkaBusOptions): Promise<Bus> {
           }
         },
         async stop() {
+          membersOf.set(opts.group, (membersOf.get(opts.group) ?? 1) - 1);
           consumers.delete(consumer);
           await consumer.disconnect();
         },
       };
     },
 
-    stats: () => ({ ...stats }),
+    stats,
 
     async close() {
       try {

@@ -1,39 +1,67 @@
-import { schemaOfTopic, topicOf, type MarketEvent, type Topic } from '../events.ts';
+import { schemaOfTopic, topicOf, topics, type MarketEvent, type Topic } from '../events.ts';
 import type { Logger } from '../log.ts';
-import type { BusStats } from './bus.ts';
+import type { BusStats, TopicStats } from './bus.ts';
 
-const warnEveryMs = 10_000;
+const refusalLogEveryMs = 10_000;
+
+type Counts = Pick<TopicStats, 'published' | 'dropped' | 'conflated'>;
 
 /**
- * What every bus adapter checks before it takes an event: the schema, then room in its bounded
- * buffer. Refusals are counted in `stats`, and a full buffer is logged at most every 10 s.
+ * What every bus adapter does with an event it is handed: checks its schema, then counts what the
+ * adapter did with it (taken, conflated into a newer book, refused at the bound). A refusal is an
+ * error: it is logged with its topic and context at most every 10 s per topic, and counted.
  */
 export class PublishGate {
-  readonly stats: BusStats = { published: 0, dropped: 0, invalid: 0 };
   readonly #log: Logger | undefined;
-  readonly #maxBuffered: number;
-  #lastWarning = 0;
+  readonly #counts = new Map<Topic, Counts>(topics.map((t) => [t, { published: 0, dropped: 0, conflated: 0 }]));
+  readonly #lastRefusalLog = new Map<Topic, number>();
+  #invalid = 0;
 
-  constructor(maxBuffered: number, log?: Logger) {
-    this.#maxBuffered = maxBuffered;
+  constructor(log?: Logger) {
     this.#log = log;
   }
 
-  /** The event's topic when the adapter should take it, undefined when it was refused. */
-  admit(event: MarketEvent, buffered: number): Topic | undefined {
+  /** The event's topic when it passes its schema, undefined (and counted) when it does not. */
+  validate(event: MarketEvent): Topic | undefined {
     const topic = topicOf(event);
     if (!schemaOfTopic[topic].safeParse(event).success) {
-      this.stats.invalid += 1;
-      return undefined;
-    }
-    if (buffered >= this.#maxBuffered) {
-      this.stats.dropped += 1;
-      if (Date.now() - this.#lastWarning > warnEveryMs) {
-        this.#lastWarning = Date.now();
-        this.#log?.warn({ buffered, dropped: this.stats.dropped }, 'bus buffer full: dropping events until it drains');
-      }
+      this.#invalid += 1;
       return undefined;
     }
     return topic;
+  }
+
+  accepted(topic: Topic, n = 1): void {
+    this.#counts.get(topic)!.published += n;
+  }
+
+  conflated(topic: Topic): void {
+    this.#counts.get(topic)!.conflated += 1;
+  }
+
+  /** Counts `n` events of `topic` refused at the adapter's bound, and says so loudly. */
+  refuse(topic: Topic, context: Record<string, unknown>, n = 1): void {
+    const counts = this.#counts.get(topic)!;
+    counts.dropped += n;
+    const now = Date.now();
+    if (now - (this.#lastRefusalLog.get(topic) ?? 0) < refusalLogEveryMs) return;
+    this.#lastRefusalLog.set(topic, now);
+    this.#log?.error({ topic, dropped: counts.dropped, ...context }, 'bus full: events refused and lost');
+  }
+
+  topicStats(topic: Topic): Counts {
+    return { ...this.#counts.get(topic)! };
+  }
+
+  totals(): Pick<BusStats, 'published' | 'dropped' | 'conflated' | 'invalid'> {
+    let published = 0;
+    let dropped = 0;
+    let conflated = 0;
+    for (const c of this.#counts.values()) {
+      published += c.published;
+      dropped += c.dropped;
+      conflated += c.conflated;
+    }
+    return { published, dropped, conflated, invalid: this.#invalid };
   }
 }

@@ -51,7 +51,7 @@ for (let i = 0; i < raw.length; i += batchRows) await store.insert('trades', raw
 const rawSeconds = (performance.now() - start) / 1000;
 
 const events = makeTrades('e2e');
-const bus = createMemoryBus({ maxBuffered: total });
+const bus = createMemoryBus({ maxRecordsPerTopic: total, maxBytesPerTopic: Number.MAX_SAFE_INTEGER });
 const sink = await startTradeSink({ bus, store, log: createLogger('warn'), batchRows, batchMs: 200, group: 'bench' });
 start = performance.now();
 for (let i = 0; i < events.length; i += 1_000) bus.publish(events.slice(i, i + 1_000));

@@ -1,20 +1,21 @@
 // One contract, two adapters: the in-process bus and Kafka (against a Kafka-protocol broker).
 import { randomUUID } from 'node:crypto';
 import { describe, expect, test } from 'vitest';
-import type { TradeEvent } from '../../events.ts';
-import type { Bus, BusRecord } from '../bus.ts';
+import type { BookEvent, LiquidationEvent, MarketEvent, TradeEvent } from '../../events.ts';
+import { commitPositionsAfter, type Bus, type BusRecord, type Subscription } from '../bus.ts';
 import { createKafkaBus } from '../kafkaBus.ts';
 import { createMemoryBus } from '../memoryBus.ts';
 
-const adapters: [string, () => Promise<Bus>][] = [
-  ['memory', async () => createMemoryBus({ partitions: 3 })],
+/** Each adapter with its bound: records held per topic (memory) or waiting to be sent (Kafka). */
+const adapters: [string, (bound?: number) => Promise<Bus>][] = [
+  ['memory', async (bound) => createMemoryBus({ partitions: 3, maxRecordsPerTopic: bound })],
   [
     'kafka',
-    async () => {
+    async (bound) => {
       const brokers = process.env.MDS_TEST_KAFKA_BROKERS;
       if (!brokers) throw new Error('MDS_TEST_KAFKA_BROKERS must name a Kafka-protocol broker (npm test starts one)');
       // A short session timeout: the mock broker waits about that long to rebalance after a member leaves.
-      return createKafkaBus({ brokers: brokers.split(','), lingerMs: 5, sessionTimeoutMs: 6_000 });
+      return createKafkaBus({ brokers: brokers.split(','), lingerMs: 5, sessionTimeoutMs: 6_000, maxBuffered: bound });
     },
   ],
 ];
@@ -31,8 +32,20 @@ function tradesFor(assets: string[], perAsset: number): TradeEvent[] {
   return out;
 }
 
-async function until(cond: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 20_000;
+/** One trade, one book and one liquidation of `asset` per step. */
+function mixedFor(asset: string, steps: number, from = 0): MarketEvent[] {
+  const out: MarketEvent[] = [];
+  for (let i = from; i < from + steps; i++) {
+    const base = { venue: 'conformance', market: `${asset}USDT`, asset, quote: 'USDT', ts: 1_700_000_000_000 + i, receivedAt: 1_700_000_000_001 + i };
+    out.push({ type: 'trade', ...base, tradeId: String(i), price: 10, quantity: 1, side: 'sell' } satisfies TradeEvent);
+    out.push({ type: 'book', ...base, bids: [[9, 1]], asks: [[11, 1]] } satisfies BookEvent);
+    out.push({ type: 'liquidation', ...base, liquidationId: String(i), price: 10, quantity: 1, positionSide: 'long' } satisfies LiquidationEvent);
+  }
+  return out;
+}
+
+async function until(cond: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
   while (!cond()) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 20));
@@ -135,6 +148,52 @@ describe.each(adapters)('%s bus', (_name, open) => {
     await subB.stop();
     await bus.close();
   });
+
+  test('groups reading different topics release each other: many times the bound goes through, nothing dropped', async () => {
+    const bound = 240;
+    const bus = await open(bound);
+    const asset = `m${unique()}`;
+    const counts = { trades: 0, books: 0, liquidations: 0 };
+    // The Kafka mock creates a topic on its first produce; a consumer that subscribed before would wait for a metadata refresh.
+    bus.publish(mixedFor(`warm${unique()}`, 1));
+    await bus.flush();
+    // One group per topic, as the aggregator wires its three sinks; each commits what it received.
+    const subs: Subscription[] = [];
+    for (const topic of ['trades', 'books', 'liquidations'] as const) {
+      // Kafka may deliver before subscribe resolves: the first batches wait for the handle.
+      let ready: (s: Subscription) => void = () => {};
+      const handle = new Promise<Subscription>((resolve) => (ready = resolve));
+      const sub = await bus.subscribe({
+        group: `${topic}-${unique()}`,
+        topics: [topic],
+        onBatch: async (records) => {
+          counts[topic] += records.filter((r) => r.event.asset === asset).length;
+          await (await handle).commit(commitPositionsAfter(records));
+        },
+      });
+      ready(sub);
+      subs.push(sub);
+    }
+    // 20 times the bound per topic, in steps of a sixth of it, each published once the bus holds room for it.
+    const steps = 20 * bound;
+    const step = bound / 6;
+    const room = () => Object.values(bus.stats().topics).every((t) => t.heldRecords + 3 * step <= bound);
+    for (let from = 0; from < steps; from += step) {
+      await until(room, `room for step ${from} (${JSON.stringify(counts)})`, 60_000);
+      bus.publish(mixedFor(asset, step, from));
+      await bus.flush();
+    }
+    await until(() => counts.trades >= steps && counts.books >= steps && counts.liquidations >= steps, `everything (${JSON.stringify(counts)})`, 60_000);
+    expect(counts).toEqual({ trades: steps, books: steps, liquidations: steps });
+    const stats = bus.stats();
+    expect(stats.dropped).toBe(0);
+    for (const topic of ['trades', 'books', 'liquidations'] as const) {
+      expect(stats.topics[topic].dropped).toBe(0);
+      expect(stats.topics[topic].heldRecords).toBe(0);
+    }
+    for (const sub of subs) await sub.stop();
+    await bus.close();
+  }, 120_000);
 
   test('close sends what is still buffered', async () => {
     const publisher = await open();

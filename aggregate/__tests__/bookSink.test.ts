@@ -1,0 +1,50 @@
+// The book sink while the store refuses its inserts: books are superseded by newer ones, so it
+// commits anyway and the bus does not fill with them; the next insert that works stores the newest.
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import { openTestStore, silentLog } from '../../api/__tests__/harness.ts';
+import { createMemoryBus } from '../../infra/bus/memoryBus.ts';
+import type { BookEvent } from '../../infra/events.ts';
+import type { Store } from '../../infra/store.ts';
+import { startBookSink } from '../bookSink.ts';
+
+let db: Awaited<ReturnType<typeof openTestStore>>;
+beforeAll(async () => {
+  db = await openTestStore();
+});
+afterAll(async () => {
+  await db?.dispose();
+});
+
+const book = (i: number): BookEvent => ({
+  type: 'book', venue: 'kraken', market: 'XBT/USD', asset: 'bitcoin', quote: 'USD', ts: 1_700_000_000_000 + i * 1_000, receivedAt: 1_700_000_000_000 + i * 1_000,
+  bids: [[100 - i / 100, 1]], asks: [[101, 1]],
+});
+
+test('while market_quality inserts fail the sink still commits, so no book is held; once they work, the newest book is stored', async () => {
+  let refuse = true;
+  // The real store, with its market_quality inserts refused while `refuse` holds (a full disk, say).
+  const store: Store = {
+    ...db.store,
+    insert: async (table, rows, token) => {
+      if (refuse && table === 'market_quality') throw new Error('refused');
+      return db.store.insert(table, rows, token);
+    },
+  };
+  const bus = createMemoryBus({ maxRecordsPerTopic: 50 });
+  const sink = await startBookSink({ bus, store, log: silentLog, everyMs: 20 });
+  // 20 times the bound while every insert fails: a sink that did not commit would fill the topic and refuse books.
+  for (let i = 0; i < 1_000; i++) {
+    bus.publish([book(i)]);
+    if (i % 10 === 9) await new Promise((r) => setTimeout(r, 25));
+  }
+  await new Promise((r) => setTimeout(r, 100));
+  expect(bus.stats().topics.books.dropped).toBe(0);
+  expect(bus.stats().topics.books.heldRecords).toBeLessThan(50);
+  refuse = false;
+  bus.publish([book(1_000)]);
+  for (let i = 0; i < 100 && (await db.store.rows('SELECT 1 FROM market_quality')).length === 0; i++) await new Promise((r) => setTimeout(r, 20));
+  const rows = await db.store.rows<{ ts: number }>('SELECT toUnixTimestamp64Milli(ts) AS ts FROM market_quality');
+  expect(rows).toEqual([{ ts: book(1_000).ts }]);
+  await sink.stop();
+  await bus.close();
+});
