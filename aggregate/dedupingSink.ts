@@ -52,6 +52,11 @@ export interface DedupingSinkOptions {
   batchMs: number;
   /** Consumer group; aggregators sharing it split the partitions. */
   group?: string;
+  /**
+   * Called after each insert that stored rows, with the event-time range (unix ms) of those rows:
+   * the index runner computes again the seconds it had already passed (rows from a backlog).
+   */
+  onInserted?: (range: { minTs: number; maxTs: number }) => void;
 }
 
 export interface DedupingSinkStats {
@@ -115,10 +120,14 @@ export async function startDedupingSink<T extends Topic>(target: DedupedTable<T>
     const held = await heldKeys(store, target, [...unique.values()]);
     const keys: string[] = [];
     const rows: object[] = [];
+    let minTs = Infinity;
+    let maxTs = -Infinity;
     for (const [key, event] of unique) {
       if (held.has(key)) continue;
       keys.push(key);
       rows.push(target.row(event));
+      minTs = Math.min(minTs, event.ts);
+      maxTs = Math.max(maxTs, event.ts);
     }
     stats.duplicates += records.length - rows.length;
     stats.batches += 1;
@@ -127,6 +136,7 @@ export async function startDedupingSink<T extends Topic>(target: DedupedTable<T>
     const token = createHash('sha256').update(keys.join('\n')).digest('hex');
     await store.insert(target.table, rows, `${target.table}:${token}`);
     stats.inserted += rows.length;
+    options.onInserted?.({ minTs, maxTs });
   }
 
   subscription = await bus.subscribe({

@@ -8,7 +8,7 @@ import { z } from 'zod';
  */
 
 /** Why a candidate market is left out, in the order the rules are applied (the first one wins). */
-export const exclusionReasons = ['perpetual', 'no_usd_rate', 'stale', 'crossed_book', 'low_share', 'outlier'] as const;
+export const exclusionReasons = ['perpetual', 'no_usd_rate', 'disconnected', 'stale', 'crossed_book', 'low_share', 'outlier'] as const;
 export type ExclusionReason = (typeof exclusionReasons)[number];
 
 export const indexStatuses = ['ok', 'single_venue', 'fail_closed'] as const;
@@ -59,6 +59,8 @@ export interface MarketInput {
   meanIntervalMs: number;
   /** The latest book measured within crossedBookMaxAgeMs of the second was crossed (bid above ask). */
   crossed: boolean;
+  /** The collector's latest status of the market up to the end of the second says its socket is down. */
+  disconnected: boolean;
   /** What traded on the market in this second. */
   inSecond: { notional: number; volume: number; trades: number };
 }
@@ -115,7 +117,7 @@ export function staleLookbackMs(params: IndexParams): number {
 
 /**
  * The index price of `second` (unix s; trades up to its end count). Rules in order, first reason
- * wins: perpetual (unless configured), no_usd_rate, stale, crossed_book, low_share (share of the
+ * wins: perpetual (unless configured), no_usd_rate, disconnected, stale, crossed_book, low_share (share of the
  * window volume over the candidates with a USD rate), outlier (against the median of the markets
  * still in, with hysteresis from `previous`). Venues with a market past the structural rules
  * (contract, rate, share) are eligible; those with a market past every rule are healthy. Price =
@@ -145,7 +147,8 @@ export function computeIndexSecond(
   const totalVolume = rated.reduce((sum, v) => sum + v.volume24hUsd, 0);
   for (const v of rated) {
     const m = v.input;
-    if (m.lastTradeAt === null || isStale(end - m.lastTradeAt, m.meanIntervalMs, params)) v.reason = 'stale';
+    if (m.disconnected) v.reason = 'disconnected';
+    else if (m.lastTradeAt === null || isStale(end - m.lastTradeAt, m.meanIntervalMs, params)) v.reason = 'stale';
     else if (m.crossed) v.reason = 'crossed_book';
     else if (totalVolume > 0 && v.volume24hUsd / totalVolume < params.minShare) v.reason = 'low_share';
   }

@@ -22,7 +22,8 @@ import {
  * for the seconds that ended at least `lagMs` ago, from per-market seconds (market_seconds), 1m
  * candles (trailing volume, trade rate, last price) and the latest books (market_quality), and
  * writes index_ticks and index_constituents_latest. It recomputes a short trailing window so late
- * trades land, catches up in bounded chunks after a pause, and resumes from its own tables.
+ * trades land, goes back further when the trade sink reports older trades stored late
+ * (noteInserted), catches up in bounded chunks after a pause, and resumes from its own tables.
  */
 
 export const indexScheduleSchema = z.object({
@@ -149,6 +150,26 @@ SELECT asset, venue, market, toUnixTimestamp64Milli(ts) AS ts, spread_bps < 0 AS
 FROM market_quality FINAL
 WHERE ts >= fromUnixTimestamp64Milli({from:Int64}, 'UTC')`;
 
+/** Per market, the collector's last connection status before the range. */
+const statusBeforeSql = `
+SELECT asset, venue, market, argMax(connected, ts) AS connected
+FROM market_connections
+WHERE ts < fromUnixTimestamp64Milli({from_ms:Int64}, 'UTC')
+GROUP BY asset, venue, market`;
+
+/** The statuses published within the range, in time order. */
+const statusChangesSql = `
+SELECT asset, venue, market, connected, toUnixTimestamp64Milli(ts) AS at
+FROM market_connections
+WHERE ts >= fromUnixTimestamp64Milli({from_ms:Int64}, 'UTC') AND ts < fromUnixTimestamp64Milli({to_ms:Int64}, 'UTC')
+ORDER BY at`;
+
+/** The seconds of a range for which index_ticks holds a row, per asset: a recomputation must replace each. */
+const storedSecondsSql = `
+SELECT DISTINCT asset, toUnixTimestamp(second) AS second
+FROM index_ticks
+WHERE second >= toDateTime({from_s:UInt32}, 'UTC') AND second <= toDateTime({to_s:UInt32}, 'UTC')`;
+
 /** The latest stored row of each asset at or before a second: the state a restart resumes from. */
 const priorSql = `
 SELECT
@@ -168,6 +189,7 @@ interface BucketRow extends MarketKeyRow { bucket: number; notional: number; tra
 interface LastTradeRow { asset: string; venue: string; market: string; quote: string; price: number; lastTradeAt: number }
 interface SecondRow extends LastTradeRow { second: number; notional: number; volume: number; trades: number }
 interface BookRow { asset: string; venue: string; market: string; ts: number; crossed: number | boolean }
+interface StatusRow { asset: string; venue: string; market: string; connected: number | boolean; at: number }
 interface PriorRow { asset: string; price: number; status: string; constituents: string[]; excluded: Record<string, string>; lastTradeAt: number }
 
 /** What the runner knows of one market while it walks the seconds of a range. */
@@ -199,7 +221,11 @@ export type IndexState = ReadonlyMap<string, PublishedIndex>;
 export interface TickWrites {
   /** Seconds up to this one may hold rows from an earlier computation: written again whatever their content. */
   storedThrough: number;
-  /** Content this runner wrote per asset and second: an identical recomputation is not written again. */
+  /**
+   * What index_ticks holds per asset and second as far as this runner knows: the content it wrote
+   * (an identical recomputation is not written again), or '' for a row an earlier computation
+   * stored, which a recomputation replaces whatever its content.
+   */
   written: Map<string, string>;
 }
 
@@ -266,12 +292,14 @@ export async function computeIndexRange(
   const intervalWindowS = params.intervalWindowMinutes * 60;
   const windowParams = { first_minute: firstMinute, last_minute: lastMinute, volume_window_s: volumeWindowS, interval_window_s: intervalWindowS };
 
-  const [windowRows, bucketRows, lastTrades, secondRows, books] = await Promise.all([
+  const [windowRows, bucketRows, lastTrades, secondRows, books, statusBefore, statusChanges] = await Promise.all([
     store.rows<WindowRow>(windowsSql, windowParams),
     store.rows<BucketRow>(bucketsSql, windowParams),
     store.rows<LastTradeRow>(lastTradesSql, { from_s: from - lookbackS, to_s: from }),
     store.rows<SecondRow>(secondsSql, { from_s: firstMinute, to_s: to }),
     store.rows<BookRow>(booksSql, { from: from * 1000 - params.crossedBookMaxAgeMs }),
+    store.rows<Omit<StatusRow, 'at'>>(statusBeforeSql, { from_ms: from * 1000 }),
+    store.rows<StatusRow>(statusChangesSql, { from_ms: from * 1000, to_ms: (to + 1) * 1000 }),
   ]);
 
   const states = new Map<string, Map<string, MarketState>>();
@@ -298,6 +326,9 @@ export async function computeIndexRange(
   const bucketsByStart = Map.groupBy(bucketRows, (r) => r.bucket);
   const secondsByStart = Map.groupBy(secondRows, (r) => r.second);
   const crossedAt = new Map(books.filter((b) => Boolean(b.crossed)).map((b) => [`${b.asset}\u0000${marketKey(b)}`, b.ts]));
+  /** asset + venue:market of the markets whose collector last said their socket is down, at the second being evaluated. */
+  const disconnected = new Set(statusBefore.filter((r) => !r.connected).map((r) => `${r.asset}\u0000${marketKey(r)}`));
+  let statusesApplied = 0;
   for (const r of [...bucketRows, ...secondRows]) stateOf(r);
   for (const asset of prior.keys()) if (!states.has(asset)) states.set(asset, new Map());
   const assets = [...states.keys()].sort(assetOrder);
@@ -308,11 +339,13 @@ export async function computeIndexRange(
   const constituents: object[] = [];
   const kept = new Map<number, IndexState>();
   let published = new Map(prior);
+  /** Content of the rows to insert, recorded in `writes.written` only once the insert succeeded. */
+  const pending = new Map<string, string>();
   const write = (row: TickRow) => {
     const key = `${row.asset}\u0000${row.second}`;
     const content = tickContent(row);
     if (writes.written.get(key) === content) return;
-    writes.written.set(key, content);
+    pending.set(key, content);
     rows.push(row);
   };
   // Only the seconds at which something can change are evaluated (see nextEvent); every other
@@ -323,6 +356,10 @@ export async function computeIndexRange(
   for (let t = from; t <= Math.min(to, writes.storedThrough); t++) forced.add(t);
   for (const key of writes.written.keys()) forced.add(Number(key.split('\u0000')[1]));
   const forcedSeconds = [...forced].filter((t) => t >= from && t <= to).sort((x, y) => x - y);
+  /** A row is written for an asset in a second that may hold one already: the recomputation replaces it. */
+  const mustWrite = (asset: string, t: number) => t <= writes.storedThrough || writes.written.has(`${asset}\u0000${t}`);
+  // A status takes effect in the second it was published in (the state at the end of that second).
+  const statusSeconds = [...new Set(statusChanges.map((r) => Math.floor(r.at / 1000)))].sort((x, y) => x - y);
   // A minute matters when a candle joins the windows (the minute before traded) or leaves one of them.
   const changedMinutes = [...new Set(bucketRows.flatMap((r) => [r.bucket + 60, r.bucket + 60 + volumeWindowS, r.bucket + 60 + intervalWindowS]))]
     .filter((m) => m > firstMinute && m <= lastMinute)
@@ -344,10 +381,10 @@ export async function computeIndexRange(
     }
     for (const r of bucketsByStart.get(m - 60 - intervalWindowS) ?? []) stateOf(r).intervalTrades -= r.trades;
   };
-  /** The next second whose index may differ from `t`'s: a trade, a minute, a market turning stale, a crossed book's window. */
+  /** The next second whose index may differ from `t`'s: a trade, a minute, a market turning stale, a crossed book's window, a connection status. */
   const nextEvent = (t: number): number => {
     const ahead = (sorted: number[]) => sorted[firstAbove(sorted, t)] ?? Infinity;
-    let next = Math.min(ahead(tradeSeconds), ahead(changedMinutes), ahead(crossedEdges), ahead(forcedSeconds), t < from ? from : t < to ? to : Infinity);
+    let next = Math.min(ahead(tradeSeconds), ahead(changedMinutes), ahead(crossedEdges), ahead(forcedSeconds), ahead(statusSeconds), t < from ? from : t < to ? to : Infinity);
     for (const markets of states.values()) {
       for (const st of markets.values()) {
         if (st.lastTradeAt === null || !(st.windowNotional + st.minuteNotional > 0)) continue;
@@ -380,6 +417,12 @@ export async function computeIndexRange(
       st.inSecond = { notional: r.notional, volume: r.volume, trades: r.trades };
     }
     if (s < from) continue;
+    for (; statusesApplied < statusChanges.length && statusChanges[statusesApplied]!.at < (s + 1) * 1000; statusesApplied++) {
+      const r = statusChanges[statusesApplied]!;
+      const key = `${r.asset}\u0000${marketKey(r)}`;
+      if (r.connected) disconnected.delete(key);
+      else disconnected.add(key);
+    }
 
     // The skipped seconds had the state of the last one evaluated.
     for (let t = Math.max(evaluated + 1, range.keepFrom); t < s; t++) kept.set(t, published);
@@ -404,14 +447,14 @@ export async function computeIndexRange(
           windowNotional,
           meanIntervalMs: st.intervalTrades > 0 ? (params.intervalWindowMinutes * 60_000) / st.intervalTrades : Infinity,
           crossed: bookAt !== undefined && Math.abs(bookAt - (s + 1) * 1000) <= params.crossedBookMaxAgeMs,
+          disconnected: disconnected.has(`${asset}\u0000${marketKey(st)}`),
           inSecond: st.inSecond,
         });
       }
       const previous = before.get(asset);
       const result = inputs.length > 0 ? computeIndexSecond(s, inputs, previous, params) : undefined;
-      const mustWrite = forced.has(s);
       if (result?.price === undefined) {
-        if (previous || mustWrite) write(noPriceRow(asset, s, computedAt));
+        if (previous || mustWrite(asset, s)) write(noPriceRow(asset, s, computedAt));
       } else {
         const content = contentOf(result);
         indexNow.set(asset, result.price);
@@ -421,7 +464,7 @@ export async function computeIndexRange(
           outliers: new Set(result.markets.filter((m) => m.reason === 'outlier').map(marketKey)),
           content,
         });
-        if (mustWrite || result.tradeCount > 0 || previous?.content !== content) write(tickRow(asset, s, result, computedAt));
+        if (mustWrite(asset, s) || result.tradeCount > 0 || previous?.content !== content) write(tickRow(asset, s, result, computedAt));
       }
       if (s === to && result) for (const m of result.markets) constituents.push({ asset, ...constituentRow(m), ts: (s + 1) * 1000 });
     }
@@ -429,6 +472,7 @@ export async function computeIndexRange(
   }
 
   await store.insert('index_ticks', rows);
+  for (const [key, content] of pending) writes.written.set(key, content);
   await store.insert('index_constituents_latest', constituents);
   for (const key of writes.written.keys()) if (Number(key.split('\u0000')[1]) < from) writes.written.delete(key);
   return { assets: [...states.values()].filter((m) => m.size > 0).length, rows: rows.length, states: kept };
@@ -521,8 +565,12 @@ export class IndexRunner {
   #writes: TickWrites | undefined;
   /** The state at the end of the recent seconds a step may start again from. */
   #states = new Map<number, IndexState>();
-  /** Set by catchUp({ from }): where the next step starts instead of the trailing window. */
+  /** Set by catchUp({ from }) and by late trades: where the next step starts instead of the trailing window. */
   #nextFrom: number | undefined;
+  /** While computing seconds again after going back: up to this second, index_ticks may hold rows this runner no longer knows. */
+  #revisitThrough: number | undefined;
+  /** The first second of trades stored since the last step (noteInserted). */
+  #insertedFrom: number | undefined;
   #rates: { minute: number; rates: QuoteRates } | undefined;
   #loop: Promise<void> | undefined;
   #stopped = false;
@@ -579,19 +627,60 @@ export class IndexRunner {
       stored ?? Math.min(target, (await this.#nextTradeSecond(Math.floor((now - this.#options.schedule.backfillMs) / 1000))) - 1);
   }
 
+  /**
+   * Trades were stored with event times from `minTsMs` on (the trade sink's `onInserted`). When
+   * they reach back before the seconds the next step computes anyway (a backlog inserted after a
+   * store outage, a lagging bus), the next step computes again from their first second, at most
+   * the backfill window back.
+   */
+  noteInserted(minTsMs: number): void {
+    const second = Math.floor(minTsMs / 1000);
+    this.#insertedFrom = Math.min(this.#insertedFrom ?? second, second);
+  }
+
+  /** The next steps compute again from `from`, replacing what index_ticks holds from there on. */
+  #goBack(from: number): void {
+    const last = this.#stats.lastComputed!;
+    if (from > last) return;
+    this.#revisitThrough = Math.max(this.#revisitThrough ?? last, last);
+    this.#stats.lastComputed = from - 1;
+    this.#nextFrom = from;
+    this.#states = new Map();
+  }
+
+  /** Rows of index_ticks in these seconds that this runner did not write: a recomputation replaces each one. */
+  async #noteStoredRows(from: number, to: number): Promise<void> {
+    const rows = await this.#options.store.rows<{ asset: string; second: number }>(storedSecondsSql, { from_s: from, to_s: to });
+    for (const r of rows) {
+      const key = `${r.asset}\u0000${r.second}`;
+      if (!this.#writes!.written.has(key)) this.#writes!.written.set(key, '');
+    }
+  }
+
   /** One bounded unit of work. Returns true while the index is behind now - lag. */
   async step(now = this.#now()): Promise<boolean> {
     const { store, params, schedule, log } = this.#options;
     const target = Math.floor((now - schedule.lagMs) / 1000) - 1;
     if (this.#stats.lastComputed === undefined || !this.#writes) await this.#resume(now, target);
+    if (this.#insertedFrom !== undefined) {
+      const late = Math.max(this.#insertedFrom, Math.floor((now - schedule.backfillMs) / 1000));
+      this.#insertedFrom = undefined;
+      const last = this.#stats.lastComputed!;
+      if (late < (this.#nextFrom ?? last + 1 - schedule.recomputeSeconds)) {
+        log.warn({ from: late, seconds: last - late + 1 }, 'trades stored after the index passed their seconds: computing those seconds again');
+        this.#goBack(late);
+      }
+    }
     const last = this.#stats.lastComputed!;
     if (target <= last) return false;
     const from = this.#nextFrom ?? last + 1 - schedule.recomputeSeconds;
     const to = Math.min(target, last + schedule.maxSecondsPerTick);
+    if (this.#revisitThrough !== undefined && from <= this.#revisitThrough) await this.#noteStoredRows(from, Math.min(to, this.#revisitThrough));
     const prior = this.#states.get(from - 1) ?? (await loadIndexState(store, from - 1, params));
     const range = { from, to, keepFrom: to - schedule.recomputeSeconds };
     const result = await computeIndexRange(store, range, params, await this.#quoteRates((to + 1) * 1000), prior, this.#writes!);
     this.#nextFrom = undefined;
+    if (this.#revisitThrough !== undefined && to >= this.#revisitThrough) this.#revisitThrough = undefined;
     this.#states = result.states;
     this.#stats.ranges += 1;
     this.#stats.rows += result.rows;
@@ -612,9 +701,10 @@ export class IndexRunner {
   async catchUp(now = this.#now(), options: { from?: number } = {}): Promise<void> {
     if (options.from !== undefined) {
       await this.#resume(now, Math.floor((now - this.#options.schedule.lagMs) / 1000) - 1);
+      this.#goBack(options.from);
+      // Also when `from` is ahead of what is computed: start there.
       this.#stats.lastComputed = options.from - 1;
       this.#nextFrom = options.from;
-      this.#states = new Map();
     }
     while (await this.step(now));
   }

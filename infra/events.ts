@@ -52,17 +52,30 @@ export const liquidationEvent = z.object({
   positionSide: z.enum(['long', 'short']),
 });
 
-export const marketEvent = z.discriminatedUnion('type', [tradeEvent, bookEvent, liquidationEvent]);
+/**
+ * Whether the collector is receiving a market's stream: false when the socket that carries it
+ * dropped or a reconnect attempt failed, true once a socket carries it again (and once at start).
+ * `ts` and `receivedAt` are both our time of the change. The index excludes a market while its
+ * last status says disconnected (aggregate/METHODOLOGY.md, `disconnected`).
+ */
+export const statusEvent = z.object({
+  type: z.literal('status'),
+  ...marketFields,
+  connected: z.boolean(),
+});
+
+export const marketEvent = z.discriminatedUnion('type', [tradeEvent, bookEvent, liquidationEvent, statusEvent]);
 
 export type TradeEvent = z.infer<typeof tradeEvent>;
 export type BookEvent = z.infer<typeof bookEvent>;
 export type LiquidationEvent = z.infer<typeof liquidationEvent>;
+export type StatusEvent = z.infer<typeof statusEvent>;
 export type MarketEvent = z.infer<typeof marketEvent>;
 
-export const topics = ['trades', 'books', 'liquidations'] as const;
+export const topics = ['trades', 'books', 'liquidations', 'statuses'] as const;
 export type Topic = (typeof topics)[number];
 
-export type EventOfTopic = { trades: TradeEvent; books: BookEvent; liquidations: LiquidationEvent };
+export type EventOfTopic = { trades: TradeEvent; books: BookEvent; liquidations: LiquidationEvent; statuses: StatusEvent };
 
 export function topicOf(event: MarketEvent): Topic {
   switch (event.type) {
@@ -72,7 +85,9 @@ export function topicOf(event: MarketEvent): Topic {
       return 'books';
     case 'liquidation':
       return 'liquidations';
+    case 'status':
+      return 'statuses';
   }
 }
 
-export const schemaOfTopic = { trades: tradeEvent, books: bookEvent, liquidations: liquidationEvent } as const;
+export const schemaOfTopic = { trades: tradeEvent, books: bookEvent, liquidations: liquidationEvent, statuses: statusEvent } as const;

@@ -8,7 +8,7 @@ import type { Exchange, Liquidation, Market, OrderBook as CcxtOrderBook, Trade }
 import type { Bus } from '../infra/bus/bus.ts';
 import type { BookEvent, LiquidationEvent, TradeEvent } from '../infra/events.ts';
 import type { Logger } from '../infra/log.ts';
-import { selectMarkets, toLiquidationEvent, toTradeEvent, type CollectorMetrics } from './collector.ts';
+import { eventTimeCheck, selectMarkets, statusEvents, toLiquidationEvent, toTradeEvent, type CollectorMetrics } from './collector.ts';
 import { decimalProduct } from './decimal.ts';
 import type { Level } from './orderBook.ts';
 import type { MarketListing, VenueMarket } from './venue.ts';
@@ -138,6 +138,7 @@ export async function startCcxtCollector(options: CcxtCollectorOptions): Promise
   let stopped = false;
   const abort = new AbortController();
   const counters = { messages: 0, trades: 0, liquidations: 0, reconnects: 0, resyncs: 0, unknownMessages: 0, venueErrors: 0 };
+  const timely = eventTimeCheck(log);
   let lastMessageAt: number | undefined;
   let markets: VenueMarket[] = [];
   let unmapped: string[] = [];
@@ -286,7 +287,7 @@ export async function startCcxtCollector(options: CcxtCollectorOptions): Promise
         side && typeof t.price === 'number' && typeof t.amount === 'number'
           ? toTradeEvent(venue.id, market, { kind: 'trade', symbol: market.symbol, tradeId, price: decimalText(exchange, t.price), quantity: decimalText(exchange, t.amount), side, ts }, receivedAt)
           : undefined;
-      if (event) events.push(event);
+      if (event && timely(event)) events.push(event);
       else counters.unknownMessages += 1;
     }
     counters.trades += events.length;
@@ -313,7 +314,7 @@ export async function startCcxtCollector(options: CcxtCollectorOptions): Promise
               receivedAt,
             )
           : undefined;
-      if (event) events.push(event);
+      if (event && timely(event)) events.push(event);
       else counters.unknownMessages += 1;
     }
     counters.liquidations += events.length;
@@ -374,11 +375,18 @@ export async function startCcxtCollector(options: CcxtCollectorOptions): Promise
       }
     };
     let failures = 0;
+    /** The trade watchers say whether their markets stream: an answer after none, or a lost connection. */
+    let streaming = false;
+    const report = (connected: boolean) => {
+      streaming = connected;
+      if (kind === 'trades') bus.publish(statusEvents(venue.id, symbols.map((s) => byUnified.get(s)!), connected, Date.now()));
+    };
     while (!stopped) {
       try {
         const answer = await call();
         const receivedAt = Date.now();
         failures = 0;
+        if (!streaming) report(true);
         if (kind === 'trades') onTrades(unseen<Trade>(answer, symbols.map((s) => exchange.trades[s])), receivedAt);
         else if (kind === 'liquidations') onLiquidations(unseen<Liquidation>(answer, liquidationCaches(symbols)), receivedAt);
         // Books: the answer only keeps the subscription alive; ccxt's resolutions tell which books are good.
@@ -402,7 +410,8 @@ export async function startCcxtCollector(options: CcxtCollectorOptions): Promise
             delete exchange.orderbooks[s];
           }
         }
-        if (!(err instanceof ccxt.NetworkError)) {
+        if (err instanceof ccxt.NetworkError) report(false);
+        else {
           counters.venueErrors += 1;
           if (counters.venueErrors <= 20) log.warn({ kind, symbols, err: (err as Error).message }, 'venue error');
         }

@@ -1,7 +1,7 @@
 import WebSocket from 'ws';
 import type { Bus } from '../infra/bus/bus.ts';
 import { assetIdForVenueTicker } from '../infra/catalog/catalog.ts';
-import type { BookEvent, LiquidationEvent, MarketEvent, TradeEvent } from '../infra/events.ts';
+import type { BookEvent, LiquidationEvent, MarketEvent, StatusEvent, TradeEvent } from '../infra/events.ts';
 import type { Logger } from '../infra/log.ts';
 import { BookSync, ConnectionSequence } from './bookSync.ts';
 import { VenueConnection } from './connection.ts';
@@ -134,6 +134,34 @@ export function toLiquidationEvent(venue: string, market: VenueMarket, l: Liquid
   };
 }
 
+/**
+ * How far a venue's event time may lie before or after our receive time (ingest/EVENTS.md): an
+ * older one would make the sink's duplicate lookup scan the asset's history, a later one is a
+ * clock or parse error. A day covers recent-trade replays on reconnect; a minute, clock skew.
+ */
+export const eventTimeBounds = { beforeMs: 86_400_000, afterMs: 60_000 };
+
+/**
+ * Whether an event's venue time is within the bounds around its receive time. The first event a
+ * collector refuses is logged with a sample (the others are counted as unknown messages).
+ */
+export function eventTimeCheck(log: Logger): (event: { market: string; ts: number; receivedAt: number }) => boolean {
+  let logged = false;
+  return ({ market, ts, receivedAt }) => {
+    if (ts >= receivedAt - eventTimeBounds.beforeMs && ts <= receivedAt + eventTimeBounds.afterMs) return true;
+    if (!logged) {
+      logged = true;
+      log.warn({ market, ts, receivedAt, bounds: eventTimeBounds }, 'event time implausibly far from its receipt: refused (further ones only counted as unknown)');
+    }
+    return false;
+  };
+}
+
+/** The connection status of markets, as published on the `statuses` topic. */
+export function statusEvents(venue: string, markets: readonly VenueMarket[], connected: boolean, at: number): StatusEvent[] {
+  return markets.map((m) => ({ type: 'status', venue, market: m.symbol, asset: m.asset, quote: m.quote, ts: at, receivedAt: at, connected }));
+}
+
 /** Book levels in base units. */
 export function toLevels(raw: readonly RawLevel[], market: Pick<MarketListing, 'contractSize' | 'inverse'>): Level[] {
   return raw.map(([p, q]) => [Number(p), baseQuantity(market, q, p)]);
@@ -252,6 +280,7 @@ export async function startCollector(options: CollectorOptions): Promise<Collect
   };
   let stopped = false;
   const counters = { trades: 0, liquidations: 0, unknownMessages: 0, venueErrors: 0 };
+  const timely = eventTimeCheck(log);
 
   let markets: VenueMarket[] = [];
   let unmapped: string[] = [];
@@ -365,7 +394,7 @@ export async function startCollector(options: CollectorOptions): Promise<Collect
           const market = bySymbol.get(m.symbol);
           if (!market || !once(`t\u0000${m.symbol}\u0000${m.tradeId}`)) break;
           const event = toTradeEvent(venue.id, market, m, receivedAt);
-          if (event) {
+          if (event && timely(event)) {
             counters.trades += 1;
             events.push(event);
           } else counters.unknownMessages += 1;
@@ -375,7 +404,7 @@ export async function startCollector(options: CollectorOptions): Promise<Collect
           const market = bySymbol.get(m.symbol);
           if (!market || !once(`l\u0000${m.symbol}\u0000${m.liquidationId}`)) break;
           const event = toLiquidationEvent(venue.id, market, m, receivedAt);
-          if (event) {
+          if (event && timely(event)) {
             counters.liquidations += 1;
             events.push(event);
           } else counters.unknownMessages += 1;
@@ -422,6 +451,11 @@ export async function startCollector(options: CollectorOptions): Promise<Collect
       overlapMs: tuning.overlapMs,
       backoff: tuning.backoff,
       subscribeMessages: () => plan.subscribe,
+      // Every market of the socket (still followed) shares its fate.
+      onStatus(connected) {
+        const followed = plan.symbols.flatMap((symbol) => bySymbol.get(symbol) ?? []);
+        if (followed.length > 0) bus.publish(statusEvents(venue.id, followed, connected, Date.now()));
+      },
       // Updates missed while the socket was down make its books stale.
       onOpen(generation) {
         state.bookGeneration = generation;

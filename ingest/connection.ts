@@ -18,6 +18,12 @@ export interface ConnectionOptions {
   /** How long the old socket stays open after its replacement opened, so no message falls between them. */
   overlapMs?: number;
   backoff?: { baseMs: number; maxMs: number };
+  /**
+   * Whether the venue streams to us: true when a socket delivers its first message while none did
+   * (at start, after a reconnect); false when the last such socket closes, and again at each failed
+   * attempt while none is open. A rotation's overlap keeps it true. Not called once `close` began.
+   */
+  onStatus?: (connected: boolean) => void;
   /** A socket opened; every message it delivers carries this `generation`. */
   onOpen?: (generation: number) => void;
   onMessage: (text: string, receivedAt: number, generation: number) => void;
@@ -65,6 +71,8 @@ export class VenueConnection {
   #retry: NodeJS.Timeout | undefined;
   /** A `resolve` call is under way: the next socket is coming. */
   #resolving = false;
+  /** What onStatus last said. */
+  #streaming = false;
   readonly metrics: ConnectionMetrics = { connected: false, connects: 0, reconnects: 0, rotations: 0, messages: 0, lastMessageAt: undefined };
 
   constructor(options: ConnectionOptions) {
@@ -141,9 +149,17 @@ export class VenueConnection {
       (err: Error) => {
         this.#resolving = false;
         log.warn({ reason: 'endpoint', err: err.message }, 'connect failed');
+        this.#attemptFailed();
         this.#retryLater();
       },
     );
+  }
+
+  /** A socket closed or could not be had: says so unless another socket still streams. */
+  #attemptFailed(): void {
+    if (this.#closed || [...this.#live].some((l) => l.open && l.gotMessage)) return;
+    this.#streaming = false;
+    this.#options.onStatus?.(false);
   }
 
   /** The next attempt after jittered exponential backoff. */
@@ -204,6 +220,10 @@ export class VenueConnection {
       if (!live.gotMessage) {
         live.gotMessage = true;
         this.#attempt = 0;
+        if (!this.#streaming) {
+          this.#streaming = true;
+          this.#options.onStatus?.(true);
+        }
       }
       this.metrics.messages += 1;
       this.metrics.lastMessageAt = now;
@@ -216,6 +236,7 @@ export class VenueConnection {
       clearInterval(live.pingTimer);
       this.#live.delete(live);
       this.metrics.connected = [...this.#live].some((l) => l.open);
+      if (!this.#closed && (this.#streaming || live === this.#current)) this.#attemptFailed();
       // A retired socket, or one replaced while it was dying: its successor is already there.
       if (this.#closed || live !== this.#current) return;
       this.metrics.reconnects += 1;

@@ -22,6 +22,7 @@ function market(venue: string, fields: Partial<MarketInput> = {}): MarketInput {
     windowNotional: 1_000_000,
     meanIntervalMs: 1_000,
     crossed: false,
+    disconnected: false,
     inSecond: { notional: 0, volume: 0, trades: 0 },
     ...fields,
   };
@@ -74,7 +75,7 @@ describe('computeIndexSecond', () => {
     expect(reasons(r)).toEqual({ a: null, b: null, busy: 'stale', floor: null, slow: null, ceiling: 'stale', unknown: 'stale' });
   });
 
-  it('crossed_book, low_share (below 1 % of the candidates with a USD rate), no_usd_rate, perpetual', () => {
+  it('disconnected, crossed_book, low_share (below 1 % of the candidates with a USD rate), no_usd_rate, perpetual', () => {
     const r = computeIndexSecond(
       S,
       [
@@ -86,11 +87,13 @@ describe('computeIndexSecond', () => {
         market('eur', { quote: 'EUR', usdPerQuote: undefined, windowNotional: 5_000_000 }),
         market('perp', { contract: 'perpetual', windowNotional: 5_000_000 }),
         market('stale-big', { lastTradeAt: end - 700_000, windowNotional: 1 }),
+        // Its collector says the socket is down: out before the stale rule looks at its last trade.
+        market('down', { disconnected: true, lastTradeAt: end - 700_000, windowNotional: 1 }),
       ],
       undefined,
       params,
     );
-    expect(reasons(r)).toEqual({ a: null, b: null, crossed: 'crossed_book', thin: 'low_share', eur: 'no_usd_rate', perp: 'perpetual', 'stale-big': 'stale' });
+    expect(reasons(r)).toEqual({ a: null, b: null, crossed: 'crossed_book', thin: 'low_share', eur: 'no_usd_rate', perp: 'perpetual', 'stale-big': 'stale', down: 'disconnected' });
     expect(r.markets.find((m) => m.venue === 'eur')).toMatchObject({ priceUsd: null, volume24hUsd: 0, weight: 0 });
     // Perpetuals count once configured.
     const withPerps = computeIndexSecond(S, [market('a'), market('perp', { contract: 'perpetual' })], undefined, { ...params, includePerpetuals: true });

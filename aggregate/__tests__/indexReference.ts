@@ -40,6 +40,21 @@ export interface ReferenceOptions {
   perpetualVenues?: ReadonlySet<string>;
   /** venue:market -> the seconds in which its book counts as crossed. */
   crossed?: (key: string, second: number) => boolean;
+  /** The collectors' connection statuses (unix ms); a market is connected until one says otherwise. */
+  statuses?: readonly { key: string; ts: number; connected: boolean }[];
+}
+
+/** Whether the last status of `key` published before the end of second `s` says disconnected. */
+function isDisconnected(statuses: ReferenceOptions['statuses'], key: string, s: number): boolean {
+  let connected = true;
+  let latest = -Infinity;
+  for (const st of statuses ?? []) {
+    if (st.key === key && st.ts < (s + 1) * 1000 && st.ts >= latest) {
+      latest = st.ts;
+      connected = st.connected;
+    }
+  }
+  return !connected;
 }
 
 const parUsd = (quote: string) => (quote === 'USD' || quote === 'USDT' || quote === 'USDC' ? 1 : undefined);
@@ -86,7 +101,7 @@ export function referenceTicks(trades: readonly RawTrade[], asset: string, fromS
     const windowStart = minuteStartMs - p.volumeWindowMinutes * 60_000;
     const intervalStart = minuteStartMs - p.intervalWindowMinutes * 60_000;
 
-    type Row = { key: string; venue: string; price: number | null; volume: number; lastAt: number; meanInterval: number; perp: boolean; crossed: boolean; reason: string | null; second: RawTrade[]; rate: number | undefined };
+    type Row = { key: string; venue: string; price: number | null; volume: number; lastAt: number; meanInterval: number; perp: boolean; crossed: boolean; disconnected: boolean; reason: string | null; second: RawTrade[]; rate: number | undefined };
     const rows: Row[] = [];
     for (const { key, list, notional: sums, firstAt } of markets) {
       const endIndex = firstAt(end);
@@ -104,6 +119,7 @@ export function referenceTicks(trades: readonly RawTrade[], asset: string, fromS
         meanInterval: n > 0 ? (p.intervalWindowMinutes * 60_000) / n : Infinity,
         perp: options.perpetualVenues?.has(last.venue) ?? false,
         crossed: options.crossed?.(key, s) ?? false,
+        disconnected: isDisconnected(options.statuses, key, s),
         reason: null,
         second: list.slice(firstAt(s * 1000), endIndex),
         rate,
@@ -123,7 +139,8 @@ export function referenceTicks(trades: readonly RawTrade[], asset: string, fromS
     for (const r of withRate) {
       const age = end - r.lastAt;
       const inactive = age > p.staleMinMs && (age > p.staleMaxMs || age > p.staleIntervals * r.meanInterval);
-      if (inactive) r.reason = 'stale';
+      if (r.disconnected) r.reason = 'disconnected';
+      else if (inactive) r.reason = 'stale';
       else if (r.crossed) r.reason = 'crossed_book';
       else if (total > 0 && r.volume / total < p.minShare) r.reason = 'low_share';
     }

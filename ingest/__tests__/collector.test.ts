@@ -56,7 +56,7 @@ describe('planned rotation and venue reconnect requests', () => {
     await collector.stop();
     expect(collector.metrics().rotations).toBeGreaterThanOrEqual(3);
     expect(collector.metrics().reconnects).toBe(0);
-    expectEveryTradeOnce(sim.venue('binance').trades, events, new Set(collector.markets().map((m) => m.symbol)));
+    expectEveryTradeOnce(sim.venue('binance').trades.since(0), events, new Set(collector.markets().map((m) => m.symbol)));
   });
 
   test.each(['binance', 'okx'] as const)('%s: the venue notice that it is going away starts a rotation before it closes us', async (id) => {
@@ -66,7 +66,7 @@ describe('planned rotation and venue reconnect requests', () => {
     await sleep(1_500);
     await collector.stop();
     expect(collector.metrics()).toMatchObject({ rotations: 1, reconnects: 0 });
-    expectEveryTradeOnce(sim.venue(id).trades, events, new Set(collector.markets().map((m) => m.symbol)));
+    expectEveryTradeOnce(sim.venue(id).trades.since(0), events, new Set(collector.markets().map((m) => m.symbol)));
   });
 });
 

@@ -39,7 +39,7 @@ test('the collector lists the markets again: a new listing is subscribed and col
   await collector.stop();
 
   // Every SOL trade the venue sent reached us, once, with the catalog's asset.
-  const solSent = venue.trades.filter((t) => t.symbol === 'SOL-USDT').map((t) => String(t.id)).sort();
+  const solSent = venue.trades.since(0).filter((t) => t.symbol === 'SOL-USDT').map((t) => String(t.id)).sort();
   const solGot = events.filter((e) => e.type === 'trade' && e.market === 'SOL-USDT');
   expect(solGot.map((e) => (e.type === 'trade' ? e.tradeId : '')).sort()).toEqual(solSent);
   expect(solGot.every((e) => e.asset === 'solana')).toBe(true);
