@@ -72,7 +72,8 @@ test('simulator -> collector -> bus -> aggregator -> chDB -> API, numbers recomp
   // Every trade the simulator sent on a USD-quoted market of a catalog asset.
   const sent: Trade[] = sim
     .venue('binance')
-    .trades.filter((t) => ['USDT', 'USDC', 'USD'].includes(t.quote) && assetIdForVenueTicker('binance', t.base))
+    .trades.since(0)
+    .filter((t) => ['USDT', 'USDC', 'USD'].includes(t.quote) && assetIdForVenueTicker('binance', t.base))
     .map((t) => ({ asset: assetIdForVenueTicker('binance', t.base)!, id: t.id, price: Number(t.price), qty: Number(t.qty), time: t.time }));
   expect(sent.length).toBeGreaterThan(200);
   const [{ n }] = (await store.rows<{ n: number }>("SELECT count() AS n FROM trades WHERE venue = 'binance'")) as [{ n: number }];
@@ -85,7 +86,7 @@ test('simulator -> collector -> bus -> aggregator -> chDB -> API, numbers recomp
   };
 
   // /v1/prices: the index price of the last second computed, recomputed from every trade the simulator sent.
-  const raw = sim.venue('binance').trades.flatMap((t) => {
+  const raw = sim.venue('binance').trades.since(0).flatMap((t) => {
     const asset = assetIdForVenueTicker('binance', t.base);
     return asset ? [{ venue: 'binance', market: t.symbol, asset, quote: t.quote, trade_id: String(t.id), ts: t.time, price: Number(t.price), quantity: Number(t.qty) }] : [];
   });

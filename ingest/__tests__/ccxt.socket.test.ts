@@ -14,6 +14,7 @@ import { startCcxtSimulator, type CcxtSimVenue, type CcxtSimulator } from '../si
 import { whitebit } from '../simulator/ccxt/whitebit.ts';
 import { woo } from '../simulator/ccxt/woo.ts';
 import type { SimMarket } from '../simulator/market.ts';
+import type { SentTrade } from '../simulator/venueServer.ts';
 import { findCcxtVenue } from '../venues/registry.ts';
 import { sleep, until } from './liveVenue.ts';
 
@@ -23,6 +24,8 @@ interface Live {
   events: MarketEvent[];
   /** REST URLs ccxt tried to fetch (each one failed). */
   rest: string[];
+  /** Every trade the simulator sent, as its onTradeSent hook reported it (registered before the collector connected). */
+  sentTrades: SentTrade[];
 }
 
 let running: Live[] = [];
@@ -38,6 +41,8 @@ async function startLive(id: string, simVenue: CcxtSimVenue, options: { seed: nu
   const venue = findCcxtVenue(id);
   if (!venue) throw new Error(`no ccxt venue ${id}`);
   const sim = await startCcxtSimulator(simVenue, { seed: options.seed, tradesPerSecondPerMarket: 5, liquidationsPerSecondPerMarket: 3 });
+  const sentTrades: SentTrade[] = [];
+  sim.server.onTradeSent((t) => sentTrades.push(t));
   const events: MarketEvent[] = [];
   const rest: string[] = [];
   const collector = await startCcxtCollector({
@@ -56,7 +61,7 @@ async function startLive(id: string, simVenue: CcxtSimVenue, options: { seed: nu
       if (options.unthrottled) exchange.enableRateLimit = false;
     },
   });
-  const live = { sim, collector, events, rest };
+  const live = { sim, collector, events, rest, sentTrades };
   running.push(live);
   await collector.ready();
   return live;
@@ -94,8 +99,6 @@ interface VenueCase {
   unmapped: string[];
   /** Levels per side the venue streams (WhiteBIT: the subscribed top 10). */
   depth: number;
-  /** WOO X sends no trade ids: the collector derives them from the trade. */
-  derivedIds?: boolean;
   liquidations?: boolean;
   unthrottled?: boolean;
 }
@@ -106,7 +109,7 @@ const cases: VenueCase[] = [
   { id: 'cryptocom', sim: cryptocom, markets: spot((t) => `${t}_USDT`), unmapped: ['RON_USDT'], depth: 50 },
   { id: 'whitebit', sim: whitebit, markets: spot((t) => `${t}_USDT`), unmapped: ['RON_USDT'], depth: 10 },
   { id: 'poloniex', sim: poloniex, markets: spot((t) => `${t}_USDT`), unmapped: ['RON_USDT'], depth: 50 },
-  { id: 'woo-swap', sim: woo, markets: spot((t) => `PERP_${t}_USDT`), unmapped: ['PERP_RON_USDT'], depth: 50, derivedIds: true },
+  { id: 'woo-swap', sim: woo, markets: spot((t) => `PERP_${t}_USDT`), unmapped: ['PERP_RON_USDT'], depth: 50 },
   { id: 'lighter-swap', sim: lighter, markets: ['0', '1', '2', '3', '7'], unmapped: ['4'], depth: 50, liquidations: true, unthrottled: true },
 ];
 
@@ -123,12 +126,11 @@ describe.each(cases)('$id through ccxt against its simulated protocol', (c) => {
     await collector.stop();
 
     const followed = new Set(c.markets);
-    const sent = sim.server.trades.filter((t) => followed.has(t.symbol));
+    // The trade ids as the simulator's onTradeSent hook gives them: derived from the content where the venue sends none (WOO X).
+    const sent = live.sentTrades.filter((s) => followed.has(s.market));
+    expect(sent.map((s) => s.trade)).toEqual(sim.server.trades.since(0).filter((t) => followed.has(t.symbol)));
     const contractSize = new Map(sim.server.listing.markets.map((m) => [m.symbol, m.contractSize]));
-    const expected = sent.map((t) => {
-      const id = c.derivedIds ? `~${t.time}-${t.side}-${Number(t.price)}-${Number(t.qty)}-0` : String(t.id);
-      return [t.symbol, id, Number(t.price), significant(Number(t.qty) * contractSize.get(t.symbol)!), t.side, t.time] as const;
-    });
+    const expected = sent.map(({ trade: t, tradeId }) => [t.symbol, tradeId, Number(t.price), significant(Number(t.qty) * contractSize.get(t.symbol)!), t.side, t.time] as const);
     const got = trades(events).map((t) => [t.market, t.tradeId, t.price, significant(t.quantity), t.side, t.ts] as const);
     expect(sorted([...got])).toEqual(sorted([...expected]));
     const assets = new Map(collector.markets().map((m) => [m.symbol, { venue: c.id, asset: m.asset, quote: m.quote }]));
@@ -138,7 +140,7 @@ describe.each(cases)('$id through ccxt against its simulated protocol', (c) => {
     }
     expect(assets.get(c.markets[0]!)?.asset).toBe(c.id === 'lighter-swap' ? 'ethereum' : 'bitcoin');
 
-    const sentLiquidations = sim.server.liquidations.filter((l) => followed.has(l.symbol));
+    const sentLiquidations = sim.server.liquidations.since(0).filter((l) => followed.has(l.symbol));
     if (c.liquidations) expect(sentLiquidations.length).toBeGreaterThan(3);
     expect(sorted(liquidations(events).map((l) => [l.market, l.positionSide, l.price, significant(l.quantity), l.ts]))).toEqual(
       sorted(sentLiquidations.map((l) => [l.symbol, l.positionSide, Number(l.price), significant(Number(l.qty)), l.time])),
@@ -171,7 +173,7 @@ test('quantities in contracts are converted to base units with the market contra
   server.pause();
   await sleep(300);
   await collector.stop();
-  const sent = server.server.trades.filter((t) => t.symbol === 'PERP_BTC_USDT');
+  const sent = server.server.trades.since(0).filter((t) => t.symbol === 'PERP_BTC_USDT');
   expect(server.server.listing.markets.find((m) => m.symbol === 'PERP_BTC_USDT')?.contractSize).toBe(0.01);
   const got = trades(events).filter((t) => t.market === 'PERP_BTC_USDT');
   expect(got.map((t) => significant(t.quantity)).sort()).toEqual(sent.map((t) => significant(Number(t.qty) / 100)).sort());
@@ -183,15 +185,20 @@ test('a dropped socket is redialled and resubscribed, with backoff; trades sent 
   await until(() => collector.metrics().trades > 20, 'first trades');
   sim.server.faults.dropConnections();
   await until(() => collector.metrics().reconnects >= 1 && collector.metrics().connected, 'reconnect');
-  const sentBefore = sim.server.trades.length;
-  await until(() => sim.server.trades.length > sentBefore + 20, 'trades after the reconnect');
+  const sentBefore = sim.server.trades.count;
+  await until(() => sim.server.trades.count > sentBefore + 20, 'trades after the reconnect');
   sim.pause();
   await sleep(400);
   await collector.stop();
   const got = new Set(trades(events).map((t) => `${t.market}/${t.tradeId}`));
-  for (const t of sim.server.trades.slice(sentBefore)) expect(got.has(`${t.symbol}/${t.id}`), `${t.symbol}/${t.id}`).toBe(true);
+  for (const t of sim.server.trades.since(sentBefore)) expect(got.has(`${t.symbol}/${t.id}`), `${t.symbol}/${t.id}`).toBe(true);
   expectBooksEqualVenue(live, ['BTC_USDT', 'PEPE_USDT'], 50);
   expect(collector.metrics()).toMatchObject({ reconnects: 1, resyncs: 0, unknownMessages: 0 });
+  // Each market's trade watcher said: streaming, lost, streaming again.
+  for (const m of collector.markets()) {
+    const said = events.filter((e) => e.type === 'status' && e.market === m.symbol).map((e) => (e.type === 'status' ? e.connected : undefined));
+    expect(said, m.symbol).toEqual([true, false, true]);
+  }
 });
 
 test('Bitget: a bad book checksum makes ccxt resubscribe that book; the resync is counted and the book recovers', async () => {

@@ -7,6 +7,7 @@ import { createLogger } from '../../infra/log.ts';
 import { startCollector, type Collector, type CollectorTuning } from '../collector.ts';
 import type { SimMarket } from '../simulator/market.ts';
 import { startSimulator, type SimulatedVenueId, type Simulator, type SimulatorOptions } from '../simulator/simulator.ts';
+import type { SentTrade } from '../simulator/venueServer.ts';
 import { findNativeVenue } from '../venues/registry.ts';
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -26,6 +27,8 @@ export interface Live {
   sim: Simulator;
   collector: Collector;
   events: MarketEvent[];
+  /** Every trade the simulator sent, as its onTradeSent hook reported it (registered before the collector connected). */
+  sentTrades: SentTrade[];
 }
 
 let running: Live[] = [];
@@ -51,6 +54,8 @@ export async function startLive(
     liquidationsPerSecondPerMarket: 3,
     ...options.sim,
   });
+  const sentTrades: SentTrade[] = [];
+  sim.onTradeSent((t) => sentTrades.push(t));
   const events: MarketEvent[] = [];
   const collector = await startCollector({
     venue,
@@ -59,7 +64,7 @@ export async function startLive(
     log: createLogger('silent'),
     tuning: { bookEveryMs: 100, ...options.tuning },
   });
-  const live = { sim, collector, events };
+  const live = { sim, collector, events, sentTrades };
   running.push(live);
   await collector.ready();
   return live;
@@ -97,7 +102,7 @@ export interface LiveVenueCase {
 export function liveVenueSuite(c: LiveVenueCase): void {
   describe(`${c.id} collector against the simulated venue, over websockets`, () => {
     test('every trade and liquidation sent arrives once, exactly, in base units; every book equals the venue book', async () => {
-      const { sim, collector, events } = await startLive(c.id, { seed: 11 });
+      const { sim, collector, events, sentTrades } = await startLive(c.id, { seed: 11 });
       const venue = sim.venue(c.id);
       expect(collector.markets()).toHaveLength(c.markets);
       await sleep(2_500);
@@ -117,15 +122,18 @@ export function liveVenueSuite(c: LiveVenueCase): void {
       await until(() => [...ours].every(same), 'the last books', 5_000).catch(() => {});
       await collector.stop();
 
-      const sent = venue.trades.filter((t) => ours.has(t.symbol));
+      const sent = venue.trades.since(0).filter((t) => ours.has(t.symbol));
       expect(sent.length).toBeGreaterThan(50);
+      // The hook's identity of each sent trade is the one the collector stores (venue, market, trade id).
+      const identity = (rows: { venue: string; market: string; tradeId: string }[]) => rows.map((t) => `${t.venue}/${t.market}/${t.tradeId}`).sort();
+      expect(identity(trades(events))).toEqual(identity(sentTrades.filter((t) => ours.has(t.market))));
       const expected = sent.map((t) => [t.symbol, String(t.id), Number(t.price), simBase(followed.get(t.symbol)!, t.qty, t.price), t.side, t.time] as const);
       const got = trades(events).map((t) => [t.market, t.tradeId, t.price, significant(t.quantity), t.side, t.ts] as const);
       expect(byKey([...got])).toEqual(byKey([...expected]));
       const catalogued = new Map(collector.markets().map((m) => [m.symbol, { venue: c.id, asset: m.asset, quote: m.quote }]));
       for (const e of [...trades(events), ...liquidations(events)]) expect(e).toMatchObject(catalogued.get(e.market)!);
 
-      const sentLiquidations = venue.liquidations.filter((l) => ours.has(l.symbol));
+      const sentLiquidations = venue.liquidations.since(0).filter((l) => ours.has(l.symbol));
       if (c.liquidations) expect(sentLiquidations.length).toBeGreaterThan(3);
       const expectedLiquidations = sentLiquidations.map((l) => [l.symbol, l.positionSide, Number(l.price), simBase(followed.get(l.symbol)!, l.qty, l.price), c.liquidationsUntimed ? 0 : l.time] as const);
       const gotLiquidations = liquidations(events).map((l) => [l.market, l.positionSide, l.price, significant(l.quantity), c.liquidationsUntimed ? 0 : l.ts] as const);
@@ -148,8 +156,8 @@ export function liveVenueSuite(c: LiveVenueCase): void {
       await until(() => collector.metrics().trades > 20, 'first trades');
       venue.faults.dropConnections();
       await until(() => collector.metrics().reconnects >= 1 && collector.metrics().connected, 'reconnect');
-      const sentBefore = venue.trades.length;
-      await until(() => venue.trades.length > sentBefore + 20, 'trades after the reconnect');
+      const sentBefore = venue.trades.count;
+      await until(() => venue.trades.count > sentBefore + 20, 'trades after the reconnect');
       await sleep(300);
       venue.faults.skipSequence(c.gapSymbol);
       if (!c.wholeBooks) await until(() => collector.metrics().resyncs >= 1, 'resync');
@@ -160,7 +168,7 @@ export function liveVenueSuite(c: LiveVenueCase): void {
       // Every trade sent after the reconnect arrived (the simulator records only what it sent to a subscriber).
       const got = new Set(trades(events).map((t) => `${t.market}/${t.tradeId}`));
       const ours = new Set(collector.markets().map((m) => m.symbol));
-      for (const t of venue.trades.slice(sentBefore)) if (ours.has(t.symbol)) expect(got.has(`${t.symbol}/${t.id}`)).toBe(true);
+      for (const t of venue.trades.since(sentBefore)) if (ours.has(t.symbol)) expect(got.has(`${t.symbol}/${t.id}`)).toBe(true);
       expect(collector.metrics().unknownMessages).toBe(0);
       if (c.wholeBooks) expect(collector.metrics().resyncs).toBe(0);
     });

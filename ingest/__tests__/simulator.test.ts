@@ -71,3 +71,33 @@ describe('simulator faults and latency, on command', () => {
     expect((await fetch(`${rest}/api/v5/public/instruments?instType=SPOT`)).status).toBe(200);
   });
 });
+
+describe('what a venue sent stays bounded over a long run', () => {
+  let sim: Simulator | undefined;
+  afterEach(async () => sim?.close());
+
+  test('only the last retainSent trades are kept, all are counted; onTradeSent sees every one, with the id on the wire', async () => {
+    sim = await startSimulator({ venues: ['binance'], tickers: ['BTC'], tradesPerSecondPerMarket: 400, tickMs: 20, perVenue: { binance: { retainSent: 30 } } });
+    const venue = sim.venue('binance');
+    const heard: string[] = [];
+    const wire: string[] = [];
+    sim.onTradeSent((t) => heard.push(`${t.venue}/${t.market}/${t.tradeId}`));
+    const socket = new WebSocket(`${sim.endpoints('binance').ws}/ws/btcusdt@trade`);
+    socket.on('message', (data) => {
+      const trade = JSON.parse(data.toString()) as { s: string; t: number };
+      wire.push(`binance/${trade.s}/${trade.t}`);
+    });
+    await until(() => venue.trades.count >= 200, 'trades');
+    sim.pause();
+    await until(() => wire.length === venue.trades.count, 'the last frames');
+    socket.terminate();
+
+    expect(heard).toEqual(wire);
+    const kept = venue.trades.recent();
+    expect(kept).toHaveLength(30);
+    expect(kept.map((t) => `binance/${t.symbol}/${t.id}`)).toEqual(wire.slice(-30));
+    expect(venue.trades.since(venue.trades.count - 10).map((t) => t.id)).toEqual(kept.slice(-10).map((t) => t.id));
+    // A test can never compare against a silently shortened list.
+    expect(() => venue.trades.since(0)).toThrow(RangeError);
+  });
+});

@@ -81,8 +81,18 @@ export class ChainStore {
     this.#chain = chain;
   }
 
-  async register(name: string, at: number): Promise<void> {
-    await this.#store.insert('chain_registry', [{ chain: this.#chain, name, updated_at: at }]);
+  /** Records the chain (its display name and the genesis hash of the chain whose history is stored) at a run. */
+  async register(name: string, at: number, genesisHash: string): Promise<void> {
+    await this.#store.insert('chain_registry', [{ chain: this.#chain, name, updated_at: at, genesis_hash: genesisHash }]);
+  }
+
+  /** The genesis hash the stored history belongs to; undefined before it was first recorded. */
+  async genesis(): Promise<string | undefined> {
+    const [row] = await this.#store.rows<{ genesis: string }>(
+      'SELECT argMax(genesis_hash, updated_at) AS genesis FROM chain_registry WHERE chain = {chain:String} HAVING count() > 0',
+      { chain: this.#chain },
+    );
+    return row?.genesis || undefined;
   }
 
   /** The highest block indexed so far: the next range starts after it. */
@@ -188,13 +198,27 @@ export class ChainStore {
    * this is cut short, the cursor still points above the fork and the next run deletes again.
    */
   async deleteAbove(lastGood: number): Promise<void> {
-    const params = { chain: this.#chain, block: lastGood };
-    for (const query of [
+    await this.#delete({ block: lastGood }, [
       'DELETE FROM chain_swaps WHERE chain = {chain:String} AND block > {block:UInt64}',
       'DELETE FROM chain_pools WHERE chain = {chain:String} AND created_block > {block:UInt64}',
       'DELETE FROM chain_blocks WHERE chain = {chain:String} AND number > {block:UInt64}',
-    ]) {
-      await this.#store.client.command({ query, query_params: params });
-    }
+    ]);
+  }
+
+  /**
+   * Deletes everything indexed for this chain (a reset chain is indexed again from its start).
+   * Blocks go last: if this is cut short, the cursor is still there and the next run deletes again.
+   */
+  async deleteAll(): Promise<void> {
+    await this.#delete({}, [
+      'DELETE FROM chain_swaps WHERE chain = {chain:String}',
+      'DELETE FROM chain_pools WHERE chain = {chain:String}',
+      'DELETE FROM chain_factory_scans WHERE chain = {chain:String}',
+      'DELETE FROM chain_blocks WHERE chain = {chain:String}',
+    ]);
+  }
+
+  async #delete(params: Record<string, unknown>, queries: string[]): Promise<void> {
+    for (const query of queries) await this.#store.client.command({ query, query_params: { chain: this.#chain, ...params } });
   }
 }

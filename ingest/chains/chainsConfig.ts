@@ -45,6 +45,16 @@ export const chainConfig = z
     platform: slug.optional(),
     /** Blocks below the head that are never indexed, so most reorgs never reach stored rows. */
     confirmations: z.number().int().min(0).max(10_000).default(12),
+    /**
+     * What the indexer does when the node's chain no longer holds the stored history: its genesis
+     * block is another one (a reset devnet, the demo's simulated chain at each start, or a wrong
+     * endpoint serving the same chain id), or no stored block is on the node's chain (a reorg deeper
+     * than the stored history). `stop` (public chains, where either means an operator must look):
+     * every run fails with ChainMismatchError, logged as an error, and the stored history stays
+     * served as it is. `reindex` (devnets, simulated chains): the chain's stored rows are deleted,
+     * with an error-level log line, and the chain is indexed again from its start.
+     */
+    onChainReset: z.enum(['stop', 'reindex']).default('stop'),
     /** First block whose swaps are indexed. Unset: the block about `backfillDays` before the head at the first run. */
     startBlock: z.number().int().nonnegative().optional(),
     /** Days of history indexed at the first run when startBlock is unset (8 gives volumeChange7d a full window). */

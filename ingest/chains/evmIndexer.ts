@@ -12,7 +12,11 @@ import { decodePoolCreation, decodeSwap, eventTopics, indexedTopics, type SwapAm
 // ClickHouse: pools created by the configured factories and the Swap logs of those pools.
 // The method (confirmations, reorgs, valuation, counting) is in aggregate/METHODOLOGY.md, "DEX chains".
 
-/** The node's chain is not the one configured, or shares no stored block with ours: an operator must look. */
+/**
+ * The node's chain is not the one configured (another eth_chainId), or no longer holds the stored
+ * history (another genesis block, or no stored block on it) and the chain's `onChainReset` is `stop`:
+ * an operator must look.
+ */
 export class ChainMismatchError extends Error {
   override name = 'ChainMismatchError';
 }
@@ -53,6 +57,8 @@ export interface CatchUpResult {
   limitErrors: number;
   /** Fork point when a reorg was found and rolled back: the last block that stayed. */
   reorgedAbove: number | undefined;
+  /** Why the stored history was deleted and the chain indexed from its start again (onChainReset: reindex). */
+  reset: string | undefined;
   /** Pools found by factory backfills. */
   backfilledPools: number;
 }
@@ -91,8 +97,9 @@ export class EvmIndexer {
   }
 
   /**
-   * Indexes from the last stored block up to head - confirmations (or until the deadline),
-   * after checking the stored tip against the node and rolling back a reorg.
+   * Indexes from the last stored block up to head - confirmations (or until the deadline), after
+   * checking that the stored history is on the node's chain: same genesis block, stored tip still
+   * canonical (a reorg is rolled back to its fork point); when it is not, `onChainReset` decides.
    */
   async catchUp(options: CatchUpOptions = {}): Promise<CatchUpResult> {
     const { signal, deadline = Infinity } = options;
@@ -108,6 +115,7 @@ export class EvmIndexer {
       malformed: 0,
       limitErrors: 0,
       reorgedAbove: undefined,
+      reset: undefined,
       backfilledPools: 0,
     };
     if (this.chain.chainId !== undefined) {
@@ -115,21 +123,28 @@ export class EvmIndexer {
       if (reported !== this.chain.chainId)
         throw new ChainMismatchError(`${this.chain.id}: the RPC endpoint serves chain id ${reported}, configured ${this.chain.chainId}`);
     }
-    await this.#rows.register(this.chain.name, Date.now());
+    const [genesis] = await this.#headers([0]);
+    const storedGenesis = await this.#rows.genesis();
+    if (storedGenesis !== undefined && storedGenesis !== genesis!.hash)
+      await this.#reset(`the node's genesis block is ${genesis!.hash}, the stored history's ${storedGenesis}: another chain under this id`, result);
     result.head = await this.#rpc.blockNumber();
     result.safeHead = result.head - this.chain.confirmations;
 
     let cursor = await this.#rows.cursor();
     if (cursor) {
       const lastGood = await this.#lastGoodBlock(cursor);
-      if (lastGood !== cursor.number) {
+      if (lastGood === undefined) {
+        await this.#reset(`no stored block is on the node's chain: a reorg deeper than the stored history, or another chain`, result);
+        cursor = undefined;
+      } else if (lastGood !== cursor.number) {
         this.#log.warn({ chain: this.chain.id, storedTip: cursor.number, lastGood }, 'reorg: deleting rows above the fork point');
         await this.#rows.deleteAbove(lastGood);
         this.#pools = undefined;
         result.reorgedAbove = lastGood;
         cursor = (await this.#rows.cursor())!;
       }
-    } else {
+    }
+    if (!cursor) {
       const start = this.chain.startBlock ?? (await this.#blockDaysBefore(result.head, this.chain.backfillDays));
       // The block before the first one indexed marks where the indexed history starts.
       if (start > 0) {
@@ -138,6 +153,8 @@ export class EvmIndexer {
         cursor = { number: start - 1, hash: before!.hash };
       }
     }
+    // Only now is the stored history known to be of this genesis (or gone).
+    await this.#rows.register(this.chain.name, Date.now(), genesis!.hash);
     const pools = await this.#knownPools();
     let next = cursor ? cursor.number + 1 : 0;
     result.indexedTo = cursor?.number;
@@ -156,7 +173,7 @@ export class EvmIndexer {
       this.#pools = undefined;
       throw err;
     }
-    if (result.ranges > 0 || result.reorgedAbove !== undefined)
+    if (result.ranges > 0 || result.reorgedAbove !== undefined || result.reset !== undefined)
       this.#log.info({ chain: this.chain.id, ...result }, 'chain indexed');
     return result;
   }
@@ -324,13 +341,25 @@ export class EvmIndexer {
     }
   }
 
-  /** The newest stored block that the node still has with the same hash (the cursor itself when there was no reorg). */
-  async #lastGoodBlock(cursor: StoredBlock): Promise<number> {
+  /**
+   * The stored history is not on the node's chain. `stop`: refuse (every run fails, the history stays);
+   * `reindex`: delete it, so this run indexes the chain from its start.
+   */
+  async #reset(reason: string, result: CatchUpResult): Promise<void> {
+    if (this.chain.onChainReset === 'stop')
+      throw new ChainMismatchError(`${this.chain.id}: ${reason}; nothing is indexed and the stored history is kept (onChainReset: stop)`);
+    this.#log.error({ chain: this.chain.id, reason }, 'chain reset: deleting the stored history of this chain and indexing it again from its start (onChainReset: reindex)');
+    await this.#rows.deleteAll();
+    this.#pools = undefined;
+    result.reset = reason;
+  }
+
+  /** The newest stored block that the node still has with the same hash (the cursor itself when there was no reorg); undefined when none is. */
+  async #lastGoodBlock(cursor: StoredBlock): Promise<number | undefined> {
     let below = cursor.number + 1;
     for (;;) {
       const stored = await this.#rows.recentBlocks(below, below === cursor.number + 1 ? 1 : forkSearchPage);
-      if (stored.length === 0)
-        throw new ChainMismatchError(`${this.chain.id}: no stored block matches the node's chain (wrong RPC endpoint, or a reorg deeper than the stored history)`);
+      if (stored.length === 0) return undefined;
       const current = await this.#rpc.blocks(stored.map((s) => s.number));
       const match = stored.findIndex((s, i) => current[i]?.hash === s.hash);
       if (match >= 0) return stored[match]!.number;

@@ -2,6 +2,7 @@
 // hashes and timestamps; Uniswap V2/V3 style factories creating pools and pools emitting Swap
 // logs, ABI-encoded exactly as the contracts encode them (viem's encodeEventTopics and
 // encodeAbiParameters); and reorgs on demand. The DEX indexer reads it as it reads a real node.
+import { randomInt } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { encodeAbiParameters, encodeEventTopics, keccak256, stringToHex, type AbiEvent, type Hex } from 'viem';
@@ -92,23 +93,44 @@ export const defaultSimFactories: readonly SimFactory[] = [
 ];
 
 export interface EvmChainModelOptions {
+  /** Seeds the random swaps and is part of the genesis hash: another seed is another chain. */
   seed?: number;
   /** Timestamp of block 0, unix seconds. */
   genesisTs: number;
+  /**
+   * The newest blocks kept with their logs (default 5,000); older ones are pruned, as a node
+   * with history expiry prunes them: their headers and logs are answered with an error. The
+   * genesis header is always kept.
+   */
+  retainBlocks?: number;
   /** Seconds between blocks when `mine` is given no time. */
   blockTimeS?: number;
   tokens?: readonly SimToken[];
   factories?: readonly SimFactory[];
 }
 
-/** The chain itself: canonical blocks, pending actions, and reorgs. */
+const defaultRetainBlocks = 5_000;
+
+/** The chain asked for blocks it no longer keeps. */
+export class PrunedHistoryError extends Error {
+  override name = 'PrunedHistoryError';
+}
+
+/** The chain itself: canonical blocks (the newest `retainBlocks` of them), pending actions, and reorgs. */
 export class EvmChainModel {
   readonly tokens: readonly SimToken[];
   readonly factories: readonly SimFactory[];
+  readonly retainBlocks: number;
+  /** Canonical blocks from `#firstKept` to the head. */
   readonly #blocks: SimBlock[] = [];
+  #firstKept = 0;
+  readonly #genesis: SimBlock;
+  readonly #seed: number;
   readonly #blockTimeS: number;
   readonly #random: () => number;
+  /** Pools created (mined or pending), and those mined on the canonical chain: few, kept whole. */
   readonly #pools = new Map<string, SimPool>();
+  #minedPools: SimPool[] = [];
   #pending: Action[] = [];
   /** Changes with every reorg, so a replacement block never has the hash of the block it replaces. */
   #fork = 0;
@@ -116,17 +138,31 @@ export class EvmChainModel {
   constructor(options: EvmChainModelOptions) {
     this.tokens = options.tokens ?? defaultSimTokens;
     this.factories = options.factories ?? defaultSimFactories;
+    this.retainBlocks = options.retainBlocks ?? defaultRetainBlocks;
+    if (!Number.isSafeInteger(this.retainBlocks) || this.retainBlocks < 2) throw new RangeError(`retainBlocks must be an integer >= 2, got ${this.retainBlocks}`);
+    this.#seed = options.seed ?? 1;
     this.#blockTimeS = options.blockTimeS ?? 12;
-    this.#random = seededRandom(options.seed ?? 1);
-    this.mine({ ts: options.genesisTs });
+    this.#random = seededRandom(this.#seed);
+    this.#genesis = this.mine({ ts: options.genesisTs });
   }
 
   get head(): number {
-    return this.#blocks.length - 1;
+    return this.#firstKept + this.#blocks.length - 1;
   }
 
+  /** The oldest block whose header and logs are still served (besides the genesis header). */
+  get oldestKept(): number {
+    return this.#firstKept;
+  }
+
+  /** A canonical block; undefined above the head and for pruned blocks (genesis excepted). */
   block(n: number): SimBlock | undefined {
-    return this.#blocks[n];
+    return n === 0 ? this.#genesis : this.#blocks[n - this.#firstKept];
+  }
+
+  /** True for a block below the head that is no longer kept. */
+  pruned(n: number): boolean {
+    return n > 0 && n < this.#firstKept;
   }
 
   /** Pools created so far (mined or pending). */
@@ -183,13 +219,13 @@ export class EvmChainModel {
   /** Seals the pending actions into a new block (at `ts`, or one block time after the head). */
   mine(options: { ts?: number } = {}): SimBlock {
     const parent = this.#blocks.at(-1);
-    const number = this.#blocks.length;
+    const number = parent ? parent.number + 1 : 0;
     const timestamp = options.ts ?? parent!.timestamp + this.#blockTimeS;
     const actions = this.#pending;
     this.#pending = [];
     const txs = actions.map((_, i) => keccak256(stringToHex(`tx:${number}:${i}:${this.#fork}`)));
     const parentHash = parent?.hash ?? `0x${'0'.repeat(64)}`;
-    const hash = keccak256(stringToHex(`block:${number}:${parentHash}:${timestamp}:${this.#fork}:${txs.join(',')}`));
+    const hash = keccak256(stringToHex(`block:${this.#seed}:${number}:${parentHash}:${timestamp}:${this.#fork}:${txs.join(',')}`));
     const block: SimBlock = { number, hash, parentHash, timestamp, txs, logs: [], swaps: [], pools: [] };
     actions.forEach((action, i) => {
       const base = {
@@ -203,7 +239,7 @@ export class EvmChainModel {
       if (action.type === 'pool') {
         action.pool.createdBlock = number;
         block.pools.push(action.pool);
-        const pairsOfFactory = this.minedPools().filter((p) => p.factory === action.pool.factory).length + block.pools.filter((p) => p.factory === action.pool.factory).length;
+        const pairsOfFactory = [...this.#minedPools, ...block.pools].filter((p) => p.factory === action.pool.factory).length;
         block.logs.push({ ...base, ...encodePoolCreated(action.pool, pairsOfFactory) });
       } else {
         const { pool, amounts } = action;
@@ -212,35 +248,49 @@ export class EvmChainModel {
       }
     });
     this.#blocks.push(block);
+    this.#minedPools.push(...block.pools);
+    if (this.#blocks.length > this.retainBlocks) {
+      this.#blocks.shift();
+      this.#firstKept += 1;
+    }
     return block;
   }
 
   /** Drops the newest `depth` blocks (their pools and swaps vanish from the canonical chain); mine again to replace them. */
   reorg(depth: number): void {
-    if (depth < 1 || depth > this.head) throw new Error(`reorg depth must be 1..${this.head}`);
+    // Never below the oldest kept block.
+    const deepest = this.#blocks.length - 1;
+    if (depth < 1 || depth > deepest) throw new Error(`reorg depth must be 1..${deepest}`);
     for (const dropped of this.#blocks.splice(this.#blocks.length - depth)) {
       for (const pool of dropped.pools) this.#pools.delete(pool.pool);
+      this.#minedPools = this.#minedPools.filter((p) => p.createdBlock < dropped.number);
     }
     for (const action of this.#pending) if (action.type === 'pool') this.#pools.delete(action.pool.pool);
     this.#pending = [];
     this.#fork += 1;
   }
 
-  /** Every swap of the canonical chain, in chain order. */
+  /** Every swap of the kept canonical blocks, in chain order. */
   swaps(): SimSwap[] {
     return this.#blocks.flatMap((b) => b.swaps);
   }
 
-  /** Pools created on the canonical chain. */
+  /** Pools created on the canonical chain (pruned blocks included). */
   minedPools(): SimPool[] {
-    return this.#blocks.flatMap((b) => b.pools);
+    return [...this.#minedPools];
   }
 
-  /** eth_getLogs over the canonical chain. */
+  /** eth_getLogs over the canonical chain; throws PrunedHistoryError when the range reaches a pruned block. */
   logs(filter: { fromBlock: number; toBlock: number; address?: string[]; topics?: (string[] | null)[] }): SimLog[] {
+    const from = Math.max(0, filter.fromBlock);
+    const to = Math.min(filter.toBlock, this.head);
+    // The lowest block of the range besides the genesis (which holds no logs) is the first to be pruned.
+    const lowest = Math.max(from, 1);
+    if (lowest <= to && this.pruned(lowest))
+      throw new PrunedHistoryError(`blocks before ${this.#firstKept} are pruned`);
     const out: SimLog[] = [];
-    for (let n = Math.max(0, filter.fromBlock); n <= Math.min(filter.toBlock, this.head); n++) {
-      for (const log of this.#blocks[n]!.logs) {
+    for (let n = from; n <= to; n++) {
+      for (const log of this.block(n)!.logs) {
         if (filter.address && !filter.address.includes(log.address)) continue;
         if (filter.topics?.some((wanted, i) => wanted !== null && !wanted.includes(log.topics[i] ?? ''))) continue;
         out.push(log);
@@ -331,6 +381,9 @@ export interface EvmChainServer {
   close(): Promise<void>;
 }
 
+/** What geth answers (since 1.16, history expiry) for headers and logs it has pruned. */
+const prunedHistory = { code: 4444, message: 'pruned history unavailable' };
+
 const quantity = (v: unknown) => (typeof v === 'string' && /^0x[0-9a-f]+$/i.test(v) ? Number(BigInt(v)) : undefined);
 const asList = (v: unknown) => (v === undefined || v === null ? undefined : Array.isArray(v) ? v.map((x) => String(x).toLowerCase()) : [String(v).toLowerCase()]);
 
@@ -358,6 +411,7 @@ export async function startEvmChainServer(options: EvmChainServerOptions): Promi
       case 'eth_getBlockByNumber': {
         const n = blockTag(params[0]);
         if (n === undefined) return fail(-32602, 'invalid block number');
+        if (model.pruned(n)) return fail(prunedHistory.code, prunedHistory.message);
         const b = model.block(n);
         return ok(b ? { number: toHex(b.number), hash: b.hash, parentHash: b.parentHash, timestamp: toHex(b.timestamp), transactions: b.txs } : null);
       }
@@ -367,7 +421,13 @@ export async function startEvmChainServer(options: EvmChainServerOptions): Promi
         const toBlock = blockTag(f.toBlock ?? 'latest');
         if (fromBlock === undefined || toBlock === undefined || fromBlock > toBlock) return fail(-32602, 'invalid block range params');
         const topics = Array.isArray(f.topics) ? f.topics.map((t) => asList(t) ?? null) : undefined;
-        const logs = model.logs({ fromBlock, toBlock, address: asList(f.address), topics });
+        let logs: SimLog[];
+        try {
+          logs = model.logs({ fromBlock, toBlock, address: asList(f.address), topics });
+        } catch (err) {
+          if (err instanceof PrunedHistoryError) return fail(prunedHistory.code, prunedHistory.message);
+          throw err;
+        }
         if (logs.length > maxLogs) {
           server.limitErrors += 1;
           return fail(-32005, `query returned more than ${maxLogs} results`);
@@ -415,16 +475,21 @@ export interface DemoChain {
  * `blockMs` with a few random swaps, timestamped with the wall clock. Its tokens are mapped to
  * catalog assets (WETH -> ethereum, WBTC -> bitcoin, USDC -> usd-coin) so their legs are valued
  * through the index prices of the demo's simulated market; SIMX stays unvalued on purpose.
+ * Every start is a new chain (the seed, random unless given, is in its genesis hash), so its
+ * configuration says `onChainReset: reindex`: the indexer replaces the previous run's history.
+ * It keeps the model's last 5,000 blocks (about 2.8 hours at the default 2 s per block): the indexer
+ * reads a few blocks behind the head every 10 s, and fails (pruned history) only after that long without a run.
  */
 export async function startDemoChain(options: { seed?: number; blockMs?: number; port?: number } = {}): Promise<DemoChain> {
-  const model = new EvmChainModel({ seed: options.seed ?? 7, genesisTs: Math.floor(Date.now() / 1000) });
+  const seed = options.seed ?? randomInt(2 ** 32);
+  const model = new EvmChainModel({ seed, genesisTs: Math.floor(Date.now() / 1000) });
   const [weth, wbtc, usdc, simx] = defaultSimTokens as [SimToken, SimToken, SimToken, SimToken];
   for (const factory of model.factories) {
     for (const [a, b] of [[weth, usdc], [wbtc, weth], [wbtc, usdc], [simx, weth], [simx, usdc]] as const) model.createPool(factory, a.address, b.address);
   }
   model.mine({ ts: Math.floor(Date.now() / 1000) });
   const server = await startEvmChainServer({ model, port: options.port ?? 0 });
-  const random = seededRandom(options.seed ?? 7);
+  const random = seededRandom(seed);
   const timer = setInterval(() => {
     model.randomSwaps(Math.floor(random() * 6));
     model.mine({ ts: Math.floor(Date.now() / 1000) });
@@ -439,6 +504,7 @@ export async function startDemoChain(options: { seed?: number; blockMs?: number;
       chainId: 31_337,
       confirmations: 2,
       startBlock: 0,
+      onChainReset: 'reindex',
       backfillDays: 8,
       maxBlockRange: 2_000,
       maxBatch: 50,

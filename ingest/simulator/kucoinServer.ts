@@ -15,14 +15,16 @@ const pingIntervalMs = 18_000;
 export function kucoinProtocol(server: SimVenueServer): VenueProtocol {
   // Looked up live: markets may be listed and delisted while the server runs.
   const market = (symbol: string) => server.listing.markets.find((m) => m.symbol === symbol);
-  /** Tokens handed out by bullet-public; a socket without one is refused. */
+  /** Tokens handed out by bullet-public; a socket without one is refused. The venue's expire; here the oldest unused go past 1,000. */
   const tokens = new Set<string>();
+  const unusedTokensKept = 1_000;
   let issued = 0;
   return {
     rest(url) {
       if (url.pathname === '/api/v1/bullet-public') {
         const token = `simtoken${++issued}`;
         tokens.add(token);
+        if (tokens.size > unusedTokensKept) tokens.delete(tokens.values().next().value!);
         return ok({ token, instanceServers: [{ endpoint: `${server.wsUrl}/`, encrypt: false, protocol: 'websocket', pingInterval: pingIntervalMs, pingTimeout: 10_000 }] });
       }
       if (url.pathname === '/api/v1/symbols') {

@@ -14,7 +14,7 @@ import { krakenListings, krakenProtocol } from './krakenServer.ts';
 import { kucoinListings, kucoinProtocol } from './kucoinServer.ts';
 import { okxProtocol, okxSpotListings, okxSwapListings } from './okxServer.ts';
 import { MarketModel, simulatedTickers, type ListingSpec } from './market.ts';
-import { SimVenueServer, type VenueProtocol, type VenueServerOptions } from './venueServer.ts';
+import { SimVenueServer, type SentTrade, type VenueProtocol, type VenueServerOptions } from './venueServer.ts';
 
 interface SimulatedVenueKind {
   listings(tickers: readonly string[], model: MarketModel): ListingSpec[];
@@ -72,6 +72,8 @@ export interface Simulator {
   /** Stops (and restarts) the market: no trades, no book changes, sockets stay open. */
   pause(): void;
   resume(): void;
+  /** `SimVenueServer.onTradeSent` on every venue: each trade sent, as a collector stores it; nothing kept. Returns the remover. */
+  onTradeSent(listener: (sent: SentTrade) => void): () => void;
   close(): Promise<void>;
 }
 
@@ -119,6 +121,10 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     reference: (base, quote) => model.reference(base, quote),
     pause: () => void (paused = true),
     resume: () => void (paused = false),
+    onTradeSent(listener) {
+      const removers = [...servers.values()].map((s) => s.onTradeSent(listener));
+      return () => removers.forEach((remove) => remove());
+    },
     async close() {
       clearInterval(ticker);
       await Promise.all([...servers.values()].map((s) => s.close()));

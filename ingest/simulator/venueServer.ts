@@ -8,6 +8,7 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import { z } from 'zod';
 import { parseJson } from '../venue.ts';
 import type { MarketStep, SimLiquidation, SimMarket, SimTrade, VenueListing } from './market.ts';
+import { SentHistory } from './sentHistory.ts';
 
 export interface SimClient {
   socket: WebSocket;
@@ -33,6 +34,22 @@ export interface VenueProtocol {
   publish(market: SimMarket, step: MarketStep, now: number): void;
   /** The venue's notice that it is about to close connections (when it sends one). */
   reconnectNotice?(): unknown;
+  /** The trade id a collector stores for `trade`, for a venue that sends none (default: String(trade.id)). */
+  storedTradeId?(trade: SimTrade): string;
+}
+
+/** A trade as it went out, with the identity a collector stores it under. */
+export interface SentTrade {
+  /**
+   * The listing's venue id: a native collector's venue id. A ccxt collector's id may extend the
+   * ccxt exchange id the ccxt simulators list under (woo -> woo-swap, lighter -> lighter-swap).
+   */
+  venue: string;
+  /** The venue's market symbol: `market` of the stored trade. */
+  market: string;
+  /** `trade_id` of the stored trade. */
+  tradeId: string;
+  trade: SimTrade;
 }
 
 export interface VenueServerOptions {
@@ -44,7 +61,11 @@ export interface VenueServerOptions {
   reconnectGraceMs?: number;
   /** Venues that ping their clients (Binance: a websocket ping every 20 s). */
   pingEveryMs?: number;
+  /** Sent trades (and liquidations) kept for `recent()` / `since()`; all are counted (default 10,000). */
+  retainSent?: number;
 }
+
+const defaultRetainSent = 10_000;
 
 export const faultRequest = z.discriminatedUnion('fault', [
   z.object({ fault: z.literal('drop') }),
@@ -74,16 +95,18 @@ export interface VenueFaults {
 /** Hooks a protocol file uses to reach its clients. */
 export class SimVenueServer {
   readonly clients = new Set<SimClient>();
-  /** Every trade and liquidation sent to at least one subscriber, in order. */
-  readonly trades: SimTrade[] = [];
-  readonly liquidations: SimLiquidation[] = [];
+  /** Trades and liquidations sent to at least one subscriber, in order: the last few kept, all counted. */
+  readonly trades: SentHistory<SimTrade>;
+  readonly liquidations: SentHistory<SimLiquidation>;
   readonly listing: VenueListing;
   readonly #options: VenueServerOptions;
+  readonly #tradeListeners = new Set<(sent: SentTrade) => void>();
   readonly #gaps = new Set<string>();
   #protocol: VenueProtocol | undefined;
   #stalledUntil = 0;
   /** Requests that arrived while stalled: a hung venue answers them late, not never. */
   #held: { client: SimClient; text: string }[] = [];
+  #stallEnd: NodeJS.Timeout | undefined;
   #downUntil = 0;
   readonly #http = createServer((req, res) => this.#serveHttp(req, res));
   readonly #wss = new WebSocketServer({ noServer: true, autoPong: false });
@@ -93,6 +116,9 @@ export class SimVenueServer {
   constructor(listing: VenueListing, options: VenueServerOptions = {}) {
     this.listing = listing;
     this.#options = options;
+    const retain = options.retainSent ?? defaultRetainSent;
+    this.trades = new SentHistory<SimTrade>(retain, (trade) => this.#tradeSent(trade));
+    this.liquidations = new SentHistory<SimLiquidation>(retain);
     this.#http.on('upgrade', (req, socket, head) => {
       if (Date.now() < this.#downUntil) {
         socket.end('HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\n\r\n');
@@ -160,6 +186,22 @@ export class SimVenueServer {
     return sent;
   }
 
+  /**
+   * Calls `listener` with every trade as it is sent to at least one subscriber (SentTrade says
+   * under which venue, market and trade id a collector stores it); nothing is kept for it.
+   * Returns the function that removes the listener.
+   */
+  onTradeSent(listener: (sent: SentTrade) => void): () => void {
+    this.#tradeListeners.add(listener);
+    return () => void this.#tradeListeners.delete(listener);
+  }
+
+  #tradeSent(trade: SimTrade): void {
+    if (this.#tradeListeners.size === 0) return;
+    const sent: SentTrade = { venue: this.listing.venue, market: trade.symbol, tradeId: this.#protocol?.storedTradeId?.(trade) ?? String(trade.id), trade };
+    for (const listener of this.#tradeListeners) listener(sent);
+  }
+
   /** True once for a market after `skipSequence`: its next book update is to be dropped. */
   takeGap(symbol: string): boolean {
     return this.#gaps.delete(symbol);
@@ -179,13 +221,13 @@ export class SimVenueServer {
     },
     stall: (ms) => {
       this.#stalledUntil = Date.now() + ms;
-      this.#timers.push(
-        setTimeout(() => {
-          const held = this.#held;
-          this.#held = [];
-          for (const { client, text } of held) if (this.clients.has(client)) this.#protocol?.message(client, text);
-        }, ms + 1),
-      );
+      // One pending replay at a time (it replays everything held), so stalls on command pile up no timers.
+      clearTimeout(this.#stallEnd);
+      this.#stallEnd = setTimeout(() => {
+        const held = this.#held;
+        this.#held = [];
+        for (const { client, text } of held) if (this.clients.has(client)) this.#protocol?.message(client, text);
+      }, ms + 1);
     },
     outage: (ms) => {
       this.#downUntil = Date.now() + ms;
@@ -205,6 +247,7 @@ export class SimVenueServer {
 
   async close(): Promise<void> {
     for (const t of this.#timers) clearTimeout(t);
+    clearTimeout(this.#stallEnd);
     for (const c of this.clients) c.socket.terminate();
     await new Promise<void>((resolve) => this.#wss.close(() => resolve()));
     await new Promise<void>((resolve) => this.#http.close(() => resolve()));

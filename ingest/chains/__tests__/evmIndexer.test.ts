@@ -1,8 +1,13 @@
+import { Writable } from 'node:stream';
+import { pino } from 'pino';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { computeIndex, openTestStore, silentLog } from '../../../api/__tests__/harness.ts';
-import { defaultSimFactories, EvmChainModel, startEvmChainServer, type EvmChainServer, type SimSwap } from '../../simulator/evmChain.ts';
-import { ChainReorgedWhileReadingError, EvmIndexer } from '../evmIndexer.ts';
-import { buildChain, expectedUsd as usdOf, growChain as grow, hour, indexTrades, simChainConfig as config, simx, valuedTokens as valued, wbtc, weth } from './simChainFixture.ts';
+import type { Logger } from '../../../infra/log.ts';
+import { defaultSimFactories, EvmChainModel, startDemoChain, startEvmChainServer, type DemoChain, type EvmChainServer, type SimSwap } from '../../simulator/evmChain.ts';
+import { chainConfig } from '../chainsConfig.ts';
+import { ChainMismatchError, ChainReorgedWhileReadingError, EvmIndexer } from '../evmIndexer.ts';
+import { JsonRpcClient, JsonRpcError } from '../jsonRpc.ts';
+import { buildChain, expectedUsd as usdOf, growChain as grow, hour, indexTrades, simChainConfig as config, simTokens, simx, valuedTokens as valued, wbtc, weth } from './simChainFixture.ts';
 
 // End to end: a simulated chain served over JSON-RPC, indexed into chDB, and every stored row
 // compared with what the simulator emitted on its canonical chain, USD values recomputed here
@@ -217,4 +222,131 @@ test('history from backfillDays, with pools of older blocks found by the factory
   // The indexed history starts right after the block before the first one indexed.
   const [first] = await env.store.rows<{ number: number }>('SELECT min(number) AS number FROM chain_blocks WHERE chain = {chain:String}', { chain: 'sim-recent' });
   expect(first?.number).toBe(start - 1);
+});
+
+/** Swap identities stored for a chain, in chain order. */
+async function storedSwapKeys(chain: string): Promise<string[]> {
+  return (await storedSwaps(chain)).map((s) => `${s.block}:${s.log_index}:${s.tx}`);
+}
+
+const swapKeys = (swaps: readonly SimSwap[]) => swaps.map((s) => `${s.block}:${s.logIndex}:${s.tx}`);
+
+function capturingLog(): { log: Logger; lines: { level: number; msg: string; reason?: string }[] } {
+  const lines: { level: number; msg: string; reason?: string }[] = [];
+  const log = pino({ level: 'info' }, new Writable({ write: (chunk, _enc, done) => (lines.push(JSON.parse(String(chunk))), done()) }));
+  return { log, lines };
+}
+
+test('the same chain id served by another chain (another genesis): stop keeps the history and fails, reindex replaces it', async () => {
+  const first = buildChain({ seed: 31, genesisTs, blocks: 300, blockTimeS });
+  const firstServer = await serve(first);
+  await new EvmIndexer({ chain: config('sim-reset', firstServer.url), store: env.store, log: silentLog }).catchUp();
+  await expectStoredToMatch('sim-reset', first, 0, first.head - 3);
+
+  // A restarted devnet: a new genesis, a shorter chain, a new endpoint, the same chain id.
+  const second = buildChain({ seed: 32, genesisTs: genesisTs + 600, blocks: 120, blockTimeS });
+  expect(second.block(0)!.hash).not.toBe(first.block(0)!.hash);
+  const secondServer = await serve(second);
+
+  const stopping = new EvmIndexer({ chain: config('sim-reset', secondServer.url), store: env.store, log: silentLog });
+  await expect(stopping.catchUp()).rejects.toThrow(ChainMismatchError);
+  await expect(stopping.catchUp()).rejects.toThrow(/genesis/);
+  await expectStoredToMatch('sim-reset', first, 0, first.head - 3);
+
+  const { log, lines } = capturingLog();
+  const reindexing = new EvmIndexer({ chain: config('sim-reset', secondServer.url, { onChainReset: 'reindex' }), store: env.store, log });
+  const result = await reindexing.catchUp();
+  expect(result.reset).toMatch(/genesis/);
+  expect(lines.filter((l) => l.level >= 50).map((l) => l.reason)).toEqual([result.reset]);
+  await expectStoredToMatch('sim-reset', second, 0, second.head - 3);
+  const pools = await env.store.rows<{ pool: string }>('SELECT pool FROM chain_pools WHERE chain = {chain:String} ORDER BY pool', { chain: 'sim-reset' });
+  expect(pools.map((p) => p.pool)).toEqual(second.minedPools().map((p) => p.pool).sort());
+  const [tip] = await env.store.rows<{ n: number }>('SELECT max(number) AS n FROM chain_blocks WHERE chain = {chain:String}', { chain: 'sim-reset' });
+  expect(tip?.n).toBe(second.head - 3);
+
+  // From then on the new chain is the stored one: the next runs just go on.
+  growChain(second, 20, 33);
+  expect(await reindexing.catchUp()).toMatchObject({ reset: undefined, indexedTo: second.head - 3 });
+  await expectStoredToMatch('sim-reset', second, 0, second.head - 3);
+});
+
+test('a stored history that shares no block with the node (no genesis recorded yet): stop fails, reindex replaces it', async () => {
+  const first = buildChain({ seed: 34, genesisTs, blocks: 150, blockTimeS });
+  await new EvmIndexer({ chain: config('sim-orphaned', (await serve(first)).url), store: env.store, log: silentLog }).catchUp();
+  // As a store written before genesis hashes were recorded.
+  await env.store.client.command({ query: 'DELETE FROM chain_registry WHERE chain = {chain:String}', query_params: { chain: 'sim-orphaned' } });
+  const second = buildChain({ seed: 35, genesisTs: genesisTs + 600, blocks: 100, blockTimeS });
+  const url = (await serve(second)).url;
+  await expect(new EvmIndexer({ chain: config('sim-orphaned', url), store: env.store, log: silentLog }).catchUp()).rejects.toThrow(/no stored block/);
+  const result = await new EvmIndexer({ chain: config('sim-orphaned', url, { onChainReset: 'reindex' }), store: env.store, log: silentLog }).catchUp();
+  expect(result.reset).toMatch(/no stored block/);
+  await expectStoredToMatch('sim-orphaned', second, 0, second.head - 3);
+});
+
+test('the demo chain after a demo restart: a new chain each start, still indexed after the restart', async () => {
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+  const chains: DemoChain[] = [];
+  const start = async () => {
+    const chain = await startDemoChain({ blockMs: 20 });
+    chains.push(chain);
+    return { chain, indexer: new EvmIndexer({ chain: chainConfig.parse(chain.config), store: env.store, log: silentLog }) };
+  };
+  try {
+    // Two demo chains started in the same instant are still two chains.
+    const twins = await Promise.all([start(), start()]);
+    expect(twins[0].chain.model.block(0)!.hash).not.toBe(twins[1].chain.model.block(0)!.hash);
+    await Promise.all(twins.map((t) => t.chain.close()));
+
+    const before = await start();
+    await sleep(300);
+    const indexed = await before.indexer.catchUp();
+    expect(indexed.swaps).toBeGreaterThan(0);
+    expect(await storedSwapKeys('simchain')).toEqual(swapKeys(before.chain.model.swaps().filter((s) => s.block <= indexed.indexedTo!)));
+    await before.chain.close();
+
+    // The restarted demo: the same chain id, another chain; the indexer replaces the old history and goes on.
+    const after = await start();
+    expect(after.chain.model.block(0)!.hash).not.toBe(before.chain.model.block(0)!.hash);
+    await sleep(300);
+    const first = await after.indexer.catchUp();
+    expect(first.reset).toMatch(/genesis/);
+    expect(await storedSwapKeys('simchain')).toEqual(swapKeys(after.chain.model.swaps().filter((s) => s.block <= first.indexedTo!)));
+    await sleep(300);
+    const next = await after.indexer.catchUp();
+    expect(next).toMatchObject({ reset: undefined });
+    expect(next.indexedTo).toBeGreaterThan(first.indexedTo!);
+    expect(await storedSwapKeys('simchain')).toEqual(swapKeys(after.chain.model.swaps().filter((s) => s.block <= next.indexedTo!)));
+  } finally {
+    await Promise.all(chains.map((c) => c.close()));
+  }
+});
+
+test('a chain keeps only its last retainBlocks blocks; pruned ones answer 4444 as geth does; an indexer that keeps up misses nothing', async () => {
+  const retain = 100;
+  const pruned = new EvmChainModel({ seed: 36, genesisTs, blockTimeS, tokens: simTokens, retainBlocks: retain });
+  for (const f of defaultSimFactories) pruned.createPool(f, weth.address, simx.address);
+  pruned.mine();
+  const server = await serve(pruned);
+  const indexer = new EvmIndexer({ chain: config('sim-pruned', server.url), store: env.store, log: silentLog });
+  // Every swap emitted, collected while the blocks are still kept (each step is shorter than the retention).
+  const emitted = new Map<string, SimSwap>();
+  for (let step = 0; step < 12; step++) {
+    growChain(pruned, 40, 37 + step);
+    for (const s of pruned.swaps()) emitted.set(`${s.block}:${s.logIndex}`, s);
+    await indexer.catchUp();
+  }
+  expect(pruned.head).toBe(1 + 12 * 40);
+  expect(pruned.oldestKept).toBe(pruned.head - retain + 1);
+  expect(pruned.swaps().length).toBeLessThan(emitted.size / 2);
+  const all = [...emitted.values()].sort((a, b) => a.block - b.block || a.logIndex - b.logIndex);
+  expect(await storedSwapKeys('sim-pruned')).toEqual(swapKeys(all.filter((s) => s.block <= pruned.head - 3)));
+
+  const rpc = new JsonRpcClient(server.url);
+  const pruneError = { name: 'JsonRpcError', code: 4444, message: expect.stringMatching(/pruned history unavailable/) };
+  await expect(rpc.logs({ fromBlock: pruned.oldestKept - 1, toBlock: pruned.head })).rejects.toMatchObject(pruneError);
+  await expect(rpc.blocks([pruned.oldestKept - 1])).rejects.toMatchObject(pruneError);
+  expect((await rpc.logs({ fromBlock: pruned.oldestKept, toBlock: pruned.head })).length).toBeGreaterThan(0);
+  expect((await rpc.blocks([0]))[0]?.hash).toBe(pruned.block(0)!.hash);
+  // An indexer further behind than the node keeps fails loudly instead of skipping blocks.
+  await expect(new EvmIndexer({ chain: config('sim-pruned-late', server.url), store: env.store, log: silentLog }).catchUp()).rejects.toBeInstanceOf(JsonRpcError);
 });

@@ -35,6 +35,9 @@ function wooProtocol(server: SimVenueServer): VenueProtocol {
       else client.topics.add(topic);
       server.send(client, { id, event: request.event, success: true, ts: Date.now() });
     },
+    // No trade id on the wire: the ccxt collector derives one from the trade's content
+    // (ingest/ccxtCollector.ts, `~<ts>-<side>-<price>-<amount>-<n>`, n = 0 unless equal trades share one read).
+    storedTradeId: (t) => `~${t.time}-${t.side}-${Number(t.price)}-${Number(t.qty)}-0`,
     publish(m, step, now) {
       for (const t of step.trades) {
         const message = { topic: `${m.symbol}@trade`, ts: t.time, data: { symbol: m.symbol, price: Number(t.price), size: Number(t.qty), side: t.side.toUpperCase(), source: 0 } };
