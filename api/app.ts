@@ -37,6 +37,8 @@ export interface AppDeps {
   quota: Quota;
   config: Pick<Config, 'INDEX_STALE_AFTER_MS' | 'MDS_SIMULATED'>;
   log: Logger;
+  /** Operator endpoints (/health, /ready, /metrics) and the request metrics, wired by the composition root. */
+  ops?: { observe: express.RequestHandler; router: express.Router };
 }
 
 const exposedHeaders = ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'x-request-id', 'retry-after', 'etag'] as const;
@@ -52,6 +54,7 @@ export function createApp(deps: AppDeps): express.Application {
   const routes = [pricesRoute(deps), ohlcRoute(deps), marketsRoute(deps), exchangesRoute(deps), exchangeRoute(deps), searchRoute(), liquidationsRoute(deps), newCoinsRoute(deps), etfFlowsRoute(deps), etfAssetFlowsRoute(deps), chainsRoute(deps), marketStatusRoute(deps), fearGreedRoute(deps), coinsRoute(deps), coinRoute(deps), chartRoute(deps), globalRoute(deps), categoriesRoute(deps)];
   const openApi = Buffer.from(JSON.stringify(openApiDocument(routes)));
 
+  if (deps.ops) app.use(deps.ops.observe);
   app.use(requestId(deps.log));
   // Browsers may call the API from any origin, and read the quota and request-id headers.
   const preflight = cors({ methods: ['GET', 'HEAD'], exposedHeaders: [...exposedHeaders] });
@@ -70,6 +73,7 @@ export function createApp(deps: AppDeps): express.Application {
   app.get('/docs', compress, (_req, res) => void res.type('html').send(docsPage));
   // Coin logos are public pictures, like the reference.
   app.get('/assets/coins/:id.svg', coinImageHandler());
+  if (deps.ops) app.use(deps.ops.router);
   app.use(requireKey(deps.keys));
   app.use(deps.quota.middleware);
 

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { Config } from '../infra/config.ts';
 import type { Logger } from '../infra/log.ts';
 import type { Store } from '../infra/store.ts';
-import { createApp } from './app.ts';
+import { createApp, type AppDeps } from './app.ts';
 import { KeyStore } from './keys.ts';
 import { createQuota } from './quota.ts';
 
@@ -22,6 +22,8 @@ export interface StartApiOptions {
   log: Logger;
   /** Namespace of the quota counters in Redis (default mds:quota). */
   quotaKeyPrefix?: string;
+  /** Operator endpoints and request metrics (see AppDeps). */
+  ops?: AppDeps['ops'];
 }
 
 /** Runs the API on config.PORT (0 = any free port). */
@@ -34,7 +36,7 @@ export async function startApi(options: StartApiOptions): Promise<ApiServer> {
     keyPrefix: options.quotaKeyPrefix,
     log,
   });
-  const app = createApp({ store, keys, quota, config, log });
+  const app = createApp({ store, keys, quota, config, log, ops: options.ops });
   const server = app.listen(config.PORT);
   try {
     await once(server, 'listening');

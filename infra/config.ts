@@ -44,6 +44,10 @@ export const configSchema = z.object({
   DEMO_API_KEY: z.string().min(16, 'must be at least 16 characters').optional(),
   /** Requests per key per fixed hour. */
   QUOTA_PER_HOUR: positiveInt(600),
+  /** Longest wait (ms) for one store query; past it the caller gets StoreTimeoutError (the API answers 503 or stale data). */
+  STORE_QUERY_TIMEOUT_MS: positiveInt(10_000),
+  /** Longest wait (ms) for one store insert; a timed-out insert may still land; the event sinks retry it with the same dedup token. */
+  STORE_INSERT_TIMEOUT_MS: positiveInt(30_000),
   /** pino log level. */
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** Set by `npm run demo`: responses that name their source say the data is simulated. */
@@ -57,6 +61,21 @@ export const configSchema = z.object({
   AGGREGATE_BATCH_ROWS: positiveInt(10_000),
   /** Longest time (ms) a trade waits in the aggregator before its batch is inserted. */
   AGGREGATE_BATCH_MS: positiveInt(1_000),
+  /** In-process bus: records one topic may hold (published, not yet committed by every reader) before it refuses more. */
+  BUS_MAX_RECORDS_PER_TOPIC: positiveInt(100_000),
+  /** In-process bus: estimated heap megabytes one topic may hold before it refuses more (books conflate first). */
+  BUS_MAX_MB_PER_TOPIC: positiveInt(128),
+  /** Bearer token /metrics requires from any address; unset = /metrics answers loopback clients only. */
+  METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+  /** /ready fails when the last trade insert is older than this (ms), in a process that runs the aggregator. */
+  READY_MAX_INGEST_AGE_MS: positiveInt(30_000),
+  /** /ready fails when the index is further than this (ms) behind now. */
+  READY_MAX_INDEX_LAG_MS: positiveInt(30_000),
+  /** Test runs only (npm run soak): the store is wrapped so that `POST /__faults/store` (loopback) can make it fail. */
+  MDS_FAULT_INJECTION: z
+    .enum(['0', '1', 'false', 'true'])
+    .default('0')
+    .transform((v) => v === '1' || v === 'true'),
   /** An index price older than this (ms) is reported with measured=false. */
   INDEX_STALE_AFTER_MS: positiveInt(60_000),
   // Index price engine (aggregate/indexPrice.ts, aggregate/METHODOLOGY.md "Index price": precedents of each default).

@@ -1,0 +1,117 @@
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
+import express, { type RequestHandler, type Router } from 'express';
+import { Counter, Histogram } from 'prom-client';
+import type { Metrics } from './metrics.ts';
+
+/** One condition of readiness: `ok` false makes /ready answer 503, with `reason` saying why. */
+export interface CheckResult {
+  ok: boolean;
+  reason?: string;
+  /** Figures an operator reads next to the verdict (ages, lags, counts). */
+  [detail: string]: unknown;
+}
+
+export interface ReadinessCheck {
+  name: string;
+  check(): Promise<CheckResult> | CheckResult;
+}
+
+/** A check that does not answer within this time has failed. */
+const checkTimeoutMs = 3_000;
+
+async function run(check: ReadinessCheck): Promise<CheckResult> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<CheckResult>((resolve) => {
+    timer = setTimeout(() => resolve({ ok: false, reason: `no answer within ${checkTimeoutMs} ms` }), checkTimeoutMs);
+  });
+  try {
+    return await Promise.race([Promise.resolve().then(() => check.check()), timeout]);
+  } catch (err) {
+    return { ok: false, reason: (err as Error).message };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Every check, run together: ready when all pass. */
+export async function readiness(checks: readonly ReadinessCheck[]): Promise<{ ready: boolean; checks: Record<string, CheckResult> }> {
+  const results = await Promise.all(checks.map(run));
+  return { ready: results.every((r) => r.ok), checks: Object.fromEntries(checks.map((c, i) => [c.name, results[i]!])) };
+}
+
+export interface MetricsAccess {
+  /** Bearer token that /metrics requires from any address; unset = loopback clients only. */
+  token?: string;
+}
+
+const loopback = new Set(['127.0.0.1', '::1', '::ffff:127.0.0.1']);
+
+/**
+ * The operator's endpoints, without a key: `/health` (the process answers), `/ready` (200 when
+ * every check passes, else 503 with the failing checks) and `/metrics` (Prometheus text; loopback
+ * only unless a token is configured, since it names venues, tables and volumes).
+ */
+export function opsRouter(options: { metrics: Metrics; checks: () => readonly ReadinessCheck[]; access: MetricsAccess }): Router {
+  const router = express.Router();
+  const started = Date.now();
+  router.get('/health', (_req, res) => void res.json({ status: 'ok', uptimeSeconds: Math.round((Date.now() - started) / 1000) }));
+  router.get('/ready', async (_req, res) => {
+    const { ready, checks } = await readiness(options.checks());
+    res.status(ready ? 200 : 503).setHeader('Cache-Control', 'no-store').json({ status: ready ? 'ready' : 'not_ready', checks });
+  });
+  router.get('/metrics', async (req, res) => {
+    const { token } = options.access;
+    const allowed = token ? req.get('authorization') === `Bearer ${token}` : loopback.has(req.socket.remoteAddress ?? '');
+    if (!allowed) {
+      res.status(403).json({ error: { code: 'forbidden', message: token ? 'send the metrics token as Authorization: Bearer <token>' : '/metrics answers loopback clients only (set METRICS_TOKEN to allow others)', status: 403 } });
+      return;
+    }
+    res.setHeader('Content-Type', options.metrics.registry.contentType);
+    res.send(await options.metrics.registry.metrics());
+  });
+  return router;
+}
+
+/**
+ * Counts every HTTP request by route template (not the raw path, which would make one series per
+ * id) and status, and times it. Mounted first, so 401s and 429s are counted too.
+ */
+export function observeRequests(metrics: Metrics): RequestHandler {
+  const registers = [metrics.registry];
+  const requests = new Counter({ name: 'mds_http_requests_total', help: 'HTTP requests by route and status.', labelNames: ['route', 'status'], registers });
+  const seconds = new Histogram({
+    name: 'mds_http_request_duration_seconds',
+    help: 'HTTP request latency by route.',
+    labelNames: ['route'],
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers,
+  });
+  return (req, res, next) => {
+    const start = process.hrtime.bigint();
+    res.once('finish', () => {
+      const route = (req.route?.path as string | undefined) ?? 'unmatched';
+      requests.inc({ route, status: String(res.statusCode) });
+      seconds.observe({ route }, Number(process.hrtime.bigint() - start) / 1e9);
+    });
+    next();
+  };
+}
+
+/** For roles without the API (ingest, aggregate, jobs): the same endpoints on their own port. */
+export async function startOpsServer(port: number, router: Router): Promise<{ url: string; close(): Promise<void> }> {
+  const app = express();
+  app.disable('x-powered-by');
+  app.use(router);
+  const server = app.listen(port, '0.0.0.0');
+  await once(server, 'listening');
+  const { port: bound } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${bound}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}

@@ -1,0 +1,136 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { topics } from './events.ts';
+import type { Bus } from './bus/bus.ts';
+import type { Store } from './store.ts';
+
+/**
+ * The process's Prometheus registry (prom-client): process and event-loop metrics, plus what each
+ * part registers. Our own metrics are named `mds_*`; counters that a part already keeps (a
+ * collector's messages, the bus's drops) are read from it at scrape time, not counted twice.
+ */
+export interface Metrics {
+  readonly registry: Registry;
+}
+
+export function createMetrics(): Metrics {
+  const registry = new Registry();
+  // Memory, CPU, GC, handles, and the event-loop delay histogram (nodejs_eventloop_lag_*).
+  collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 20 });
+  return { registry };
+}
+
+type Labels<L extends string> = Record<L, string>;
+
+interface SampledOptions<L extends string> {
+  name: string;
+  help: string;
+  labelNames: readonly L[];
+  /** Read at every scrape: one value per label set. */
+  read(): Iterable<{ labels: Labels<L>; value: number }>;
+}
+
+/** A counter whose total is kept elsewhere (a collector, the bus) and read when scraped. */
+export function sampledCounter<L extends string>(metrics: Metrics, o: SampledOptions<L>): void {
+  new Counter<L>({
+    name: o.name,
+    help: o.help,
+    labelNames: o.labelNames,
+    registers: [metrics.registry],
+    collect() {
+      this.reset();
+      for (const { labels, value } of o.read()) this.inc(labels, value);
+    },
+  });
+}
+
+/** A gauge read when scraped. */
+export function sampledGauge<L extends string>(metrics: Metrics, o: SampledOptions<L>): void {
+  new Gauge<L>({
+    name: o.name,
+    help: o.help,
+    labelNames: o.labelNames,
+    registers: [metrics.registry],
+    collect() {
+      this.reset();
+      for (const { labels, value } of o.read()) this.set(labels, value);
+    },
+  });
+}
+
+/** Held records and bytes, taken, conflated and refused events per topic, and the lag of every group. */
+export function observeBus(metrics: Metrics, bus: Bus): void {
+  const perTopic = (field: 'published' | 'dropped' | 'conflated' | 'heldRecords' | 'heldBytes') => () => {
+    const stats = bus.stats();
+    return topics.map((topic) => ({ labels: { topic }, value: stats.topics[topic][field] }));
+  };
+  sampledCounter(metrics, { name: 'mds_bus_published_total', help: 'Events the bus took, per topic.', labelNames: ['topic'], read: perTopic('published') });
+  sampledCounter(metrics, { name: 'mds_bus_dropped_total', help: 'Events refused at the bus bound and lost, per topic. Alert on any increase.', labelNames: ['topic'], read: perTopic('dropped') });
+  sampledCounter(metrics, { name: 'mds_bus_conflated_total', help: 'Book events that replaced an older unread book of the same market.', labelNames: ['topic'], read: perTopic('conflated') });
+  sampledGauge(metrics, { name: 'mds_bus_held_records', help: 'Records the bus holds (in-process: not committed by every reader; Kafka: not yet sent).', labelNames: ['topic'], read: perTopic('heldRecords') });
+  sampledGauge(metrics, { name: 'mds_bus_held_bytes', help: 'Estimated heap bytes of the held records.', labelNames: ['topic'], read: perTopic('heldBytes') });
+  sampledCounter(metrics, { name: 'mds_bus_invalid_total', help: 'Events refused because they failed their schema.', labelNames: [], read: () => [{ labels: {}, value: bus.stats().invalid }] });
+  sampledGauge(metrics, {
+    name: 'mds_bus_lag_records',
+    help: 'Records published and not yet committed by a consumer group, per topic.',
+    labelNames: ['group', 'topic'],
+    read: () => bus.stats().lags.map((l) => ({ labels: { group: l.group, topic: l.topic }, value: l.records })),
+  });
+}
+
+/** What every insert into a table costs and when the last one landed; query time and failures. */
+export interface StoreActivity {
+  /** unix ms of the last successful insert per table. */
+  lastInsertAt(table: string): number | undefined;
+}
+
+/**
+ * Wraps a store so that every insert and query is measured: rows inserted, insert seconds, last
+ * insert time and failures per table (the sinks' and the index runner's writes), query seconds and
+ * failures. The wrapped store behaves exactly as the original.
+ */
+export function observeStore(metrics: Metrics, store: Store): { store: Store; activity: StoreActivity } {
+  const registers = [metrics.registry];
+  const rows = new Counter({ name: 'mds_store_inserted_rows_total', help: 'Rows inserted, per table.', labelNames: ['table'], registers });
+  const insertSeconds = new Histogram({ name: 'mds_store_insert_seconds', help: 'Time of one insert, per table.', labelNames: ['table'], buckets: [0.005, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30], registers });
+  const insertFailures = new Counter({ name: 'mds_store_insert_failures_total', help: 'Inserts that failed, per table. Alert on a sustained increase.', labelNames: ['table'], registers });
+  const querySeconds = new Histogram({ name: 'mds_store_query_seconds', help: 'Time of one query.', buckets: [0.001, 0.005, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10], registers });
+  const queryFailures = new Counter({ name: 'mds_store_query_failures_total', help: 'Queries that failed.', registers });
+  const lastInsert = new Map<string, number>();
+  sampledGauge(metrics, {
+    name: 'mds_store_last_insert_timestamp_seconds',
+    help: 'Unix time of the last successful insert, per table.',
+    labelNames: ['table'],
+    read: () => [...lastInsert].map(([table, at]) => ({ labels: { table }, value: at / 1000 })),
+  });
+  const observed: Store = {
+    ...store,
+    client: store.client,
+    description: store.description,
+    async insert(table, values, dedupToken) {
+      const end = insertSeconds.startTimer({ table });
+      try {
+        await store.insert(table, values, dedupToken);
+      } catch (err) {
+        insertFailures.inc({ table });
+        throw err;
+      } finally {
+        end();
+      }
+      rows.inc({ table }, values.length);
+      lastInsert.set(table, Date.now());
+    },
+    async rows<T>(query: string, params?: Record<string, unknown>) {
+      const end = querySeconds.startTimer();
+      try {
+        return await store.rows<T>(query, params);
+      } catch (err) {
+        queryFailures.inc();
+        throw err;
+      } finally {
+        end();
+      }
+    },
+    close: () => store.close(),
+  };
+  return { store: observed, activity: { lastInsertAt: (table) => lastInsert.get(table) } };
+}
