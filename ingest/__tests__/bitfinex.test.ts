@@ -41,6 +41,30 @@ describe('bitfinex messages', () => {
     expect(bitfinexDerivatives.liquidations?.sampled).toBe(false);
   });
 
+  test('recorded liq:global (Tardis.dev): a trigger sent before its match, PRICE_ACQUIRED null, is published at BASE_PRICE', () => {
+    const session = bitfinexDerivatives.session!();
+    // Hand-written: the recording's subscription event for channel 907 is not in the sample.
+    session.parse(JSON.stringify({ event: 'subscribed', channel: 'status', chanId: 907, key: 'liq:global' }));
+    const recorded = fixture('bitfinex', 'ws_liquidation_recorded.json') as unknown[];
+    const parsed = frames('bitfinex', 'ws_liquidation_recorded.json').flatMap((f) => session.parse(f));
+    expect(parsed.filter((m) => m.kind === 'unknown')).toEqual([]);
+    // Expected from the raw rows: every IS_MATCH 0 row, at PRICE_ACQUIRED, else BASE_PRICE; the match row (same POS_ID, part of the position) is not another liquidation.
+    const triggers = recorded.flatMap((f) => (Array.isArray(f) && Array.isArray(f[1]) ? (f[1] as unknown[][]) : [])).filter((row) => row[8] === 0);
+    expect(triggers).toHaveLength(3);
+    expect(parsed.filter((m) => m.kind === 'liquidation')).toEqual(
+      triggers.map((row) => ({
+        kind: 'liquidation',
+        symbol: row[4],
+        liquidationId: String(row[1]),
+        price: String(row[11] ?? row[6]),
+        quantity: String(Math.abs(row[5] as number)),
+        positionSide: (row[5] as number) > 0 ? 'long' : 'short',
+        ts: row[2],
+      })),
+    );
+    expect(parsed.at(-1)).toMatchObject({ liquidationId: '143679087', price: '222.248906484356', quantity: '8.6007', positionSide: 'short' });
+  });
+
   test('info, the 20051 reconnect request, conf, pongs, errors, unsubscriptions; unknown frames', () => {
     expect(parseIn(bitfinex.session!(), 'ws_control.json')).toEqual([
       { kind: 'control', what: 'status', detail: 'info' },

@@ -10,11 +10,11 @@ const btc: VenueMarket = { symbol: 'BTC-USD', base: 'BTC', quote: 'USD', asset: 
 const withoutSequence = (messages: VenueMessage[]) => messages.filter((m) => m.kind !== 'sequence');
 
 describe('coinbase messages', () => {
-  test('trades: side as the venue reports the taker, RFC 3339 times to ms; the recent-trades snapshot is skipped', () => {
+  test('trades: the venue writes the maker side (BUY is a taker sell), RFC 3339 times to ms; the recent-trades snapshot is skipped', () => {
     expect(parseAll('ws_trade.json')).toEqual([
       { kind: 'sequence', value: 12 },
-      { kind: 'trade', symbol: 'BTC-USD', tradeId: '771002', price: '87012.5', quantity: '0.2', side: 'buy', ts: 1767225600125 },
-      { kind: 'trade', symbol: 'BTC-USD', tradeId: '771001', price: '87012.4', quantity: '0.0152', side: 'sell', ts: 1767225600121 },
+      { kind: 'trade', symbol: 'BTC-USD', tradeId: '771002', price: '87012.5', quantity: '0.2', side: 'sell', ts: 1767225600125 },
+      { kind: 'trade', symbol: 'BTC-USD', tradeId: '771001', price: '87012.4', quantity: '0.0152', side: 'buy', ts: 1767225600121 },
       { kind: 'sequence', value: 13 },
     ]);
   });
@@ -50,6 +50,74 @@ describe('coinbase messages', () => {
       { type: 'subscribe', product_ids: ['BTC-USD'], channel: 'market_trades' },
       { type: 'subscribe', product_ids: ['BTC-USD'], channel: 'level2' },
     ]);
+  });
+});
+
+/** A recorded frame, read without our parser. */
+type RecordedFrame = {
+  channel: string;
+  sequence_num: number;
+  events: {
+    type?: string;
+    updates?: { side: 'bid' | 'offer'; event_time: string; price_level: string; new_quantity: string }[];
+    trades?: { trade_id: string; price: string; size: string; time: string; side: 'BUY' | 'SELL' }[];
+  }[];
+};
+
+describe('coinbase recorded session (FastMM, 2026-09-30, BTC-USD level2 and market_trades of one connection)', () => {
+  const recorded = fixture('coinbase', 'ws_recorded_session.json') as RecordedFrame[];
+  const parsed = frames('coinbase', 'ws_recorded_session.json').flatMap(coinbase.parse);
+  const rawTrades = recorded.filter((f) => f.channel === 'market_trades').flatMap((f) => f.events.flatMap((e) => e.trades ?? []));
+  const l2 = recorded.filter((f) => f.channel === 'l2_data').flatMap((f) => f.events.flatMap((e) => e.updates ?? []));
+
+  /** RFC 3339 with up to nanoseconds, as microseconds since the epoch. */
+  const micros = (t: string) => Date.parse(`${t.slice(0, 19)}Z`) * 1000 + Number((t.slice(20, -1) || '0').padEnd(6, '0').slice(0, 6));
+
+  /** The book as of `time` (venue clock): every level change the engine made at or before it, applied in order. */
+  function bookAt(time: string) {
+    const levels = { bid: new Map<string, number>(), offer: new Map<string, number>() };
+    for (const u of l2) {
+      if (micros(u.event_time) > micros(time)) continue;
+      if (Number(u.new_quantity) === 0) levels[u.side].delete(u.price_level);
+      else levels[u.side].set(u.price_level, Number(u.new_quantity));
+    }
+    return levels;
+  }
+
+  test('every frame parses: 15 frames, a snapshot and 9 updates, 10 trades, no unknown', () => {
+    const count = (kind: VenueMessage['kind']) => parsed.filter((m) => m.kind === kind).length;
+    expect(recorded).toHaveLength(15);
+    expect({ book: count('book'), trade: count('trade'), control: count('control'), unknown: count('unknown') }).toEqual({ book: 10, trade: 10, control: 3, unknown: 0 });
+  });
+
+  test("each taker buy prints at or above the best ask of that moment and consumes it; the venue's side is the maker's", () => {
+    const trades = parsed.filter((m): m is Extract<VenueMessage, { kind: 'trade' }> => m.kind === 'trade');
+    expect(trades).toHaveLength(rawTrades.length);
+    for (const raw of rawTrades) {
+      const book = bookAt(raw.time);
+      const bestAsk = Math.min(...[...book.offer.keys()].map(Number));
+      const bestBid = Math.max(...[...book.bid.keys()].map(Number));
+      // Placed against the book: at or above the ask the taker bought, at or below the bid it sold.
+      const takerSide = Number(raw.price) >= bestAsk ? 'buy' : Number(raw.price) <= bestBid ? 'sell' : undefined;
+      expect(takerSide).toBe('buy');
+      expect(raw.side).toBe('SELL');
+      expect(trades.find((t) => t.tradeId === raw.trade_id)).toMatchObject({ price: raw.price, quantity: raw.size, side: takerSide });
+    }
+    // What was bought at 83277.26 is what left the ask there: the maker's offer, not a bid.
+    const atAsk = rawTrades.filter((t) => t.price === '83277.26' && micros(t.time) < micros('2026-09-30T02:39:54Z')).reduce((sum, t) => sum + Number(t.size), 0);
+    expect(bookAt('2026-09-30T02:39:53.977543Z').offer.get('83277.26')! - bookAt('2026-09-30T02:39:54.000214Z').offer.get('83277.26')!).toBeCloseTo(atAsk, 12);
+  });
+
+  test('one taker order sweeping five ask levels: prices rise with the trade id, the whole of each level as the snapshot had it', () => {
+    const sweep = rawTrades.filter((t) => t.time.startsWith('2026-09-30T02:39:54.18')).sort((a, b) => Number(a.trade_id) - Number(b.trade_id));
+    const prices = sweep.map((t) => Number(t.price));
+    expect(prices).toEqual([...prices].sort((a, b) => a - b));
+    const filled = new Map<string, number>();
+    for (const t of sweep) filled.set(t.price, (filled.get(t.price) ?? 0) + Number(t.size));
+    const before = bookAt('2026-09-30T02:39:54.183916Z').offer;
+    for (const [price, size] of filled) expect(size).toBeCloseTo(before.get(price)!, 12);
+    const ours = parsed.filter((m) => m.kind === 'trade' && sweep.some((t) => t.trade_id === m.tradeId));
+    expect(ours.map((m) => (m.kind === 'trade' ? m.side : undefined))).toEqual(sweep.map(() => 'buy'));
   });
 });
 

@@ -91,7 +91,7 @@ export function coinbaseProtocol(server: SimVenueServer): VenueProtocol {
       if (step.trades.length > 0) {
         // Newest first, as the venue batches them.
         const trades = step.trades
-          .map((t) => ({ trade_id: String(t.id), product_id: m.symbol, price: t.price, size: t.qty, side: t.side === 'buy' ? 'BUY' : 'SELL', time: new Date(t.time).toISOString() }))
+          .map((t) => ({ trade_id: String(t.id), product_id: m.symbol, price: t.price, size: t.qty, side: t.side === 'buy' ? 'SELL' : 'BUY', time: new Date(t.time).toISOString() }))
           .reverse();
         recent.set(m.symbol, trades.slice(0, 5));
         if (server.publish(`market_trades:${m.symbol}`, (c) => envelope(c, 'market_trades', [{ type: 'update', trades }]))) server.trades.push(...step.trades);

@@ -24,8 +24,8 @@ const event = z.object({ event: z.string(), code: z.number().optional(), msg: z.
 const tradeRow = z.tuple([z.number(), z.number(), z.number(), z.number()]).rest(z.unknown());
 /** [PRICE, COUNT, AMOUNT]: AMOUNT > 0 is a bid, < 0 an ask; COUNT 0 removes the level. */
 const bookRow = z.tuple([z.number(), z.number(), z.number()]);
-/** ["pos", POS_ID, MTS, _, SYMBOL, AMOUNT, BASE_PRICE, _, IS_MATCH, IS_MARKET_SOLD, _, PRICE_ACQUIRED]. */
-const liquidationRow = z.tuple([z.literal('pos'), z.number(), z.number(), z.unknown(), z.string(), z.number(), z.unknown(), z.unknown(), z.number(), z.unknown(), z.unknown(), z.number()]).rest(z.unknown());
+/** ["pos", POS_ID, MTS, _, SYMBOL, AMOUNT, BASE_PRICE, _, IS_MATCH, IS_MARKET_SOLD, _, PRICE_ACQUIRED]; PRICE_ACQUIRED is null on a trigger sent before its match. */
+const liquidationRow = z.tuple([z.literal('pos'), z.number(), z.number(), z.unknown(), z.string(), z.number(), z.number(), z.unknown(), z.number(), z.unknown(), z.unknown(), z.number().nullable()]).rest(z.unknown());
 const pairList = z.tuple([z.array(z.string())]).rest(z.unknown());
 
 /** Bitfinex's own tickers for the dollar stablecoins (UST is Tether's USDT). */
@@ -99,15 +99,17 @@ function parseLiquidations(payload: unknown): VenueMessage[] {
   for (const raw of rows.data) {
     const r = liquidationRow.safeParse(raw);
     if (!r.success) return unknown;
-    const [, positionId, mts, , symbol, amount, , , isMatch, , , priceAcquired] = r.data;
-    // IS_MATCH 0 is the liquidation itself; 1 marks the market executions that follow it.
+    const [, positionId, mts, , symbol, amount, basePrice, , isMatch, , , priceAcquired] = r.data;
+    // IS_MATCH 0 is the liquidation itself (the whole position); 1 marks the market executions of
+    // parts of it, which may arrive before or after it.
     if (isMatch !== 0) continue;
     out.push({
       kind: 'liquidation',
       symbol,
       liquidationId: String(positionId),
-      // The price at which the position was taken over: Bitfinex publishes no fill price.
-      price: text(priceAcquired),
+      // The price at which the position was taken over (Bitfinex publishes no fill price); a trigger
+      // sent before its match has none yet, and carries only the position's BASE_PRICE.
+      price: text(priceAcquired ?? basePrice),
       quantity: text(Math.abs(amount)),
       // AMOUNT is the position: positive a long, negative a short.
       positionSide: amount > 0 ? 'long' : 'short',

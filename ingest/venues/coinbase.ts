@@ -56,8 +56,10 @@ export function parseCoinbase(text: string): VenueMessage[] {
         if (!ev.success) return [...out, { kind: 'unknown' }];
         // The first event of a subscription is a snapshot of recent trades, already counted when they happened.
         if (ev.data.type === 'snapshot') continue;
+        // `side` is the MAKER's side, as on Coinbase Exchange's `match` channel: recorded trades marked
+        // SELL print at the best ask and consume it (ingest/EVENTS.md, verification table).
         for (const t of ev.data.trades)
-          out.push({ kind: 'trade', symbol: t.product_id, tradeId: t.trade_id, price: t.price, quantity: t.size, side: t.side === 'BUY' ? 'buy' : 'sell', ts: Date.parse(t.time) });
+          out.push({ kind: 'trade', symbol: t.product_id, tradeId: t.trade_id, price: t.price, quantity: t.size, side: t.side === 'SELL' ? 'buy' : 'sell', ts: Date.parse(t.time) });
       }
       return out;
     case 'l2_data': {
