@@ -41,7 +41,7 @@ export interface AppDeps {
   ops?: { observe: express.RequestHandler; router: express.Router };
 }
 
-const exposedHeaders = ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'x-request-id', 'retry-after', 'etag'] as const;
+const exposedHeaders = ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'x-request-id', 'retry-after', 'etag', 'age', 'x-data-stale'] as const;
 const docsPage = readFileSync(new URL('./docs.html', import.meta.url));
 
 /** The /v1 HTTP API, without a listening socket (server.ts listens; tests may too). */

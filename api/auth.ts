@@ -1,7 +1,6 @@
 import type { Request, RequestHandler, Response } from 'express';
 import { ApiError } from './errors.ts';
-import type { KeyStore, VerifiedKey } from './keys.ts';
-import { requestLog } from './requestId.ts';
+import { KeysUnavailableError, type KeyStore, type VerifiedKey } from './keys.ts';
 
 const challenge = { 'WWW-Authenticate': 'Bearer realm="mds"' };
 
@@ -13,18 +12,22 @@ export function presentedKey(req: Request): string | undefined {
   return bearer?.[1];
 }
 
-/** Every endpoint needs a valid key: 401 missing_key without one, 401 invalid_key for an unknown or revoked one. */
+/**
+ * Every endpoint needs a valid key: 401 missing_key without one, 401 invalid_key for an unknown or
+ * revoked one. Checked in memory (KeyStore), so this never waits: 503 unavailable only while the
+ * keys cannot be told (not loaded yet, or the store has failed for longer than the KeyStore allows).
+ */
 export function requireKey(keys: KeyStore): RequestHandler {
-  return async (req, res, next) => {
+  return (req, res, next) => {
     const key = presentedKey(req);
     if (key === undefined) {
       throw new ApiError(401, 'missing_key', 'send an API key in the x-api-key header or as Authorization: Bearer <key>', challenge);
     }
     let verified: VerifiedKey | undefined;
     try {
-      verified = await keys.verify(key);
+      verified = keys.verify(key);
     } catch (err) {
-      requestLog(res).error({ err }, 'API key check failed');
+      if (!(err instanceof KeysUnavailableError)) throw err;
       throw new ApiError(503, 'unavailable', 'cannot check API keys right now; retry in a few seconds', { 'Retry-After': '5' });
     }
     if (!verified) throw new ApiError(401, 'invalid_key', 'the API key is unknown or has been revoked', challenge);

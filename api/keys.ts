@@ -1,4 +1,5 @@
 import { createHash, randomInt, timingSafeEqual } from 'node:crypto';
+import type { Logger } from '../infra/log.ts';
 import type { Store } from '../infra/store.ts';
 
 const base62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
@@ -21,8 +22,15 @@ export interface VerifiedKey {
 }
 
 export interface KeyStoreOptions {
-  /** How long (ms) the set of valid keys is reused before it is read again: the revocation delay. */
-  cacheMs?: number;
+  /** Interval (ms) of the background reload: how long a key made or revoked by another process takes to apply here. */
+  refreshMs?: number;
+  /** How long (ms) the last good set of keys is still used while reloads fail; after that, verify() throws KeysUnavailableError. */
+  maxStaleMs?: number;
+}
+
+/** The valid keys cannot be told: never loaded yet, or the last good load is older than maxStaleMs. */
+export class KeysUnavailableError extends Error {
+  override name = 'KeysUnavailableError';
 }
 
 interface Snapshot {
@@ -34,21 +42,56 @@ interface Snapshot {
 const sha256Hex = (key: string) => createHash('sha256').update(key).digest('hex');
 
 /**
- * API keys in the `api_keys` table, stored only as sha256. Each process keeps the valid keys in
- * memory for `cacheMs`, so a revocation made anywhere takes effect on every replica within that
- * time; a key not in memory costs one primary-key lookup, so a new key works at once.
+ * API keys in the `api_keys` table, stored only as sha256. A started KeyStore holds every valid
+ * key in memory and reloads them in the background every `refreshMs`, so checking a key never
+ * waits on the store, and an unknown key costs nothing but a map lookup. A key made or revoked
+ * by another process applies within `refreshMs`; through this instance, at once. When reloads
+ * fail, the last good keys stay in use for `maxStaleMs`.
  */
 export class KeyStore {
   readonly #store: Store;
-  readonly #cacheMs: number;
+  readonly #refreshMs: number;
+  readonly #maxStaleMs: number;
   #snapshot: Snapshot | undefined;
-  #loading: Promise<Snapshot> | undefined;
+  #loading: Promise<boolean> | undefined;
+  #timer: NodeJS.Timeout | undefined;
+  #running = false;
+  #log: Logger | undefined;
+  /** Set while reloads fail, so an outage is logged once, not once per reload. */
+  #failingSince: number | undefined;
   /** Bumped by every write, so a read that started before it is not kept. */
   #generation = 0;
 
   constructor(store: Store, options: KeyStoreOptions = {}) {
     this.#store = store;
-    this.#cacheMs = options.cacheMs ?? 5_000;
+    this.#refreshMs = options.refreshMs ?? 5_000;
+    this.#maxStaleMs = options.maxStaleMs ?? 10 * 60_000;
+  }
+
+  /**
+   * Loads the valid keys, then reloads them every refreshMs until close(). Resolves once the
+   * first load has settled: true when it succeeded; false when it failed (the store's deadline
+   * bounds it), in which case verify() throws until a background reload succeeds.
+   */
+  async start(log: Logger): Promise<boolean> {
+    this.#log = log;
+    this.#running = true;
+    const loaded = await this.#reload();
+    this.#schedule();
+    return loaded;
+  }
+
+  /** Stops the background reload. */
+  close(): void {
+    this.#running = false;
+    clearTimeout(this.#timer);
+  }
+
+  /** The next reload, refreshMs after the previous one settled (a slow store never stacks them up). */
+  #schedule(): void {
+    clearTimeout(this.#timer);
+    if (!this.#running) return;
+    this.#timer = setTimeout(() => void this.#reload().finally(() => this.#schedule()), this.#refreshMs).unref();
   }
 
   /** Makes a new key; the caller shows it once, as only its hash is kept. */
@@ -98,21 +141,19 @@ export class KeyStore {
     return rows.length;
   }
 
-  /** The key's owner when the key is valid. */
-  async verify(key: string): Promise<VerifiedKey | undefined> {
+  /**
+   * The key's owner when the key is valid, from memory only (no store call). Throws
+   * KeysUnavailableError when no load has succeeded yet or the last one is older than maxStaleMs.
+   */
+  verify(key: string): VerifiedKey | undefined {
+    const snapshot = this.#snapshot;
+    if (!snapshot) throw new KeysUnavailableError('the API keys have not been loaded yet');
+    if (Date.now() - snapshot.loadedAt > this.#maxStaleMs) {
+      throw new KeysUnavailableError(`the API keys could not be reloaded for ${Math.round((Date.now() - snapshot.loadedAt) / 1000)} s`);
+    }
     const digest = createHash('sha256').update(key).digest();
     const prefix = key.slice(0, keyPrefixLength);
-    const snapshot = await this.#current();
-    if (!matches(snapshot.byPrefix.get(prefix) ?? [], digest)) {
-      // A key made since the snapshot (by the CLI or another process) works at once: look it up by its hash.
-      const rows = await this.#store.rows<{ keyHash: string }>(
-        'SELECT key_hash AS keyHash FROM api_keys FINAL WHERE key_hash = {keyHash:FixedString(64)} AND revoked_at IS NULL',
-        { keyHash: digest.toString('hex') },
-      );
-      const found = rows.map((r) => Buffer.from(r.keyHash, 'hex'));
-      if (!matches(found, digest)) return undefined;
-      snapshot.byPrefix.set(prefix, [...(snapshot.byPrefix.get(prefix) ?? []), ...found]);
-    }
+    if (!matches(snapshot.byPrefix.get(prefix) ?? [], digest)) return undefined;
     return { prefix, keyHash: digest.toString('hex') };
   }
 
@@ -134,40 +175,48 @@ export class KeyStore {
         version: row.version,
       },
     ]);
-    // This process sees its own changes at once; other processes within cacheMs.
+    // This process sees its own changes at once, other processes at their next reload. A reload
+    // already running may have read the table before this write: its result is dropped.
     this.#generation += 1;
-    this.#snapshot = undefined;
-    this.#loading = undefined;
+    const digests = this.#snapshot?.byPrefix;
+    if (!digests) return;
+    const digest = Buffer.from(row.keyHash, 'hex');
+    const others = (digests.get(row.prefix) ?? []).filter((d) => !d.equals(digest));
+    if (row.revokedAt === null) others.push(digest);
+    digests.set(row.prefix, others);
   }
 
-  /** The valid keys, read again when older than cacheMs; concurrent readers share one query. */
-  async #current(): Promise<Snapshot> {
-    const snapshot = this.#snapshot;
-    if (snapshot && Date.now() - snapshot.loadedAt < this.#cacheMs) return snapshot;
-    if (!this.#loading) {
-      const loading = this.#load().finally(() => {
-        if (this.#loading === loading) this.#loading = undefined;
-      });
-      this.#loading = loading;
-    }
+  /** One reload at a time; true when it succeeded. A failure keeps the last good snapshot. */
+  #reload(): Promise<boolean> {
+    this.#loading ??= this.#load().finally(() => (this.#loading = undefined));
     return this.#loading;
   }
 
-  async #load(): Promise<Snapshot> {
+  async #load(): Promise<boolean> {
     const loadedAt = Date.now();
     const generation = this.#generation;
-    const rows = await this.#store.rows<{ keyHash: string; prefix: string }>(
-      'SELECT key_hash AS keyHash, prefix FROM api_keys FINAL WHERE revoked_at IS NULL',
-    );
+    let rows: { keyHash: string; prefix: string }[];
+    try {
+      rows = await this.#store.rows('SELECT key_hash AS keyHash, prefix FROM api_keys FINAL WHERE revoked_at IS NULL');
+    } catch (err) {
+      if (this.#failingSince === undefined) {
+        this.#failingSince = loadedAt;
+        this.#log?.warn({ err, maxStaleMs: this.#maxStaleMs }, 'API keys cannot be reloaded; the last loaded keys stay in use');
+      }
+      return false;
+    }
+    if (this.#failingSince !== undefined) {
+      this.#log?.info({ failedForMs: loadedAt - this.#failingSince }, 'API keys reloaded again');
+      this.#failingSince = undefined;
+    }
     const byPrefix = new Map<string, Buffer[]>();
     for (const r of rows) {
       const list = byPrefix.get(r.prefix) ?? [];
       list.push(Buffer.from(r.keyHash, 'hex'));
       byPrefix.set(r.prefix, list);
     }
-    const snapshot = { loadedAt, byPrefix };
-    if (generation === this.#generation) this.#snapshot = snapshot;
-    return snapshot;
+    if (generation === this.#generation) this.#snapshot = { loadedAt, byPrefix };
+    return true;
   }
 }
 

@@ -2,16 +2,37 @@ import type { Logger } from '../infra/log.ts';
 import { ApiError } from './errors.ts';
 
 /**
- * Runs a response build that reads the store. When the store cannot answer (down, closed, timing
- * out), the client gets 503 unavailable and may retry (spec 4.2), not a 500; the cause is logged
- * for operators. ApiErrors raised by the build (404, 503 for a missing rate, ...) pass unchanged.
+ * What the client gets when a response build fails with anything but an ApiError, i.e. the store
+ * could not answer (down, closed, past its deadline) and nothing cached can stand in: 503, and it
+ * may retry (spec 4.2), never a 500.
  */
-export async function orUnavailable<T>(log: Logger, what: string, build: () => Promise<T>): Promise<T> {
-  try {
-    return await build();
-  } catch (err) {
-    if (err instanceof ApiError) throw err;
-    log.error({ err }, `${what}: the store did not answer`);
-    throw new ApiError(503, 'unavailable', `${what} is temporarily unavailable; retry after a few seconds`);
+export function storeUnavailable(): ApiError {
+  return new ApiError(503, 'unavailable', 'this data is temporarily unavailable; retry in a few seconds', { 'Retry-After': '5' });
+}
+
+/**
+ * Logs failed builds of one route for operators, at most one line per `intervalMs` with the count
+ * of those not logged since: an outage fails every build, and must not write a stack for each.
+ */
+export class BuildFailureLog {
+  readonly #what: string;
+  readonly #intervalMs: number;
+  #loggedAt = Number.NEGATIVE_INFINITY;
+  #notLogged = 0;
+
+  constructor(what: string, intervalMs = 10_000) {
+    this.#what = what;
+    this.#intervalMs = intervalMs;
+  }
+
+  report(log: Logger, err: unknown): void {
+    const now = Date.now();
+    if (now - this.#loggedAt < this.#intervalMs) {
+      this.#notLogged += 1;
+      return;
+    }
+    log.error({ err, notLoggedSincePrevious: this.#notLogged }, `${this.#what}: the store did not answer`);
+    this.#loggedAt = now;
+    this.#notLogged = 0;
   }
 }

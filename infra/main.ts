@@ -1,8 +1,11 @@
 import { parseArgs } from 'node:util';
+import express from 'express';
+import { z } from 'zod';
 import { randomBytes } from 'node:crypto';
 import { loadConfig, ConfigError, type Config } from './config.ts';
 import { createLogger, type Logger } from './log.ts';
 import { openStore, type Store } from './store.ts';
+import { withStoreFaults, type StoreFaults } from './storeFaults.ts';
 import { migrate } from './migrate.ts';
 import type { Bus } from './bus/bus.ts';
 import { createMemoryBus } from './bus/memoryBus.ts';
@@ -87,11 +90,35 @@ async function openBus(config: Config, log: Logger): Promise<Bus> {
       });
 }
 
-async function openMigratedStore(config: Config, log: Logger, metrics: Metrics): Promise<{ store: Store; activity: StoreActivity }> {
-  const store = await openStore(config);
+async function openMigratedStore(config: Config, log: Logger, metrics: Metrics): Promise<{ store: Store; activity: StoreActivity; faults?: StoreFaults }> {
+  const timeouts = { queryTimeoutMs: config.STORE_QUERY_TIMEOUT_MS, insertTimeoutMs: config.STORE_INSERT_TIMEOUT_MS };
+  const store = await openStore(config, timeouts);
   const applied = await migrate(store);
   log.info({ store: store.description, applied: applied.length }, 'store ready');
-  return observeStore(metrics, store);
+  if (!config.MDS_FAULT_INJECTION) return observeStore(metrics, store);
+  log.warn('MDS_FAULT_INJECTION is set: POST /__faults/store can make the store fail (soak runs only)');
+  const faults = withStoreFaults(store, timeouts);
+  return { ...observeStore(metrics, faults.store), faults };
+}
+
+/** Soak runs: `POST /__faults/store {"fault": "fail", "ms": 60000}` from loopback fails the store for a while. */
+function storeFaultRoute(faults: StoreFaults, log: Logger): express.Router {
+  const body = z.object({ fault: z.enum(['ok', 'fail', 'failquery', 'failinsert', 'hang']), ms: z.number().int().positive().optional() });
+  const router = express.Router();
+  let timer: NodeJS.Timeout | undefined;
+  router.post('/__faults/store', express.json(), (req, res) => {
+    const parsed = body.safeParse(req.body);
+    if (!['127.0.0.1', '::1', '::ffff:127.0.0.1'].includes(req.socket.remoteAddress ?? '') || !parsed.success) {
+      res.status(400).json({ error: { code: 'bad_request', message: 'expected {"fault": "ok"|"fail"|"failquery"|"failinsert"|"hang", "ms"?} from loopback', status: 400 } });
+      return;
+    }
+    clearTimeout(timer);
+    faults.set(parsed.data.fault);
+    if (parsed.data.ms) timer = setTimeout(() => faults.set('ok'), parsed.data.ms);
+    log.warn({ fault: parsed.data.fault, ms: parsed.data.ms }, 'store fault injected');
+    res.json({ fault: parsed.data.fault, ms: parsed.data.ms ?? null });
+  });
+  return router;
 }
 
 /** Per venue, what its collector says of itself, read at every scrape. */
@@ -305,6 +332,7 @@ async function run(role: string, args: string[]): Promise<void> {
       });
     }
     const ops = opsRouter({ metrics, checks: () => checks, access: { token: config.METRICS_TOKEN } });
+    if (opened?.faults) ops.use(storeFaultRoute(opened.faults, log));
     if (withApi && store) {
       if (role === 'demo') {
         const key = config.DEMO_API_KEY ?? `mds_demo_${randomBytes(16).toString('hex')}`;

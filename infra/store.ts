@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { createClient, type ClickHouseClient } from '@clickhouse/client';
 import { createChdbConnection } from 'chdb/connection';
-import type { Config } from './config.ts';
+import { configSchema, type Config } from './config.ts';
 
 type ClientOptions = NonNullable<Parameters<typeof createClient>[0]>;
 
@@ -16,9 +16,10 @@ export interface Store {
   /**
    * Inserts rows as one block. Always sends the same settings: chDB keeps settings on its
    * shared session, so a dedup token sent with one insert would otherwise apply to the next.
+   * Rejects with StoreTimeoutError past the insert deadline; the rows may still land.
    */
   insert(table: string, rows: readonly object[], dedupToken?: string): Promise<void>;
-  /** Runs a parameterised SELECT and returns its rows. Values only ever go through `params`. */
+  /** Runs a parameterised SELECT and returns its rows; StoreTimeoutError past the query deadline. Values only ever go through `params`. */
   rows<T>(query: string, params?: Record<string, unknown>): Promise<T[]>;
   close(): Promise<void>;
 }
@@ -33,7 +34,61 @@ export class StoreInUseError extends Error {
 
 export type StoreConfig = Pick<Config, 'CLICKHOUSE_URL' | 'CLICKHOUSE_DATABASE' | 'MDS_DATA_DIR'>;
 
-export async function openStore(config: StoreConfig): Promise<Store> {
+/** Deadlines (ms) of one store call: STORE_QUERY_TIMEOUT_MS and STORE_INSERT_TIMEOUT_MS. */
+export interface StoreTimeouts {
+  queryTimeoutMs: number;
+  insertTimeoutMs: number;
+}
+
+const configDefaults = configSchema.pick({ STORE_QUERY_TIMEOUT_MS: true, STORE_INSERT_TIMEOUT_MS: true }).parse({});
+export const defaultStoreTimeouts: StoreTimeouts = {
+  queryTimeoutMs: configDefaults.STORE_QUERY_TIMEOUT_MS,
+  insertTimeoutMs: configDefaults.STORE_INSERT_TIMEOUT_MS,
+};
+
+export type StoreOperation = 'query' | 'insert';
+
+/** A store call that did not settle within its deadline; the engine may still be running it. */
+export class StoreTimeoutError extends Error {
+  override name = 'StoreTimeoutError';
+  readonly operation: StoreOperation;
+  readonly timeoutMs: number;
+  constructor(operation: StoreOperation, timeoutMs: number) {
+    super(`the store ${operation} did not answer within ${timeoutMs} ms`);
+    this.operation = operation;
+    this.timeoutMs = timeoutMs;
+  }
+}
+
+/**
+ * Runs one store call with a deadline. At the deadline the call is aborted through `signal`
+ * and, whatever the call does with that, the caller gets a StoreTimeoutError: chDB settles an
+ * aborted call early but cannot interrupt the native query, and a call that never settles must
+ * not hold its caller (and everything queued behind it) forever.
+ */
+export async function withDeadline<T>(operation: StoreOperation, timeoutMs: number, call: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const controller = new AbortController();
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => {
+      const timeout = new StoreTimeoutError(operation, timeoutMs);
+      controller.abort(timeout);
+      reject(timeout);
+    }, timeoutMs);
+  });
+  try {
+    return await Promise.race([call(controller.signal), deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Opens the store. `rows` and `insert` have deadlines (`timeouts`, default: the configuration's
+ * defaults); `client` is the raw client, without one, for migrations and maintenance commands.
+ */
+export async function openStore(config: StoreConfig, timeouts: Partial<StoreTimeouts> = {}): Promise<Store> {
+  const { queryTimeoutMs, insertTimeoutMs } = { ...defaultStoreTimeouts, ...timeouts };
   const database = config.CLICKHOUSE_DATABASE;
   let client: ClickHouseClient;
   let description: string;
@@ -68,22 +123,28 @@ export async function openStore(config: StoreConfig): Promise<Store> {
     description,
     async insert(table, rows, dedupToken = '') {
       if (rows.length === 0) return;
-      await client.insert({
-        table,
-        values: rows as object[],
-        format: 'JSONEachRow',
-        clickhouse_settings: { async_insert: 0, insert_deduplication_token: dedupToken },
+      await withDeadline('insert', insertTimeoutMs, async (signal) => {
+        await client.insert({
+          table,
+          values: rows as object[],
+          format: 'JSONEachRow',
+          clickhouse_settings: { async_insert: 0, insert_deduplication_token: dedupToken },
+          abort_signal: signal,
+        });
       });
     },
-    async rows<T>(query: string, params: Record<string, unknown> = {}) {
-      const result = await client.query({
-        query,
-        query_params: params,
-        format: 'JSONEachRow',
-        // A ClickHouse server quotes 64-bit integers in JSON by default; chDB does not. Same shape on both.
-        clickhouse_settings: { output_format_json_quote_64bit_integers: 0 },
+    rows<T>(query: string, params: Record<string, unknown> = {}) {
+      return withDeadline('query', queryTimeoutMs, async (signal) => {
+        const result = await client.query({
+          query,
+          query_params: params,
+          format: 'JSONEachRow',
+          // A ClickHouse server quotes 64-bit integers in JSON by default; chDB does not. Same shape on both.
+          clickhouse_settings: { output_format_json_quote_64bit_integers: 0 },
+          abort_signal: signal,
+        });
+        return result.json<T>();
       });
-      return result.json<T>();
     },
     close: () => client.close(),
   };

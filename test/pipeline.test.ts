@@ -54,8 +54,8 @@ test('simulator -> collector -> bus -> aggregator -> chDB -> API, numbers recomp
   const collector = await startCollector({ venue: binance, endpoints: sim.endpoints('binance'), bus, log });
   // The index runner of the aggregate role, on the real clock.
   const index = startIndexRunner({ store, log, ...indexSettingsFromConfig(config) });
-  const api = await startApi({ store, config, log });
   const { key } = await new KeyStore(store).create('pipeline-test');
+  const api = await startApi({ store, config, log });
 
   await new Promise((r) => setTimeout(r, 5_000));
   await collector.stop();

@@ -39,8 +39,8 @@ test('every native venue through the whole pipeline: /v1/coins/bitcoin/markets l
   const collectors: Collector[] = [];
   for (const venue of nativeVenues)
     collectors.push(await startCollector({ venue, endpoints: sim.endpoints(venue.id as (typeof simulated)[number]), bus, log }));
-  const api = await startApi({ store, config, log });
   const { key } = await new KeyStore(store).create('venues-pipeline-test');
+  const api = await startApi({ store, config, log });
 
   await new Promise((r) => setTimeout(r, 5_000));
   for (const c of collectors) await c.stop();

@@ -14,8 +14,8 @@ beforeAll(async () => {
   env = await openTestStore();
   await env.store.insert('trades', fixtureTrades);
   await computeIndex(env.store, T);
-  api = await startApi({ store: env.store, config: testConfig(), log: silentLog });
   key = (await new KeyStore(env.store).create('categories-test')).key;
+  api = await startApi({ store: env.store, config: testConfig(), log: silentLog });
 });
 afterAll(async () => {
   await api?.close();

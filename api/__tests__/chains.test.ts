@@ -35,8 +35,8 @@ beforeAll(async () => {
     servers.push(server);
     await new EvmIndexer({ chain: simChainConfig(id, server.url, { confirmations: 0, maxBlockRange: 2_000 }), store: env.store, log: silentLog }).catchUp();
   }
-  api = await startApi({ store: env.store, config: testConfig(), log: silentLog });
   key = (await new KeyStore(env.store).create('chains-test')).key;
+  api = await startApi({ store: env.store, config: testConfig(), log: silentLog });
 });
 afterAll(async () => {
   await api.close();

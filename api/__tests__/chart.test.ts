@@ -15,8 +15,8 @@ beforeAll(async () => {
   env = await openTestStore();
   await env.store.insert('trades', fixtureTrades);
   await env.store.insert('fx_reference_rates', referenceRates(['eur']));
-  api = await startApi({ store: env.store, config: testConfig(), log: silentLog });
   key = (await new KeyStore(env.store).create('chart-test')).key;
+  api = await startApi({ store: env.store, config: testConfig(), log: silentLog });
 });
 afterAll(async () => {
   await api?.close();

@@ -20,8 +20,8 @@ beforeAll(async () => {
   await env.store.insert('trades', fixtureTrades);
   await computeIndex(env.store, T);
   await env.store.insert('fx_reference_rates', referenceRates(['ars', 'brl', 'sek']));
-  api = await startApi({ store: env.store, config: testConfig(), log: silentLog });
   key = (await new KeyStore(env.store).create('coin-test')).key;
+  api = await startApi({ store: env.store, config: testConfig(), log: silentLog });
 });
 afterAll(async () => {
   await api?.close();

@@ -19,8 +19,8 @@ beforeAll(async () => {
   // Several blocks, so the sums and states arrive as separate parts to merge.
   for (let i = 0; i < fixtureTrades.length; i += 9) await env.store.insert('trades', fixtureTrades.slice(i, i + 9));
   await computeIndex(env.store, T);
-  api = await startApi({ store: env.store, config, log: silentLog });
   key = (await new KeyStore(env.store).create('coins-test')).key;
+  api = await startApi({ store: env.store, config, log: silentLog });
 });
 afterAll(async () => {
   await api?.close();

@@ -135,8 +135,8 @@ beforeAll(async () => {
   await importFxReference(env.store, parseFxReferenceCsv(referenceCsv, 'test.csv'), now);
   await computeIndex(env.store, T + 2_500, indexSinceMs);
   await computeIndex(env.store, now, indexSinceMs);
-  api = await startApi({ store: env.store, config: testConfig(), log: silentLog });
   key = (await new KeyStore(env.store).create('currency-test')).key;
+  api = await startApi({ store: env.store, config: testConfig(), log: silentLog });
 });
 afterAll(async () => {
   await api?.close();

@@ -39,8 +39,8 @@ function solFixture(): string {
 
 beforeAll(async () => {
   env = await openTestStore();
-  api = await startApi({ store: env.store, config: testConfig(), log: silentLog });
   key = (await new KeyStore(env.store).create('etf-flows-test')).key;
+  api = await startApi({ store: env.store, config: testConfig(), log: silentLog });
   for (const asset of ['btc', 'eth']) copyFileSync(new URL(`etf-flows-demo/${asset}.csv`, reference), join(dir, `${asset}.csv`));
   writeFileSync(join(dir, 'sol.csv'), solFixture());
   for (const asset of ['btc', 'eth', 'sol']) files[asset] = readFileSync(join(dir, `${asset}.csv`), 'utf8');

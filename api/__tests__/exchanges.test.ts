@@ -28,8 +28,8 @@ beforeAll(async () => {
     rows.push(trade({ ...m, trade_id: String(i), ts, price: 100 + (i % 13), quantity: 1 + (i % 5) }));
   }
   await env.store.insert('trades', rows);
-  api = await startApi({ store: env.store, config: testConfig(), log: silentLog });
   key = (await new KeyStore(env.store).create('exchanges-test')).key;
+  api = await startApi({ store: env.store, config: testConfig(), log: silentLog });
 });
 afterAll(async () => {
   await api.close();

@@ -25,8 +25,8 @@ beforeAll(async () => {
   await importEtfFlowsDir(env.store, etfFlowsDemoDir, { log: silentLog });
   // Their index prices, up to the second of those trades.
   await computeIndex(env.store, now + 3_000);
-  api = await startApi({ store: env.store, config: testConfig({ QUOTA_PER_HOUR: '1000000' }), log: silentLog });
   key = (await new KeyStore(env.store).create('fuzz')).key;
+  api = await startApi({ store: env.store, config: testConfig({ QUOTA_PER_HOUR: '1000000' }), log: silentLog });
 });
 afterAll(async () => {
   await api.close();

@@ -8,6 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { migrate } from '../../infra/migrate.ts';
 import { openStore } from '../../infra/store.ts';
 import { KeyStore } from '../keys.ts';
+import { silentLog } from './harness.ts';
 
 const cli = fileURLToPath(new URL('../keysCli.ts', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'mds-keys-cli-'));
@@ -77,8 +78,10 @@ describe('npm run keys', () => {
       expect(rows.map((r) => r.key_hash)).toContain(createHash('sha256').update(key).digest('hex'));
       expect(JSON.stringify(await store.rows('SELECT * FROM api_keys'))).not.toContain(key.slice(12));
       const verifier = new KeyStore(store);
-      expect(await verifier.verify(key)).toBeUndefined();
-      expect(await verifier.verify(otherKey)).toMatchObject({ prefix: otherKey.slice(0, 12) });
+      expect(await verifier.start(silentLog)).toBe(true);
+      verifier.close();
+      expect(verifier.verify(key)).toBeUndefined();
+      expect(verifier.verify(otherKey)).toMatchObject({ prefix: otherKey.slice(0, 12) });
     } finally {
       await store.close();
     }

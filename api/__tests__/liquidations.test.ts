@@ -254,8 +254,8 @@ describe('GET /v1/liquidations', () => {
   let api: ApiServer;
   let key: string;
   beforeAll(async () => {
-    api = await startApi({ store: env.store, config: testConfig(), log: silentLog });
     key = (await new KeyStore(env.store).create('liquidations-test')).key;
+    api = await startApi({ store: env.store, config: testConfig(), log: silentLog });
     await env.store.client.command({ query: 'TRUNCATE TABLE liquidations' });
     await env.store.client.command({ query: 'TRUNCATE TABLE liquidations_1m' });
     const ts = Date.now() - 5 * minute;

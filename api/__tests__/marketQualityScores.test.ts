@@ -115,8 +115,8 @@ beforeAll(async () => {
     verdicts.map((v) => ({ asset: 'bitcoin', quote: 'USDT', price_usd: 90_000, volume_24h_usd: 1, weight: v.reason ? 0 : 1, excluded: v.reason !== '', ...v })),
   );
 
-  api = await startApi({ store: env.store, config: testConfig(), log: silentLog });
   key = (await new KeyStore(env.store).create('quality-scores-test')).key;
+  api = await startApi({ store: env.store, config: testConfig(), log: silentLog });
 });
 afterAll(async () => {
   await api?.close();

@@ -229,8 +229,8 @@ describe('market status', () => {
     let api: ApiServer;
     let key: string;
     beforeAll(async () => {
-      api = await startApi({ store: env.store, config: testConfig(), log: silentLog });
       key = (await new KeyStore(env.store).create('market-status-test')).key;
+      api = await startApi({ store: env.store, config: testConfig(), log: silentLog });
     });
     afterAll(async () => {
       await api?.close();

@@ -34,8 +34,8 @@ beforeAll(async () => {
   }
   await env.store.insert('trades', rows);
   await computeIndex(env.store, now);
-  api = await startApi({ store: env.store, config: testConfig(), log: silentLog });
   key = (await new KeyStore(env.store).create('markets-test')).key;
+  api = await startApi({ store: env.store, config: testConfig(), log: silentLog });
 });
 afterAll(async () => {
   await api.close();

@@ -212,8 +212,8 @@ describe('GET /v1/new-coins', () => {
   let api: ApiServer;
   let key: string;
   beforeAll(async () => {
-    api = await startApi({ store: env.store, config: testConfig(), log: silentLog });
     key = (await new KeyStore(env.store).create('new-coins-test')).key;
+    api = await startApi({ store: env.store, config: testConfig(), log: silentLog });
   });
   afterAll(async () => {
     await api?.close();

@@ -25,8 +25,8 @@ beforeAll(async () => {
   await env.store.insert('market_quality', [
     { asset: 'bitcoin', venue: 'binance', market: 'BTCUSDT', quote: 'USDT', ts: now, spread_bps: 0.1, depth_bid_2: 5e6, depth_ask_2: 4e6, depth_bid_1: 3e6, depth_ask_1: 2e6, cost_buy: { '10000': 0.2, '1000000': null }, cost_sell: { '10000': 0.3, '1000000': null }, liquidity_score: 870 },
   ]);
-  api = await startApi({ store: env.store, config: testConfig(), log: silentLog });
   key = (await new KeyStore(env.store).create('openapi-test')).key;
+  api = await startApi({ store: env.store, config: testConfig(), log: silentLog });
   doc = (await get(`${api.url}/v1/openapi.json`)).json;
 });
 afterAll(async () => {

@@ -42,12 +42,14 @@ describe('quota shared through Redis', () => {
     const config = testConfig({ QUOTA_PER_HOUR: '10', REDIS_URL: redisUrl() });
     // A fresh namespace per run, so counters left in Redis by an earlier run do not count.
     const quotaKeyPrefix = `mds-test:${randomUUID()}`;
+    // Made before the instances start, so both hold them from their first load of the keys.
+    const { key } = await new KeyStore(store).create('shared-quota');
+    const other = await new KeyStore(store).create('other');
     // chDB binds one data dir per process: both instances share one store, as replicas share a ClickHouse.
     const a = await startApi({ store, config, log: silentLog, quotaKeyPrefix });
     servers.push(a);
     const b = await startApi({ store, config, log: silentLog, quotaKeyPrefix });
     servers.push(b);
-    const { key } = await new KeyStore(store).create('shared-quota');
 
     const remaining: string[] = [];
     for (const url of [...Array(6).fill(a.url), ...Array(4).fill(b.url)] as string[]) {
@@ -66,7 +68,6 @@ describe('quota shared through Redis', () => {
     }
 
     // Another key has its own count.
-    const other = await new KeyStore(store).create('other');
     expect((await get(`${b.url}/v1/prices`, { 'x-api-key': other.key })).status).toBe(200);
 
     // Redis holds one counter per key hash, never a key.
@@ -83,9 +84,9 @@ describe('quota shared through Redis', () => {
 
   it('answers 503 unavailable, not an uncounted 200, when Redis is unreachable', async () => {
     const config = testConfig({ REDIS_URL: `redis://127.0.0.1:${await closedPort()}` });
+    const { key } = await new KeyStore(store).create('no-redis');
     const api = await startApi({ store, config, log: silentLog });
     servers.push(api);
-    const { key } = await new KeyStore(store).create('no-redis');
     for (let i = 0; i < 2; i++) {
       const res = await get(`${api.url}/v1/prices`, { 'x-api-key': key });
       expect(res.status).toBe(503);

@@ -8,8 +8,8 @@ let api: ApiServer;
 let key: string;
 beforeAll(async () => {
   env = await openTestStore();
-  api = await startApi({ store: env.store, config: testConfig(), log: silentLog });
   key = (await new KeyStore(env.store).create('search-test')).key;
+  api = await startApi({ store: env.store, config: testConfig(), log: silentLog });
 });
 afterAll(async () => {
   await api.close();

@@ -1,13 +1,11 @@
 import { z } from 'zod';
 import { catalogCategories } from '../../infra/catalog/catalog.ts';
 import type { Config } from '../../infra/config.ts';
-import type { Logger } from '../../infra/log.ts';
 import type { Store } from '../../infra/store.ts';
 import { isPriced, sharedAssetMarkets, universeCapChange } from '../assetMarket.ts';
 import { parseParams } from '../errors.ts';
 import { flagParam, idListParam } from '../listQuery.ts';
 import type { CachedRoute } from '../responseCache.ts';
-import { orUnavailable } from '../unavailable.ts';
 
 const universeRule = 'over the assets of the category with a price now and at or before that time (one fixed universe, so a new listing fakes no change); 0 when none has both';
 
@@ -34,7 +32,7 @@ const categoriesQuery = z.object({
 const categoriesResponse = z.array(categoryRow).describe('largest market cap first');
 
 /** GET /v1/categories (spec 4.11). */
-export function categoriesRoute(deps: { store: Store; config: Pick<Config, 'INDEX_STALE_AFTER_MS'>; log: Logger }): CachedRoute {
+export function categoriesRoute(deps: { store: Store; config: Pick<Config, 'INDEX_STALE_AFTER_MS'> }): CachedRoute {
   return {
     path: '/v1/categories',
     refreshSeconds: 300,
@@ -52,32 +50,31 @@ export function categoriesRoute(deps: { store: Store; config: Pick<Config, 'INDE
       const chosen = catalogCategories.filter((c) => !wanted || wanted.has(c.id));
       return {
         key: `${all}|${chosen.map((c) => c.id).join(',')}`,
-        build: () =>
-          orUnavailable(deps.log, 'the categories', async (): Promise<CategoryRow[]> => {
-            const { at, markets } = await sharedAssetMarkets(deps.store, deps.config.INDEX_STALE_AFTER_MS);
-            const priced = markets.filter(isPriced);
-            const totalCap = priced.reduce((sum, m) => sum + m.marketCap, 0);
-            const rows = chosen.map((category) => {
-              // priced is in rank order, so the first three members are the largest.
-              const members = priced.filter((m) => m.asset.categories.includes(category.id));
-              const marketCap = members.reduce((sum, m) => sum + m.marketCap, 0);
-              const top = members.slice(0, 3);
-              return {
-                id: category.id,
-                name: category.name,
-                market_cap: marketCap,
-                market_cap_change_24h: universeCapChange(members, '24h', at) ?? 0,
-                market_cap_change_7d: universeCapChange(members, '7d', at) ?? 0,
-                volume_24h: members.reduce((sum, m) => sum + m.volume24h, 0),
-                dominance: totalCap > 0 ? (marketCap / totalCap) * 100 : 0,
-                asset_count: members.length,
-                top_3_coins: top.map((m) => m.asset.image.small),
-                top_3_coins_id: top.map((m) => m.asset.id),
-              };
-            });
-            // Largest first; the catalog's category order breaks ties (sort is stable).
-            return rows.filter((r) => all || r.asset_count > 0).sort((a, b) => b.market_cap - a.market_cap);
-          }),
+        build: async (): Promise<CategoryRow[]> => {
+          const { at, markets } = await sharedAssetMarkets(deps.store, deps.config.INDEX_STALE_AFTER_MS);
+          const priced = markets.filter(isPriced);
+          const totalCap = priced.reduce((sum, m) => sum + m.marketCap, 0);
+          const rows = chosen.map((category) => {
+            // priced is in rank order, so the first three members are the largest.
+            const members = priced.filter((m) => m.asset.categories.includes(category.id));
+            const marketCap = members.reduce((sum, m) => sum + m.marketCap, 0);
+            const top = members.slice(0, 3);
+            return {
+              id: category.id,
+              name: category.name,
+              market_cap: marketCap,
+              market_cap_change_24h: universeCapChange(members, '24h', at) ?? 0,
+              market_cap_change_7d: universeCapChange(members, '7d', at) ?? 0,
+              volume_24h: members.reduce((sum, m) => sum + m.volume24h, 0),
+              dominance: totalCap > 0 ? (marketCap / totalCap) * 100 : 0,
+              asset_count: members.length,
+              top_3_coins: top.map((m) => m.asset.image.small),
+              top_3_coins_id: top.map((m) => m.asset.id),
+            };
+          });
+          // Largest first; the catalog's category order breaks ties (sort is stable).
+          return rows.filter((r) => all || r.asset_count > 0).sort((a, b) => b.market_cap - a.market_cap);
+        },
       };
     },
   };

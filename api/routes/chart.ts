@@ -2,13 +2,11 @@ import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { findAsset, supplyAt } from '../../infra/catalog/catalog.ts';
 import type { Config } from '../../infra/config.ts';
-import type { Logger } from '../../infra/log.ts';
 import type { Store } from '../../infra/store.ts';
 import { sharedAssetMarkets } from '../assetMarket.ts';
 import { loadRate, vsParam } from '../currency.ts';
 import { ApiError, parseParams } from '../errors.ts';
 import type { CachedRoute } from '../responseCache.ts';
-import { orUnavailable } from '../unavailable.ts';
 
 const indexClosesSql = readFileSync(new URL('./indexCloses.sql', import.meta.url), 'utf8');
 
@@ -92,7 +90,7 @@ const chartResponse = z.object({
 export type ChartResponse = z.infer<typeof chartResponse>;
 
 /** GET /v1/coins/{id}/chart (spec 4.5). */
-export function chartRoute(deps: { store: Store; config: Pick<Config, 'INDEX_STALE_AFTER_MS'>; log: Logger }): CachedRoute {
+export function chartRoute(deps: { store: Store; config: Pick<Config, 'INDEX_STALE_AFTER_MS'> }): CachedRoute {
   return {
     path: '/v1/coins/:id/chart',
     refreshSeconds: 60,
@@ -112,26 +110,25 @@ export function chartRoute(deps: { store: Store; config: Pick<Config, 'INDEX_STA
       if (!asset) throw new ApiError(404, 'not_found', `no asset with id ${JSON.stringify(id)}`);
       return {
         key: `${id}|${range}|${metric}|${vs}`,
-        build: () =>
-          orUnavailable(deps.log, 'the chart', async (): Promise<ChartResponse> => {
-            const { at: now, markets } = await sharedAssetMarkets(deps.store, deps.config.INDEX_STALE_AFTER_MS);
-            const observedSince = markets.find((m) => m.asset.id === id)?.observedSince ?? null;
-            const { rate } = await loadRate(deps.store, vs, now);
-            const { table, from, windowStart } = drawing(range, now, observedSince);
-            const closes = (await loadIndexCloses(deps.store, table, [id], from, now)).get(id) ?? [];
-            const points = closes.map(({ t, close }): [number, number] => [
-              t,
-              (metric === 'price' ? close : close * supplyAt(asset, t).circulating) * rate,
-            ]);
-            return {
-              id,
-              range,
-              metric,
-              currency: vs,
-              coverage: observedSince !== null && (windowStart === null || observedSince <= windowStart) ? 'full' : 'partial',
-              points,
-            };
-          }),
+        build: async (): Promise<ChartResponse> => {
+          const { at: now, markets } = await sharedAssetMarkets(deps.store, deps.config.INDEX_STALE_AFTER_MS);
+          const observedSince = markets.find((m) => m.asset.id === id)?.observedSince ?? null;
+          const { rate } = await loadRate(deps.store, vs, now);
+          const { table, from, windowStart } = drawing(range, now, observedSince);
+          const closes = (await loadIndexCloses(deps.store, table, [id], from, now)).get(id) ?? [];
+          const points = closes.map(({ t, close }): [number, number] => [
+            t,
+            (metric === 'price' ? close : close * supplyAt(asset, t).circulating) * rate,
+          ]);
+          return {
+            id,
+            range,
+            metric,
+            currency: vs,
+            coverage: observedSince !== null && (windowStart === null || observedSince <= windowStart) ? 'full' : 'partial',
+            points,
+          };
+        },
       };
     },
   };

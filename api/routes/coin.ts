@@ -1,13 +1,11 @@
 import { z } from 'zod';
 import { findAsset, findCategory } from '../../infra/catalog/catalog.ts';
 import type { Config } from '../../infra/config.ts';
-import type { Logger } from '../../infra/log.ts';
 import type { Store } from '../../infra/store.ts';
 import { changeWindowMs, isPriced, rangeWindows, sharedAssetMarkets, type ChangeWindow, type PricedMarket, type RangeWindow } from '../assetMarket.ts';
 import { loadUsdRates, rateFor, type Currency, type UsdRates } from '../currency.ts';
 import { ApiError } from '../errors.ts';
 import type { CachedRoute } from '../responseCache.ts';
-import { orUnavailable } from '../unavailable.ts';
 
 /** Currency keys of the value maps (spec 2.2). */
 export const valueCurrencies = ['usd', 'ars', 'brl', 'sek'] as const satisfies readonly Currency[];
@@ -196,7 +194,7 @@ async function buildProfile(store: Store, m: PricedMarket, now: number, priceSou
 }
 
 /** GET /v1/coins/{id} (spec 4.3). */
-export function coinRoute(deps: { store: Store; config: Pick<Config, 'INDEX_STALE_AFTER_MS' | 'MDS_SIMULATED'>; log: Logger }): CachedRoute {
+export function coinRoute(deps: { store: Store; config: Pick<Config, 'INDEX_STALE_AFTER_MS' | 'MDS_SIMULATED'> }): CachedRoute {
   const priceSource = `mds:index (volume-weighted trades on USD, USDT and USDC markets${deps.config.MDS_SIMULATED ? '; simulated market' : ''})`;
   return {
     path: '/v1/coins/:id',
@@ -215,16 +213,15 @@ export function coinRoute(deps: { store: Store; config: Pick<Config, 'INDEX_STAL
       if (!findAsset(id)) throw new ApiError(404, 'not_found', `no asset with id ${JSON.stringify(id)}`);
       return {
         key: id,
-        build: () =>
-          orUnavailable(deps.log, 'the coin profile', async () => {
-            const { at, markets } = await sharedAssetMarkets(deps.store, deps.config.INDEX_STALE_AFTER_MS);
-            const m = markets.find((x) => x.asset.id === id);
-            // Every figure of market_data is a number in the spec: without a measured price there is nothing honest to put there.
-            if (!m || !isPriced(m)) {
-              throw new ApiError(503, 'unavailable', `no index price for ${id} yet (no trade on a USD, USDT or USDC market in the last 48 h); retry later`);
-            }
-            return buildProfile(deps.store, m, at, priceSource);
-          }),
+        build: async () => {
+          const { at, markets } = await sharedAssetMarkets(deps.store, deps.config.INDEX_STALE_AFTER_MS);
+          const m = markets.find((x) => x.asset.id === id);
+          // Every figure of market_data is a number in the spec: without a measured price there is nothing honest to put there.
+          if (!m || !isPriced(m)) {
+            throw new ApiError(503, 'unavailable', `no index price for ${id} yet (no trade on a USD, USDT or USDC market in the last 48 h); retry later`);
+          }
+          return buildProfile(deps.store, m, at, priceSource);
+        },
       };
     },
   };

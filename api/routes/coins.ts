@@ -1,13 +1,11 @@
 import { z } from 'zod';
 import { catalogAssets } from '../../infra/catalog/catalog.ts';
 import type { Config } from '../../infra/config.ts';
-import type { Logger } from '../../infra/log.ts';
 import type { Store } from '../../infra/store.ts';
 import { isPriced, sharedAssetMarkets, type PricedMarket } from '../assetMarket.ts';
 import { parseParams } from '../errors.ts';
 import { flagParam, idListParam, pageOf, paginationQuery } from '../listQuery.ts';
 import type { CachedRoute } from '../responseCache.ts';
-import { orUnavailable } from '../unavailable.ts';
 import { loadIndexCloses } from './chart.ts';
 
 const hourMs = 3_600_000;
@@ -129,7 +127,7 @@ async function loadSparklines(store: Store, assets: readonly string[], now: numb
 }
 
 /** GET /v1/coins (spec 4.2). */
-export function coinsRoute(deps: { store: Store; config: Pick<Config, 'INDEX_STALE_AFTER_MS'>; log: Logger }): CachedRoute {
+export function coinsRoute(deps: { store: Store; config: Pick<Config, 'INDEX_STALE_AFTER_MS'> }): CachedRoute {
   const catalogIds = new Set(catalogAssets.map((a) => a.id));
   return {
     path: '/v1/coins',
@@ -148,21 +146,20 @@ export function coinsRoute(deps: { store: Store; config: Pick<Config, 'INDEX_STA
       const listed = ids ? [...new Set(ids.filter((id) => catalogIds.has(id)))].sort() : undefined;
       return {
         key: `${limit}|${offset}|${sparkline}|${listed?.join(',') ?? '*'}`,
-        build: () =>
-          orUnavailable(deps.log, 'the coin list', async () => {
-            const { at, markets } = await sharedAssetMarkets(deps.store, deps.config.INDEX_STALE_AFTER_MS);
-            const wanted = listed ? new Set(listed) : undefined;
-            const rows = markets
-              .filter(isPriced)
-              .filter((m) => !wanted || wanted.has(m.asset.id))
-              .slice(offset, offset + limit)
-              .map(coinRowOf);
-            if (sparkline) {
-              const lines = await loadSparklines(deps.store, rows.map((r) => r.id), at);
-              for (const row of rows) row.sparkline_in_7d = { price: lines.get(row.id) ?? [] };
-            }
-            return { coins: rows, page, limit, offset, at: new Date(at).toISOString() };
-          }),
+        build: async () => {
+          const { at, markets } = await sharedAssetMarkets(deps.store, deps.config.INDEX_STALE_AFTER_MS);
+          const wanted = listed ? new Set(listed) : undefined;
+          const rows = markets
+            .filter(isPriced)
+            .filter((m) => !wanted || wanted.has(m.asset.id))
+            .slice(offset, offset + limit)
+            .map(coinRowOf);
+          if (sparkline) {
+            const lines = await loadSparklines(deps.store, rows.map((r) => r.id), at);
+            for (const row of rows) row.sparkline_in_7d = { price: lines.get(row.id) ?? [] };
+          }
+          return { coins: rows, page, limit, offset, at: new Date(at).toISOString() };
+        },
       };
     },
   };

@@ -1,12 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import type { Config } from '../../infra/config.ts';
-import type { Logger } from '../../infra/log.ts';
 import type { Store } from '../../infra/store.ts';
 import { isPriced, sharedAssetMarkets, universeCapChange } from '../assetMarket.ts';
 import { loadUsdRates } from '../currency.ts';
 import type { CachedRoute } from '../responseCache.ts';
-import { orUnavailable } from '../unavailable.ts';
 import { valueCurrencies } from './coin.ts';
 
 const globalSql = readFileSync(new URL('./global.sql', import.meta.url), 'utf8');
@@ -36,7 +34,7 @@ const globalResponse = z.object({
 export type GlobalResponse = z.infer<typeof globalResponse>;
 
 /** GET /v1/global (spec 4.9). */
-export function globalRoute(deps: { store: Store; config: Pick<Config, 'INDEX_STALE_AFTER_MS'>; log: Logger }): CachedRoute {
+export function globalRoute(deps: { store: Store; config: Pick<Config, 'INDEX_STALE_AFTER_MS'> }): CachedRoute {
   return {
     path: '/v1/global',
     refreshSeconds: 30,
@@ -51,33 +49,32 @@ export function globalRoute(deps: { store: Store; config: Pick<Config, 'INDEX_ST
     resolve() {
       return {
         key: 'global',
-        build: () =>
-          orUnavailable(deps.log, 'the global figures', async (): Promise<GlobalResponse> => {
-            const { at, markets } = await sharedAssetMarkets(deps.store, deps.config.INDEX_STALE_AFTER_MS);
-            const nowS = Math.floor(at / 1000);
-            const [[counted], rates] = await Promise.all([
-              deps.store.rows<{ markets: number }>(globalSql, { from_s: nowS - 86_400, now_s: nowS }),
-              loadUsdRates(deps.store, at),
-            ]);
-            const priced = markets.filter(isPriced);
-            const totalCap = priced.reduce((sum, m) => sum + m.marketCap, 0);
-            const totalVolume = priced.reduce((sum, m) => sum + m.volume24h, 0);
-            const known = valueCurrencies.flatMap((c) => {
-              const rate = rates.perUsd(c);
-              return rate === undefined ? [] : [[c, rate] as const];
-            });
-            const dominance: Record<string, number> = {};
-            // priced is in rank order; a symbol two assets share keeps the larger one.
-            for (const m of priced.slice(0, dominanceTop)) dominance[m.asset.symbol] ??= totalCap > 0 ? (m.marketCap / totalCap) * 100 : 0;
-            return {
-              active_cryptocurrencies: priced.length,
-              markets: counted?.markets ?? 0,
-              total_market_cap: Object.fromEntries(known.map(([c, rate]) => [c, totalCap * rate])),
-              total_volume: Object.fromEntries(known.map(([c, rate]) => [c, totalVolume * rate])),
-              market_cap_percentage: dominance,
-              market_cap_change_percentage_24h_usd: universeCapChange(priced, '24h', at) ?? 0,
-            };
-          }),
+        build: async (): Promise<GlobalResponse> => {
+          const { at, markets } = await sharedAssetMarkets(deps.store, deps.config.INDEX_STALE_AFTER_MS);
+          const nowS = Math.floor(at / 1000);
+          const [[counted], rates] = await Promise.all([
+            deps.store.rows<{ markets: number }>(globalSql, { from_s: nowS - 86_400, now_s: nowS }),
+            loadUsdRates(deps.store, at),
+          ]);
+          const priced = markets.filter(isPriced);
+          const totalCap = priced.reduce((sum, m) => sum + m.marketCap, 0);
+          const totalVolume = priced.reduce((sum, m) => sum + m.volume24h, 0);
+          const known = valueCurrencies.flatMap((c) => {
+            const rate = rates.perUsd(c);
+            return rate === undefined ? [] : [[c, rate] as const];
+          });
+          const dominance: Record<string, number> = {};
+          // priced is in rank order; a symbol two assets share keeps the larger one.
+          for (const m of priced.slice(0, dominanceTop)) dominance[m.asset.symbol] ??= totalCap > 0 ? (m.marketCap / totalCap) * 100 : 0;
+          return {
+            active_cryptocurrencies: priced.length,
+            markets: counted?.markets ?? 0,
+            total_market_cap: Object.fromEntries(known.map(([c, rate]) => [c, totalCap * rate])),
+            total_volume: Object.fromEntries(known.map(([c, rate]) => [c, totalVolume * rate])),
+            market_cap_percentage: dominance,
+            market_cap_change_percentage_24h_usd: universeCapChange(priced, '24h', at) ?? 0,
+          };
+        },
       };
     },
   };

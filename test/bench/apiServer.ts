@@ -40,8 +40,8 @@ for (let i = 0; i < rows.length; i += 50_000) await store.insert('trades', rows.
 // The index runner's work for that day, as the aggregate role would have done it.
 await computeIndex(store, now, 86_400_000);
 
-const api = await startApi({ store, config, log: createLogger('warn') });
 const { key } = await new KeyStore(store).create('bench');
+const api = await startApi({ store, config, log: createLogger('warn') });
 
 const bare = express();
 bare.set('etag', false);
