@@ -4,6 +4,7 @@ import { selectMarkets, toTradeEvent } from '../collector.ts';
 import type { BookMessage, VenueMarket } from '../venue.ts';
 import { binance, parseExchangeInfo } from '../venues/binance.ts';
 import { fixture, frames } from './fixtures.ts';
+import { countKinds, recordedSession, replayWithRest, type RecordedRest } from './recorded.ts';
 
 const load = (name: string) => fixture('binance', name);
 const parseAll = (name: string) => frames('binance', name).flatMap(binance.parse);
@@ -96,5 +97,51 @@ describe('binance book sync', () => {
     // A fresh snapshot at 167 brings it back, applying the buffered 166..168.
     expect(sync.onRestSnapshot({ lastId: 167, bids: [['87000', '9']], asks: [['87005', '1']] })).toBe('synced');
     expect(sync.book.top('bid', 5)).toEqual([[87000, 0.1]]);
+  });
+});
+
+/** A spot `depthUpdate` diff as recorded, read without our parser. */
+type RawDepth = { stream: string; data: { E: number; s: string; U: number; u: number; b: string[][]; a: string[][] } };
+
+describe('binance recorded session (cryptofeed, 2021-10-12, depth@100ms of four pairs, and their REST snapshots)', () => {
+  const session = recordedSession('binance');
+  const raw = session.map((f) => ({ at: f.at, json: JSON.parse(f.text) as RawDepth }));
+  const parsed = session.map((f) => binance.parse(f.text));
+  const rest = fixture('binance', 'rest_recorded_depth.json') as Record<string, RecordedRest>;
+
+  test('177 diffs, each one book message with its U, u and E; E in ms, at most 2 s before receipt', () => {
+    expect(countKinds(parsed.flat())).toEqual({ book: 177 });
+    raw.forEach(({ at, json }, i) => {
+      expect(parsed[i]).toEqual([expect.objectContaining({ symbol: json.data.s, snapshot: false, firstId: json.data.U, lastId: json.data.u, ts: json.data.E })]);
+      expect(at * 1000 - json.data.E).toBeGreaterThan(-50);
+      expect(at * 1000 - json.data.E).toBeLessThan(2_000);
+    });
+  });
+
+  test('each pair syncs on its REST snapshot and every later diff continues it: no gap over the recording', () => {
+    expect(Object.keys(rest).sort()).toEqual(['BLZETH', 'LRCBTC', 'NKNUSDT', 'RUNEEUR']);
+    for (const [symbol, snapshot] of Object.entries(rest)) {
+      const updates = raw.flatMap(({ at, json }, i) => (json.data.s === symbol ? [{ at, message: parsed[i]![0] as BookMessage }] : []));
+      const market = { symbol, base: symbol, quote: '', asset: symbol, contractSize: '1' };
+      const sync = new BookSync(binance.book, market);
+      const outcome = replayWithRest(sync, binance.book, updates, snapshot);
+      expect(outcome.snapshot).toBe('synced');
+      expect(outcome.after.every((o) => o === 'applied' || o === 'stale')).toBe(true);
+      expect(outcome.after.filter((o) => o === 'applied').length).toBeGreaterThan(0);
+      expect(sync.resyncs).toBe(0);
+    }
+  });
+});
+
+describe('binance recorded frames (Tardis.dev samples, 2019): trades and diffs', () => {
+  const recorded = fixture('binance', 'ws_recorded_tardis.json') as { data: { e: string; t?: number; p?: string; q?: string; T?: number; m?: boolean } }[];
+  const parsed = frames('binance', 'ws_recorded_tardis.json').map(binance.parse);
+
+  test('m (buyer is maker) gives the taker side; trade time T in ms', () => {
+    expect(countKinds(parsed.flat())).toEqual({ trade: 2, book: 4 });
+    recorded.forEach((f, i) => {
+      if (f.data.e !== 'trade') return;
+      expect(parsed[i]).toEqual([{ kind: 'trade', symbol: 'BNBBTC', tradeId: String(f.data.t), price: f.data.p, quantity: f.data.q, side: f.data.m ? 'sell' : 'buy', ts: f.data.T }]);
+    });
   });
 });

@@ -4,6 +4,7 @@ import { selectMarkets, toLiquidationEvent, toTradeEvent } from '../collector.ts
 import type { BookMessage, VenueMarket, VenueMessage, VenueSession } from '../venue.ts';
 import { bitfinex, bitfinexDerivatives, parsePairList } from '../venues/bitfinex.ts';
 import { fixture, frames } from './fixtures.ts';
+import { countKinds, recordedSession, tradesOf } from './recorded.ts';
 
 /** Frames of one connection, in order, through one session. */
 const parseIn = (session: VenueSession, ...names: string[]) => names.flatMap((n) => frames('bitfinex', n)).flatMap((f) => session.parse(f));
@@ -146,5 +147,29 @@ describe('bitfinex book sync (checksum after every change)', () => {
       { event: 'unsubscribe', chanId: 17082 },
       { event: 'subscribe', channel: 'book', symbol: 'tBTCUSD', prec: 'P0', freq: 'F0', len: '100' },
     ]);
+  });
+});
+
+describe('bitfinex recorded session (cryptofeed, 2021-04-17, trades and P0 books of seven pairs on one connection, SEQ_ALL)', () => {
+  const session = recordedSession('bitfinex');
+  const connection = bitfinex.session!();
+  const parsed = session.map((f) => connection.parse(f.text));
+
+  test('every frame parses, heartbeats included on channels whose subscription is not confirmed yet; the sequence number SEQ_ALL appends is ignored', () => {
+    const raw = session.map((f) => JSON.parse(f.text) as unknown);
+    const events = raw.filter((j) => !Array.isArray(j)) as { event: string }[];
+    const arrays = raw.filter((j): j is unknown[] => Array.isArray(j));
+    const hb = arrays.filter((j) => j[1] === 'hb').length;
+    const trades = arrays.filter((j) => j[1] === 'te').length;
+    const snapshots = arrays.filter((j) => Array.isArray(j[1]) && Array.isArray((j[1] as unknown[])[0])).length;
+    const counts = countKinds(parsed.flat());
+    expect(counts['control:heartbeat']).toBe(hb);
+    expect(counts['control:ack']).toBe(events.filter((e) => e.event !== 'info').length);
+    expect(counts.trade ?? 0).toBe(trades);
+    expect(counts.unknown).toBeUndefined();
+    expect(counts.book! + counts['control:status']! - 1).toBe(arrays.length - hb - trades);
+    expect(snapshots).toBe(14);
+    // Recorded: channel 232954 beat (sequence 139) seven seconds before its `subscribed` event.
+    expect(connection.parse('[1,"hb",1]')).toEqual([{ kind: 'control', what: 'heartbeat' }]);
   });
 });

@@ -4,6 +4,7 @@ import { selectMarkets, toLevels, toLiquidationEvent, toTradeEvent } from '../co
 import type { BookMessage, VenueMarket, VenueMessage } from '../venue.ts';
 import { bitmex, bitmexSession, parseInstruments } from '../venues/bitmex.ts';
 import { fixture, frames } from './fixtures.ts';
+import { countKinds, recordedSession, tradesOf } from './recorded.ts';
 
 const parseAll = (name: string) => frames('bitmex', name).flatMap(bitmex.parse);
 const xbtusd: VenueMarket = { symbol: 'XBTUSD', base: 'XBT', quote: 'USD', asset: 'bitcoin', contractSize: '1', inverse: true };
@@ -94,5 +95,36 @@ describe('bitmex book (orderBookL2 rows by id, no sequence numbers)', () => {
 
   test('book frames need the session: the stateless parse does not guess', () => {
     expect(bitmex.parse(book[1]!)).toEqual([{ kind: 'unknown' }]);
+  });
+});
+
+describe('bitmex recorded session (cryptofeed, 2021-07-22, BCHUSD orderBookL2 and XBTUSD, BCHUSD trades of one connection)', () => {
+  const session = recordedSession('bitmex');
+  const connection = bitmex.session!();
+  const parsed = session.map((f) => connection.parse(f.text));
+  const raw = session.map((f) => (f.text === 'pong' ? undefined : (JSON.parse(f.text) as { table?: string; action?: string; data?: { trdMatchID?: string; size?: number; price?: number; homeNotional?: number; timestamp?: string }[] })));
+
+  test('every frame parses; the book never contradicts itself (no skipped number); trade ids unique', () => {
+    const bookFrames = raw.filter((j) => j?.table === 'orderBookL2').length;
+    const inserts = raw.filter((j) => j?.table === 'trade' && j.action === 'insert').flatMap((j) => j!.data!);
+    expect(countKinds(parsed.flat())).toEqual({ 'control:ack': raw.filter((j) => j && !j.table).length, 'control:status': 2, book: bookFrames, trade: inserts.length });
+    const sync = new BookSync(bitmex.book, { symbol: 'BCHUSD', base: 'BCH', quote: 'USD', asset: 'bitcoin-cash', contractSize: '1' });
+    const outcomes = parsed.flat().filter((m): m is BookMessage => m.kind === 'book').map((m) => sync.onMessage(m));
+    expect(outcomes).toEqual(['snapshot', ...Array(bookFrames - 1).fill('applied')]);
+    expect(new Set(inserts.map((t) => t.trdMatchID)).size).toBe(inserts.length);
+  });
+
+  test('inverse XBTUSD: size counts USD contracts; base = size x 1 / price equals the venue own homeNotional', () => {
+    const xbt = raw.filter((j) => j?.table === 'trade' && j.action === 'insert').flatMap((j) => j!.data!).filter((t) => t.homeNotional !== undefined && (t as { symbol?: string }).symbol === 'XBTUSD');
+    const ours = tradesOf(parsed.flat()).filter((t) => t.symbol === 'XBTUSD');
+    expect(ours.length).toBe(xbt.length);
+    expect(xbt.length).toBeGreaterThan(0);
+    for (const t of xbt) {
+      const trade = ours.find((o) => o.tradeId === t.trdMatchID)!;
+      expect(trade.ts).toBe(Date.parse(t.timestamp!));
+      // BitMEX values each contract in whole satoshis (1e8 / price, rounded) before multiplying by the
+      // size: ours, exact, may differ by half a satoshi per contract.
+      expect(Math.abs(toTradeEvent('bitmex', xbtusd, trade, 1)!.quantity - t.homeNotional!)).toBeLessThanOrEqual(t.size! * 0.5e-8 + 1e-8);
+    }
   });
 });

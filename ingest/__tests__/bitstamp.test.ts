@@ -4,6 +4,7 @@ import { selectMarkets, toTradeEvent } from '../collector.ts';
 import type { BookMessage, VenueMarket, VenueMessage } from '../venue.ts';
 import { bitstamp, parsePairs } from '../venues/bitstamp.ts';
 import { fixture, frames } from './fixtures.ts';
+import { countKinds, recordedSession, tradesOf } from './recorded.ts';
 
 const parseAll = (name: string) => frames('bitstamp', name).flatMap(bitstamp.parse);
 const btc: VenueMarket = { symbol: 'btcusd', base: 'BTC', quote: 'USD', asset: 'bitcoin', contractSize: '1' };
@@ -90,5 +91,25 @@ describe('bitstamp books (whole top-100 books, no sequence)', () => {
     const deep: BookMessage = { kind: 'book', symbol: 'btcusd', snapshot: true, bids: Array.from({ length: 120 }, (_, i) => [String(80_000 - i), '1']), asks: [['90000', '1']] };
     sync.onMessage(deep);
     expect(sync.book.size('bid')).toBe(100);
+  });
+});
+
+describe('bitstamp recorded frames: live_trades of a cryptofeed session (2022-01-05) and Tardis.dev samples (2019)', () => {
+  test('every frame parses: type 0 a taker buy; microtimestamp to ms, within 2 s before receipt; ids unique', () => {
+    const session = recordedSession('bitstamp');
+    const raw = session.map((f) => JSON.parse(f.text) as { event: string; data: { id?: number; type?: number; microtimestamp?: string } });
+    const parsed = session.map((f) => bitstamp.parse(f.text));
+    expect(countKinds(parsed.flat())).toEqual({ 'control:ack': raw.filter((j) => j.event === 'bts:subscription_succeeded').length, trade: raw.filter((j) => j.event === 'trade').length });
+    session.forEach((f, i) => {
+      const d = raw[i]!.data;
+      if (raw[i]!.event !== 'trade') return;
+      expect(parsed[i]).toEqual([expect.objectContaining({ tradeId: String(d.id), side: d.type === 0 ? 'buy' : 'sell', ts: Math.floor(Number(d.microtimestamp) / 1000) })]);
+      expect(f.at * 1000 - Number(d.microtimestamp) / 1000).toBeLessThan(2_000);
+      // The recorder's clock ran up to ~70 ms behind the venue's.
+      expect(f.at * 1000 - Number(d.microtimestamp) / 1000).toBeGreaterThan(-500);
+    });
+    const trades = tradesOf(parsed.flat());
+    expect(new Set(trades.map((t) => t.tradeId)).size).toBe(trades.length);
+    expect(countKinds(frames('bitstamp', 'ws_recorded_tardis.json').flatMap(bitstamp.parse))).toEqual({ 'control:ack': 1, trade: 2 });
   });
 });

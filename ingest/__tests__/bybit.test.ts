@@ -4,6 +4,7 @@ import { selectMarkets } from '../collector.ts';
 import type { BookMessage, VenueMarket } from '../venue.ts';
 import { bybit, bybitLinear, parseInstruments } from '../venues/bybit.ts';
 import { fixture, frames } from './fixtures.ts';
+import { countKinds, tradesOf } from './recorded.ts';
 
 const parseAll = (name: string) => frames('bybit', name).flatMap(bybit.parse);
 const btc: VenueMarket = { symbol: 'BTCUSDT', base: 'BTC', quote: 'USDT', asset: 'bitcoin', contractSize: '1' };
@@ -72,5 +73,21 @@ describe('bybit book sync', () => {
     // A snapshot at any time (u = 1 after a service restart included) replaces the book.
     expect(sync.onMessage({ ...snapshot!, lastId: 1 })).toBe('snapshot');
     expect(sync.onMessage({ ...update!, lastId: 2 })).toBe('applied');
+  });
+});
+
+describe('bybit recorded frames (Tardis.dev samples, v5, 2023-2025): spot and linear trades, orderbook.50, allLiquidation', () => {
+  const recorded = fixture('bybit', 'ws_recorded_tardis.json') as { topic: string; data: { i?: string; S?: string; T?: number; u?: number }[] | { u: number } }[];
+  const parsed = frames('bybit', 'ws_recorded_tardis.json').map(bybit.parse);
+
+  test('every frame parses: S the taker side of a trade, the position side of a liquidation; T in ms; deltas continue u', () => {
+    const rows = (topic: string) => recorded.filter((f) => f.topic.startsWith(topic)).flatMap((f) => (Array.isArray(f.data) ? f.data : [f.data]));
+    expect(countKinds(parsed.flat())).toEqual({ trade: rows('publicTrade.').length, book: rows('orderbook.').length, liquidation: rows('allLiquidation.').length });
+    const trades = tradesOf(parsed.flat());
+    expect(trades.map((t) => t.side)).toEqual(rows('publicTrade.').map((r) => (r.S === 'Buy' ? 'buy' : 'sell')));
+    expect(new Set(trades.map((t) => t.tradeId)).size).toBe(trades.length);
+    expect(parsed.flat().find((m) => m.kind === 'liquidation')).toMatchObject({ symbol: 'PIPPINUSDT', positionSide: 'short', ts: rows('allLiquidation.')[0]!.T });
+    const books = parsed.flat().filter((m): m is BookMessage => m.kind === 'book');
+    expect(books.map((b) => bybit.book.sequence!(b.lastId! - 1, b, false))).toEqual(books.map(() => 'apply'));
   });
 });

@@ -4,6 +4,7 @@ import { selectMarkets, toLiquidationEvent, toTradeEvent } from '../collector.ts
 import type { BookMessage, VenueMarket, VenueMessage } from '../venue.ts';
 import { deribit, parseInstruments } from '../venues/deribit.ts';
 import { fixture, frames } from './fixtures.ts';
+import { countKinds, recordedSession, tradesOf } from './recorded.ts';
 
 const parseAll = (name: string) => frames('deribit', name).flatMap(deribit.parse);
 const { markets, unmapped } = selectMarkets(deribit, parseInstruments(fixture('deribit', 'rest_instruments.json')));
@@ -92,5 +93,35 @@ describe('deribit book sync (prev_change_id must be the last change_id)', () => 
       ['public/subscribe', ['book.BTC_USDC-PERPETUAL.100ms']],
     ]);
     expect(sync.onMessage(snapshot!)).toBe('snapshot');
+  });
+});
+
+describe('deribit recorded frames: option books of a cryptofeed session (2021-07-22), BTC-PERPETUAL trades and perpetual books from Tardis.dev samples (2019-2022)', () => {
+  test('books: every frame of the session parses and each change names the change it follows', () => {
+    const session = recordedSession('deribit');
+    const parsed = session.map((f) => deribit.parse(f.text));
+    const raw = session.map((f) => JSON.parse(f.text) as { params?: { data: { type: string } } });
+    expect(countKinds(parsed.flat())).toEqual({ 'control:ack': 1, book: raw.filter((j) => j.params).length });
+    const bySymbol = new Map<string, BookSync>();
+    for (const m of parsed.flat()) {
+      if (m.kind !== 'book') continue;
+      const sync = bySymbol.get(m.symbol) ?? new BookSync(deribit.book, { symbol: m.symbol, base: 'BTC', quote: 'USD', asset: 'bitcoin', contractSize: '1' });
+      bySymbol.set(m.symbol, sync);
+      expect(sync.onMessage(m)).toBe(m.snapshot ? 'snapshot' : 'applied');
+    }
+  });
+
+  test('trades: direction is the taker side, amounts of the inverse perpetual in USD; liquidation T and M name the taker and the maker; the 2019 books without `type` are unknown', () => {
+    const recorded = fixture('deribit', 'ws_recorded_tardis.json') as { params: { data: { direction?: string; amount?: number; price?: number; liquidation?: string }[] | { type?: string } } }[];
+    const parsed = frames('deribit', 'ws_recorded_tardis.json').map(deribit.parse);
+    expect(countKinds(parsed.flat())).toEqual({ trade: 4, liquidation: 2, book: 1, unknown: 2 });
+    expect(parsed[1]).toEqual([{ kind: 'unknown' }]);
+    expect('type' in (recorded[1]!.params.data as object)).toBe(false);
+    expect(parsed[3]!.find((m) => m.kind === 'liquidation')).toMatchObject({ positionSide: 'long', liquidationId: '66460463-T' });
+    expect(parsed[4]!.find((m) => m.kind === 'liquidation')).toMatchObject({ positionSide: 'long', liquidationId: '66460626-M' });
+    const perp = { symbol: 'BTC-PERPETUAL', base: 'BTC', quote: 'USD', asset: 'bitcoin', contractSize: '1', inverse: true };
+    const [first] = tradesOf(parsed[0]!);
+    const raw = (recorded[0]!.params.data as { amount: number; price: number }[])[0]!;
+    expect(toTradeEvent('deribit', perp, first!, 1)?.quantity).toBeCloseTo(raw.amount / raw.price, 12);
   });
 });

@@ -4,6 +4,7 @@ import { selectMarkets, toTradeEvent } from '../collector.ts';
 import type { BookMessage, VenueMarket, VenueMessage } from '../venue.ts';
 import { gate, parsePairs } from '../venues/gate.ts';
 import { fixture, frames } from './fixtures.ts';
+import { countKinds, recordedSession, tradesOf } from './recorded.ts';
 
 const parseAll = (name: string) => frames('gate', name).flatMap(gate.parse);
 const btc: VenueMarket = { symbol: 'BTC_USDT', base: 'BTC', quote: 'USDT', asset: 'bitcoin', contractSize: '1' };
@@ -82,5 +83,30 @@ describe('gate book sync (spot.obu: U must follow the last u)', () => {
     ]);
     expect(sync.onMessage(snapshot!)).toBe('snapshot');
     expect(sync.synced).toBe(true);
+  });
+});
+
+describe('gate recorded frames: spot.trades of a cryptofeed session (2021-04-22), spot.obu from Tardis.dev samples (2025-08-01)', () => {
+  const session = recordedSession('gate');
+  const obu = fixture('gate', 'ws_recorded_tardis.json') as { channel: string; result: { id?: number; full?: boolean; U?: number; u?: number; t?: number; create_time_ms?: string } }[];
+
+  test('every frame parses; trade ids unique; create_time_ms in ms, within 2 s before receipt', () => {
+    const raw = session.map((f) => JSON.parse(f.text) as { event: string; result: { id: number; create_time_ms: string } });
+    const parsed = session.map((f) => gate.parse(f.text));
+    expect(countKinds(parsed.flat())).toEqual({ 'control:ack': raw.filter((j) => j.event === 'subscribe').length, trade: raw.filter((j) => j.event === 'update').length });
+    const trades = tradesOf(parsed.flat());
+    expect(new Set(trades.map((t) => t.tradeId)).size).toBe(trades.length);
+    session.forEach((f, i) => {
+      if (raw[i]!.event !== 'update') return;
+      expect(f.at * 1000 - Number(raw[i]!.result.create_time_ms)).toBeGreaterThan(-50);
+      expect(f.at * 1000 - Number(raw[i]!.result.create_time_ms)).toBeLessThan(2_000);
+    });
+  });
+
+  test('spot.obu: the full book and an update as sent, U..u carried', () => {
+    const parsed = frames('gate', 'ws_recorded_tardis.json').map(gate.parse);
+    expect(countKinds(parsed.flat())).toEqual({ 'control:ack': 1, trade: 1, book: 2 });
+    expect(parsed[2]).toEqual([expect.objectContaining({ symbol: 'BTC_USDT', snapshot: true, lastId: obu[2]!.result.u, ts: obu[2]!.result.t })]);
+    expect(parsed[3]).toEqual([expect.objectContaining({ snapshot: false, firstId: obu[3]!.result.U, lastId: obu[3]!.result.u })]);
   });
 });

@@ -4,6 +4,7 @@ import { selectMarkets, toTradeEvent } from '../collector.ts';
 import type { BookMessage, VenueMarket, VenueMessage } from '../venue.ts';
 import { kucoin, parseBullet, parseSymbols } from '../venues/kucoin.ts';
 import { fixture, frames } from './fixtures.ts';
+import { countKinds, recordedSession, replayWithRest, tradesOf, type RecordedRest } from './recorded.ts';
 
 const parseAll = (name: string) => frames('kucoin', name).flatMap(kucoin.parse);
 const btc: VenueMarket = { symbol: 'BTC-USDT', base: 'BTC', quote: 'USDT', asset: 'bitcoin', contractSize: '1' };
@@ -102,5 +103,34 @@ describe('kucoin book sync (REST snapshot + numbered changes)', () => {
     expect(sync.onRestSnapshot({ lastId: 14103853, bids: [['86999.9', '2']], asks: [['87001', '1']] })).toBe('synced');
     expect(sync.book.top('ask', 5)).toEqual([]);
     expect(sync.book.top('bid', 5)).toEqual([[86999.9, 2]]);
+  });
+});
+
+describe('kucoin recorded session (cryptofeed, 2021-04-25, DAPPT-BTC level2 and match of one connection, and its REST snapshot)', () => {
+  const session = recordedSession('kucoin');
+  const raw = session.map((f) => JSON.parse(f.text) as { type: string; topic?: string; data?: { tradeId?: string; time?: string; changes?: { bids: string[][]; asks: string[][] } } });
+  const parsed = session.map((f) => kucoin.parse(f.text));
+  const rest = (fixture('kucoin', 'rest_recorded_depth.json') as Record<string, RecordedRest>)['DAPPT-BTC']!;
+
+  test('every frame parses: one book message per change, trades with unique ids, times in ns to ms', () => {
+    const changes = raw.reduce((n, j) => n + (j.topic?.startsWith('/market/level2') ? j.data!.changes!.bids.length + j.data!.changes!.asks.length : 0), 0);
+    const matches = raw.filter((j) => j.topic?.startsWith('/market/match'));
+    expect(countKinds(parsed.flat())).toEqual({ 'control:ack': raw.filter((j) => j.type === 'welcome' || j.type === 'ack').length, book: changes, trade: matches.length });
+    const trades = tradesOf(parsed.flat());
+    expect(new Set(trades.map((t) => t.tradeId)).size).toBe(trades.length);
+    session.forEach((f, i) => {
+      if (!raw[i]!.topic?.startsWith('/market/match')) return;
+      expect(Math.abs(f.at * 1000 - Number(raw[i]!.data!.time!.slice(0, -6)))).toBeLessThan(2_000);
+    });
+  });
+
+  test('the book syncs on the REST snapshot (v3 full depth) and every later change continues it', () => {
+    const market = { symbol: 'DAPPT-BTC', base: 'DAPPT', quote: 'BTC', asset: 'dapp-token', contractSize: '1' };
+    const sync = new BookSync(kucoin.book, market);
+    const updates = session.flatMap((f, i) => parsed[i]!.filter((m): m is BookMessage => m.kind === 'book').map((message) => ({ at: f.at, message })));
+    const outcome = replayWithRest(sync, kucoin.book, updates, rest);
+    expect(outcome.snapshot).toBe('synced');
+    expect(outcome.after.every((o) => o === 'applied' || o === 'stale')).toBe(true);
+    expect(sync.resyncs).toBe(0);
   });
 });

@@ -164,9 +164,10 @@ export function bitfinexSession(): VenueSession {
         return parseEvent(json as Record<string, unknown>);
       }
       const [chanId, first, second] = json as unknown[];
+      // A heartbeat needs no channel: the venue may send one on a channel number before confirming its subscription.
+      if (typeof chanId === 'number' && first === 'hb') return [{ kind: 'control', what: 'heartbeat' }];
       const info = typeof chanId === 'number' ? channels.get(chanId) : undefined;
       if (!info) return unknown;
-      if (first === 'hb') return [{ kind: 'control', what: 'heartbeat' }];
       if (info.channel === 'liquidations') return parseLiquidations(first);
       if (info.channel === 'book') {
         if (first === 'cs') return typeof second === 'number' ? [{ kind: 'book', symbol: info.symbol, snapshot: false, bids: [], asks: [], checksum: second }] : unknown;
