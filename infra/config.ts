@@ -114,7 +114,7 @@ export const configSchema = z.object({
   INDEX_BACKFILL_HOURS: positiveInt(168),
   /**
    * EVM chains whose DEX activity is indexed (RPC URL, factories, tokens): the path of a JSON file
-   * or the JSON itself, validated by ingest/chains/chainsConfig.ts. Unset = no chain indexed.
+   * or the JSON itself, validated by aggregate/jobs/chains/chainsConfig.ts. Unset = no chain indexed.
    */
   CHAINS_CONFIG: z
     .string()

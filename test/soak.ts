@@ -14,9 +14,9 @@ import { openStore, type Store } from '../infra/store.ts';
 import { migrate } from '../infra/migrate.ts';
 import { findVenue } from '../infra/catalog/catalog.ts';
 import { KeyStore } from '../api/keys.ts';
-import { fxDemoSnapshotFile } from '../aggregate/fxReference.ts';
+import { fxDemoSnapshotFile } from '../aggregate/jobs/fxReference.ts';
 import { venueEnvName } from '../ingest/venue.ts';
-import { startSimulator, type SimulatedVenueId, type Simulator } from '../ingest/simulator/simulator.ts';
+import { startSimulator, type SimulatedVenueId, type Simulator } from './simulator/simulator.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
@@ -201,7 +201,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     env[venueEnvName(id, 'REST')] = rest;
   }
   const logStream = createWriteStream(logFile);
-  const service: ChildProcess = spawn(process.execPath, [join(root, 'infra/main.ts'), 'all', '--venues', simulator.venues.join(',')], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const service: ChildProcess = spawn(process.execPath, [join(root, 'infra/roles/main.ts'), 'all', '--venues', simulator.venues.join(',')], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   service.stdout!.pipe(logStream);
   service.stderr!.pipe(logStream);
   let exited: number | null | undefined;

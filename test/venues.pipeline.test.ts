@@ -10,7 +10,7 @@ import { startTradeSink } from '../aggregate/tradeSink.ts';
 import { KeyStore } from '../api/keys.ts';
 import { startApi } from '../api/server.ts';
 import { startCollector, type Collector } from '../ingest/collector.ts';
-import { isSimulatedVenue, startSimulator } from '../ingest/simulator/simulator.ts';
+import { isSimulatedVenue, startSimulator } from './simulator/simulator.ts';
 import { nativeVenues } from '../ingest/venues/registry.ts';
 import { createMemoryBus } from '../infra/bus/memoryBus.ts';
 import { findVenue } from '../infra/catalog/catalog.ts';

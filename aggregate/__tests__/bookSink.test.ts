@@ -1,7 +1,7 @@
 // The book sink while the store refuses its inserts: books are superseded by newer ones, so it
 // commits anyway and the bus does not fill with them; the next insert that works stores the newest.
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { openTestStore, silentLog } from '../../api/__tests__/harness.ts';
+import { openTestStore, silentLog } from '../../test/support/harness.ts';
 import { createMemoryBus } from '../../infra/bus/memoryBus.ts';
 import type { BookEvent } from '../../infra/events.ts';
 import type { Store } from '../../infra/store.ts';

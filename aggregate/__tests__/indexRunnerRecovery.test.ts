@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openTestStore, silentLog, trade, type TradeRow } from '../../api/__tests__/harness.ts';
+import { openTestStore, silentLog, trade, type TradeRow } from '../../test/support/harness.ts';
 import { createMemoryBus } from '../../infra/bus/memoryBus.ts';
 import type { StatusEvent, TradeEvent } from '../../infra/events.ts';
 import type { Store } from '../../infra/store.ts';

@@ -7,7 +7,7 @@ import { createLogger } from '../../infra/log.ts';
 import { migrate } from '../../infra/migrate.ts';
 import { openStore, type Store } from '../../infra/store.ts';
 import type { TradeEvent } from '../../infra/events.ts';
-import { computeIndex } from '../../api/__tests__/harness.ts';
+import { computeIndex } from '../../test/support/harness.ts';
 import { defaultIndexParams } from '../indexPrice.ts';
 import { defaultIndexSchedule } from '../indexRunner.ts';
 import { startTradeSink } from '../tradeSink.ts';

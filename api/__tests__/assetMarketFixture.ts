@@ -9,7 +9,7 @@
 import { defaultIndexParams } from '../../aggregate/indexPrice.ts';
 import { referenceTicks, storedRows } from '../../aggregate/__tests__/indexReference.ts';
 import { catalogAssets, findAsset, supplyAt } from '../../infra/catalog/catalog.ts';
-import { indexQuotes, trade, type TradeRow } from './harness.ts';
+import { indexQuotes, trade, type TradeRow } from '../../test/support/harness.ts';
 
 export const T = Date.UTC(2026, 5, 15, 10, 30, 17, 250);
 export const minute = 60_000;

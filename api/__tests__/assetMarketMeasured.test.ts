@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { loadAssetMarkets } from '../assetMarket.ts';
-import { openTestStore, trade } from './harness.ts';
+import { openTestStore, trade } from '../../test/support/harness.ts';
 
 let env: Awaited<ReturnType<typeof openTestStore>>;
 const now = Date.now();

@@ -3,7 +3,7 @@ import { catalogCategories, findAsset } from '../../infra/catalog/catalog.ts';
 import { KeyStore } from '../keys.ts';
 import { startApi, type ApiServer } from '../server.ts';
 import { capBefore, closeTo, day, expectedRanking, fixtureTrades, T, universeChange } from './assetMarketFixture.ts';
-import { computeIndex, get, openTestStore, silentLog, testConfig } from './harness.ts';
+import { computeIndex, get, openTestStore, silentLog, testConfig } from '../../test/support/harness.ts';
 
 let env: Awaited<ReturnType<typeof openTestStore>>;
 let api: ApiServer;

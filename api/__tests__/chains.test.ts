@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { EvmIndexer } from '../../ingest/chains/evmIndexer.ts';
-import { buildChain, expectedUsd, hour, indexTrades, simChainConfig } from '../../ingest/chains/__tests__/simChainFixture.ts';
-import { startEvmChainServer, type EvmChainModel, type EvmChainServer } from '../../ingest/simulator/evmChain.ts';
+import { EvmIndexer } from '../../aggregate/jobs/chains/evmIndexer.ts';
+import { buildChain, expectedUsd, hour, indexTrades, simChainConfig } from '../../aggregate/jobs/chains/__tests__/simChainFixture.ts';
+import { startEvmChainServer, type EvmChainModel, type EvmChainServer } from '../../test/simulator/evmChain.ts';
 import { KeyStore } from '../keys.ts';
 import { startApi, type ApiServer } from '../server.ts';
-import { computeIndex, get, openTestStore, silentLog, testConfig } from './harness.ts';
+import { computeIndex, get, openTestStore, silentLog, testConfig } from '../../test/support/harness.ts';
 
 // /v1/chains over two simulated chains indexed end to end; every figure recomputed here from
 // the simulator's own record of what it emitted and from the raw trades behind the index.

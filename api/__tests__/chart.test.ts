@@ -4,7 +4,7 @@ import { loadUsdRates } from '../currency.ts';
 import { KeyStore } from '../keys.ts';
 import { startApi, type ApiServer } from '../server.ts';
 import { buckets, closeTo, day, fixtureTrades, hour, minute, referenceRates, T } from './assetMarketFixture.ts';
-import { get, openTestStore, silentLog, testConfig } from './harness.ts';
+import { get, openTestStore, silentLog, testConfig } from '../../test/support/harness.ts';
 
 let env: Awaited<ReturnType<typeof openTestStore>>;
 let api: ApiServer;

@@ -5,7 +5,7 @@ import { loadUsdRates } from '../currency.ts';
 import { KeyStore } from '../keys.ts';
 import { startApi, type ApiServer } from '../server.ts';
 import { closeTo, day, expected, expectedRanking, fixtureTrades, referenceRates, T } from './assetMarketFixture.ts';
-import { computeIndex, get, openTestStore, silentLog, testConfig } from './harness.ts';
+import { computeIndex, get, openTestStore, silentLog, testConfig } from '../../test/support/harness.ts';
 
 let env: Awaited<ReturnType<typeof openTestStore>>;
 let api: ApiServer;

@@ -4,7 +4,7 @@ import { loadAssetMarkets } from '../assetMarket.ts';
 import { KeyStore } from '../keys.ts';
 import { startApi, type ApiServer } from '../server.ts';
 import { buckets, day, expected, expectedRanking, fixtureTrades, hour, T, type Expected } from './assetMarketFixture.ts';
-import { computeIndex, get, openTestStore, silentLog, testConfig } from './harness.ts';
+import { computeIndex, get, openTestStore, silentLog, testConfig } from '../../test/support/harness.ts';
 
 let env: Awaited<ReturnType<typeof openTestStore>>;
 let api: ApiServer;

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
-import { parseFxReferenceCsv, importFxReference } from '../../aggregate/fxReference.ts';
+import { parseFxReferenceCsv, importFxReference } from '../../aggregate/jobs/fxReference.ts';
 import { defaultFxMeasurement, loadStablecoinRates } from '../../aggregate/fxMeasured.ts';
 import { fiatCurrencies, loadUsdRates, servedCurrencies } from '../currency.ts';
 import { KeyStore } from '../keys.ts';
@@ -7,7 +7,7 @@ import { startApi, type ApiServer } from '../server.ts';
 import { defaultIndexParams } from '../../aggregate/indexPrice.ts';
 import { defaultIndexSchedule, loadQuoteRates } from '../../aggregate/indexRunner.ts';
 import { referenceTicks } from '../../aggregate/__tests__/indexReference.ts';
-import { computeIndex, get, indexQuotes, openTestStore, silentLog, testConfig, trade, type TradeRow } from './harness.ts';
+import { computeIndex, get, indexQuotes, openTestStore, silentLog, testConfig, trade, type TradeRow } from '../../test/support/harness.ts';
 
 const minute = 60_000;
 const close = (a: number, b: number) => expect(Math.abs(a / b - 1), `${a} vs ${b}`).toBeLessThan(1e-9);

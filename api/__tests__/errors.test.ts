@@ -7,7 +7,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiError, errorHandler, methodNotAllowed, notFound } from '../errors.ts';
 import { requestId } from '../requestId.ts';
-import { get } from './harness.ts';
+import { get } from '../../test/support/harness.ts';
 
 describe('error middleware', () => {
   const lines: Record<string, unknown>[] = [];

@@ -4,11 +4,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { importEtfFlowsDir } from '../../aggregate/etfFlows.ts';
+import { importEtfFlowsDir } from '../../aggregate/jobs/etfFlows.ts';
 import { KeyStore } from '../keys.ts';
 import { monthsBefore } from '../routes/etfFlows.ts';
 import { startApi, type ApiServer } from '../server.ts';
-import { get, openTestStore, silentLog, testConfig } from './harness.ts';
+import { get, openTestStore, silentLog, testConfig } from '../../test/support/harness.ts';
 
 const reference = new URL('../../infra/reference/', import.meta.url);
 const fundsJson = JSON.parse(readFileSync(new URL('etf-funds.json', reference), 'utf8')) as { ticker: string; asset: string }[];

@@ -1,10 +1,10 @@
 // No input can produce a 500: random paths, parameters and headers against every endpoint.
 import fc from 'fast-check';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { etfFlowsDemoDir, importEtfFlowsDir } from '../../aggregate/etfFlows.ts';
+import { etfFlowsDemoDir, importEtfFlowsDir } from '../../aggregate/jobs/etfFlows.ts';
 import { KeyStore } from '../keys.ts';
 import { startApi, type ApiServer } from '../server.ts';
-import { computeIndex, openTestStore, silentLog, testConfig, trade } from './harness.ts';
+import { computeIndex, openTestStore, silentLog, testConfig, trade } from '../../test/support/harness.ts';
 
 let env: Awaited<ReturnType<typeof openTestStore>>;
 let api: ApiServer;

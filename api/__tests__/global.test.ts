@@ -4,7 +4,7 @@ import { loadUsdRates } from '../currency.ts';
 import { KeyStore } from '../keys.ts';
 import { startApi, type ApiServer } from '../server.ts';
 import { capBefore, close, closeTo, day, expectedRanking, fixtureTrades, minute, referenceRates, T, universeChange } from './assetMarketFixture.ts';
-import { computeIndex, get, openTestStore, silentLog, testConfig } from './harness.ts';
+import { computeIndex, get, openTestStore, silentLog, testConfig } from '../../test/support/harness.ts';
 
 let env: Awaited<ReturnType<typeof openTestStore>>;
 let api: ApiServer;

@@ -7,7 +7,7 @@ import type { Store } from '../../infra/store.ts';
 import { createApp } from '../app.ts';
 import { KeyStore } from '../keys.ts';
 import { createQuota, type Quota } from '../quota.ts';
-import { get, openTestStore, silentLog, testConfig } from './harness.ts';
+import { get, openTestStore, silentLog, testConfig } from '../../test/support/harness.ts';
 
 const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 type ErrorBody = { error: { code: string; message: string; status: number } };

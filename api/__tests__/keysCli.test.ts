@@ -8,7 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { migrate } from '../../infra/migrate.ts';
 import { openStore } from '../../infra/store.ts';
 import { KeyStore } from '../keys.ts';
-import { silentLog } from './harness.ts';
+import { silentLog } from '../../test/support/harness.ts';
 
 const cli = fileURLToPath(new URL('../keysCli.ts', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'mds-keys-cli-'));

@@ -9,7 +9,7 @@ import { isSampledLiquidationFeed, startLiquidationSink } from '../../aggregate/
 import { KeyStore } from '../keys.ts';
 import { startApi, type ApiServer } from '../server.ts';
 import { liquidationRanges, loadLiquidations, topEventCount, type LiquidationRange, type LiquidationsResponse } from '../routes/liquidations.ts';
-import { get, openTestStore, silentLog, testConfig } from './harness.ts';
+import { get, openTestStore, silentLog, testConfig } from '../../test/support/harness.ts';
 
 let env: Awaited<ReturnType<typeof openTestStore>>;
 beforeAll(async () => {

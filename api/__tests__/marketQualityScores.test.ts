@@ -11,7 +11,7 @@ import type { BookEvent } from '../../infra/events.ts';
 import { findNativeVenue } from '../../ingest/venues/registry.ts';
 import { KeyStore } from '../keys.ts';
 import { startApi, type ApiServer } from '../server.ts';
-import { get, openTestStore, silentLog, testConfig, trade, type TradeRow } from './harness.ts';
+import { get, openTestStore, silentLog, testConfig, trade, type TradeRow } from '../../test/support/harness.ts';
 
 let env: Awaited<ReturnType<typeof openTestStore>>;
 let api: ApiServer;

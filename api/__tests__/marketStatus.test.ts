@@ -5,7 +5,7 @@ import { loadMarketStatus, marketStatusResponse } from '../routes/marketStatus.t
 import { startApi, type ApiServer } from '../server.ts';
 import { defaultIndexParams } from '../../aggregate/indexPrice.ts';
 import { referenceTicks, storedRows } from '../../aggregate/__tests__/indexReference.ts';
-import { computeIndex, get, openTestStore, silentLog, testConfig, trade, type TradeRow } from './harness.ts';
+import { computeIndex, get, openTestStore, silentLog, testConfig, trade, type TradeRow } from '../../test/support/harness.ts';
 
 const DAY = 86_400_000;
 const HOUR = 3_600_000;

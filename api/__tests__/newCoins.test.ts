@@ -11,7 +11,7 @@ import { defaultIndexSchedule, loadQuoteRates } from '../../aggregate/indexRunne
 import { referenceTicks, storedRows } from '../../aggregate/__tests__/indexReference.ts';
 import type { Store } from '../../infra/store.ts';
 import { fiatCurrencies } from '../currency.ts';
-import { computeIndex, get, indexQuotes, openTestStore, silentLog, testConfig, trade, type TradeRow } from './harness.ts';
+import { computeIndex, get, indexQuotes, openTestStore, silentLog, testConfig, trade, type TradeRow } from '../../test/support/harness.ts';
 
 let env: Awaited<ReturnType<typeof openTestStore>>;
 beforeAll(async () => {

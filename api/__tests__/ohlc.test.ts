@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { KeyStore } from '../keys.ts';
 import { startApi, type ApiServer } from '../server.ts';
-import { get, indexQuotes, openTestStore, silentLog, testConfig, trade, type TradeRow } from './harness.ts';
+import { get, indexQuotes, openTestStore, silentLog, testConfig, trade, type TradeRow } from '../../test/support/harness.ts';
 
 const minute = 60_000;
 const hour = 60 * minute;

@@ -3,7 +3,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { KeyStore } from '../keys.ts';
 import { startApi, type ApiServer } from '../server.ts';
-import { computeIndex, get, openTestStore, silentLog, testConfig, trade } from './harness.ts';
+import { computeIndex, get, openTestStore, silentLog, testConfig, trade } from '../../test/support/harness.ts';
 
 let env: Awaited<ReturnType<typeof openTestStore>>;
 let api: ApiServer;

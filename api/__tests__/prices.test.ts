@@ -4,7 +4,7 @@ import { startApi, type ApiServer } from '../server.ts';
 import { defaultIndexParams } from '../../aggregate/indexPrice.ts';
 import { defaultIndexSchedule } from '../../aggregate/indexRunner.ts';
 import { referenceTicks } from '../../aggregate/__tests__/indexReference.ts';
-import { computeIndex, get, openTestStore, silentLog, testConfig, trade, type TradeRow } from './harness.ts';
+import { computeIndex, get, openTestStore, silentLog, testConfig, trade, type TradeRow } from '../../test/support/harness.ts';
 
 const T = Date.now();
 const nowSecond = Math.floor(T / 1000);

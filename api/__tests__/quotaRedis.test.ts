@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Store } from '../../infra/store.ts';
 import { KeyStore } from '../keys.ts';
 import { startApi, type ApiServer } from '../server.ts';
-import { get, openTestStore, silentLog, testConfig } from './harness.ts';
+import { get, openTestStore, silentLog, testConfig } from '../../test/support/harness.ts';
 
 /** test/run.sh starts a redis-server and sets this; without it the shared quota is untested, which must not pass silently. */
 function redisUrl(): string {

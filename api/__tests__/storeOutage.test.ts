@@ -4,7 +4,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { withStoreFaults, type StoreFaults } from '../../infra/storeFaults.ts';
 import { KeyStore } from '../keys.ts';
 import { startApi, type ApiServer, type StartApiOptions } from '../server.ts';
-import { computeIndex, get, openTestStore, silentLog, testConfig, trade } from './harness.ts';
+import { computeIndex, get, openTestStore, silentLog, testConfig, trade } from '../../test/support/harness.ts';
 
 type ErrorBody = { error: { code: string; message: string; status: number } };
 

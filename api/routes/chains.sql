@@ -2,7 +2,7 @@
 -- USD volume, swaps, active pools and active DEXes of the last 24 h (ts >= {day_s}), the USD
 -- volume of the 24 h before that and of the 24 h a week before ({prev_s}..{day_s},
 -- {week_s}..{week_end_s}); the pool and token registry sizes; and the timestamp where the indexed
--- history starts (its first stored block: see ingest/chains/evmIndexer.ts).
+-- history starts (its first stored block: see aggregate/jobs/chains/evmIndexer.ts).
 SELECT
     r.chain AS id,
     r.name AS name,

@@ -1,4 +1,4 @@
--- Fear & greed readings published from {from_date} on (aggregate/fearGreed.ts writes them), oldest first.
+-- Fear & greed readings published from {from_date} on (aggregate/jobs/fearGreed.ts writes them), oldest first.
 SELECT
     toString(f.date) AS date,
     f.score AS score,

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { fearGreedBands, fearGreedWeights, isoDay } from '../../aggregate/fearGreed.ts';
+import { fearGreedBands, fearGreedWeights, isoDay } from '../../aggregate/jobs/fearGreed.ts';
 import type { Config } from '../../infra/config.ts';
 import type { Store } from '../../infra/store.ts';
 import { parseParams } from '../errors.ts';

@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { openTestStore } from '../../api/__tests__/harness.ts';
+import { openTestStore } from '../../test/support/harness.ts';
 import { createMemoryBus } from '../bus/memoryBus.ts';
 import { observeRequests, opsRouter, type ReadinessCheck } from '../health.ts';
 import { createMetrics, observeBus, observeStore } from '../metrics.ts';

@@ -4,7 +4,7 @@ import { createServer, type AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Queue } from 'bullmq';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { openTestStore, silentLog } from '../../api/__tests__/harness.ts';
+import { openTestStore, silentLog } from '../../test/support/harness.ts';
 import { retryDelay, startJobs, type Job, type JobContext, type JobRunner } from '../jobs.ts';
 import type { Store } from '../store.ts';
 

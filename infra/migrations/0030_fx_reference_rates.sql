@@ -1,4 +1,4 @@
--- Daily reference FX rates loaded from an ECB-style CSV (aggregate/fxReference.ts), converted to
+-- Daily reference FX rates loaded from an ECB-style CSV (aggregate/jobs/fxReference.ts), converted to
 -- units per USD. Used for a `vs` currency when no measured rate exists (api/currency.ts).
 -- A re-import of a corrected day writes a newer row; read with FINAL.
 CREATE TABLE IF NOT EXISTS fx_reference_rates

@@ -1,4 +1,4 @@
--- Daily net flow of each US spot ETF, as loaded from the operator's CSV files (aggregate/etfFlows.ts).
+-- Daily net flow of each US spot ETF, as loaded from the operator's CSV files (aggregate/jobs/etfFlows.ts).
 -- A file is the whole series of its asset: an import writes the rows that changed with a newer
 -- `imported_at`, and a tombstone (is_deleted = 1) for each row the file no longer has. Read with
 -- FINAL, which keeps the newest version of each (asset, date, fund) and drops tombstones.

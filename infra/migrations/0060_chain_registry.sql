@@ -1,4 +1,4 @@
--- The chains the DEX indexer (ingest/chains/evmIndexer.ts) works on, written at each of its runs
+-- The chains the DEX indexer (aggregate/jobs/chains/evmIndexer.ts) works on, written at each of its runs
 -- from CHAINS_CONFIG: /v1/chains has one row per chain here. The newest row of a chain wins
 -- (read with FINAL or argMax); a chain dropped from the configuration stays until deleted.
 CREATE TABLE IF NOT EXISTS chain_registry

@@ -1,5 +1,5 @@
 -- Every Swap log of an indexed pool, one row per (chain, block, log index), with its raw token
--- amounts and the USD value of one leg (ingest/chains/swapValuation.ts). The indexer stores a
+-- amounts and the USD value of one leg (aggregate/jobs/chains/swapValuation.ts). The indexer stores a
 -- range only after dropping the rows already held, so re-indexing a range adds nothing; rows of
 -- blocks that a reorg orphaned are deleted before their range is indexed again.
 CREATE TABLE IF NOT EXISTS chain_swaps

@@ -1,4 +1,4 @@
--- The daily fear & greed index (aggregate/fearGreed.ts, aggregate/METHODOLOGY.md "Fear and greed"):
+-- The daily fear & greed index (aggregate/jobs/fearGreed.ts, aggregate/METHODOLOGY.md "Fear and greed"):
 -- one reading per UTC day with its component breakdown. Written once a day is complete; a replayed
 -- or repeated computation of a day gives the same row, and the newest `computed_at` survives merges.
 CREATE TABLE IF NOT EXISTS fear_greed_daily

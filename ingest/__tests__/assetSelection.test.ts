@@ -5,7 +5,7 @@ import type { MarketEvent } from '../../infra/events.ts';
 import { createLogger } from '../../infra/log.ts';
 import { selectAssets } from '../assetSelection.ts';
 import { startCollector, type Collector } from '../collector.ts';
-import { startSimulator, type Simulator } from '../simulator/simulator.ts';
+import { startSimulator, type Simulator } from '../../test/simulator/simulator.ts';
 import { gate } from '../venues/gate.ts';
 import { until } from './liveVenue.ts';
 

@@ -74,7 +74,7 @@ test('--venues names ccxt venues beside native ones (`ccxt` for all of them); --
   expect(selectVenues('ccxt')).toEqual([]);
   expect(() => selectVenues('bitget,nope')).toThrow(ConfigError);
   expect(venueTable().split('\n').find((l) => l.startsWith('lighter-swap '))).toMatch(/perpetual\s+trades,books,liquidations\s+ccxt \(lighter\)/);
-  const { stdout } = await run(process.execPath, ['infra/main.ts', 'ingest', '--list-venues'], { cwd: new URL('../../', import.meta.url) });
+  const { stdout } = await run(process.execPath, ['infra/roles/main.ts', 'ingest', '--list-venues'], { cwd: new URL('../../', import.meta.url) });
   const rows = stdout.trim().split('\n').slice(1);
   expect(rows.length).toBeGreaterThanOrEqual(50);
   expect(rows.filter((r) => /\snative\s/.test(r))).toHaveLength(nativeVenues.length);

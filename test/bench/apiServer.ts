@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import express from 'express';
-import { computeIndex } from '../../api/__tests__/harness.ts';
+import { computeIndex } from '../support/harness.ts';
 import { KeyStore } from '../../api/keys.ts';
 import { startApi } from '../../api/server.ts';
 import { catalogAssets } from '../../infra/catalog/catalog.ts';

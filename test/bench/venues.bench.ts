@@ -7,7 +7,7 @@
 // Usage: node test/bench/venues.bench.ts [frames per venue]   (default 5000)
 import WebSocket from 'ws';
 import { selectMarkets, toLiquidationEvent, toTradeEvent, venueIo } from '../../ingest/collector.ts';
-import { isSimulatedVenue, startSimulator } from '../../ingest/simulator/simulator.ts';
+import { isSimulatedVenue, startSimulator } from '../simulator/simulator.ts';
 import type { VenueDescriptor, VenueMarket } from '../../ingest/venue.ts';
 import { nativeVenues } from '../../ingest/venues/registry.ts';
 

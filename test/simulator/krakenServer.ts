@@ -1,0 +1,118 @@
+// Kraken spot websocket v2 over the SIMULATED market model: instrument, trade and book channels,
+// checksums, heartbeats. Prices and quantities go out as JSON numbers, as Kraken sends them.
+import { OrderBook } from '../../ingest/orderBook.ts';
+import { krakenChecksum } from '../../ingest/venues/kraken.ts';
+import { simulatedTickers, sortedLevels, type ListingSpec, type SimMarket } from './market.ts';
+import type { SimClient, SimVenueServer, VenueProtocol } from './venueServer.ts';
+
+export function krakenListings(tickers: readonly string[] = simulatedTickers): ListingSpec[] {
+  return [...tickers.map((t) => ({ symbol: `${t}/USD`, base: t, quote: 'USD' })), { symbol: 'ETH/BTC', base: 'ETH', quote: 'BTC' }];
+}
+
+const levels = (raw: [string, string][]) => raw.map(([price, qty]) => ({ price: Number(price), qty: Number(qty) }));
+
+/** The checksum the venue sends, over its own top 10 levels. */
+function checksumOf(m: SimMarket): number {
+  const book = new OrderBook();
+  for (const level of sortedLevels(m.bids, 'bid', 10)) book.set('bid', level);
+  for (const level of sortedLevels(m.asks, 'ask', 10)) book.set('ask', level);
+  return krakenChecksum(book, m);
+}
+
+function touchesTop10(m: SimMarket, bids: [string, string][], asks: [string, string][]): boolean {
+  const bidFloor = Number(sortedLevels(m.bids, 'bid', 10).at(-1)?.[0] ?? Infinity);
+  const askCeiling = Number(sortedLevels(m.asks, 'ask', 10).at(-1)?.[0] ?? -Infinity);
+  return bids.some(([p]) => Number(p) >= bidFloor) || asks.some(([p]) => Number(p) <= askCeiling);
+}
+
+export function krakenProtocol(server: SimVenueServer): VenueProtocol {
+  const bySymbol = new Map(server.listing.markets.map((m) => [m.symbol, m]));
+  let lastHeartbeat = 0;
+  const times = () => {
+    const now = new Date().toISOString();
+    return { time_in: now, time_out: now };
+  };
+  const instruments = () => ({
+    channel: 'instrument',
+    type: 'snapshot',
+    data: {
+      assets: [],
+      pairs: server.listing.markets.map((m) => ({
+        symbol: m.symbol,
+        base: m.base,
+        quote: m.quote,
+        status: 'online',
+        qty_precision: m.qtyDecimals,
+        qty_increment: 10 ** -m.qtyDecimals,
+        price_precision: m.priceDecimals,
+        price_increment: m.tick,
+        marginable: false,
+      })),
+    },
+  });
+
+  function subscribe(client: SimClient, method: 'subscribe' | 'unsubscribe', params: Record<string, unknown>, reqId: unknown): void {
+    const channel = String(params.channel);
+    if (channel === 'instrument') {
+      server.send(client, { method, result: { channel }, success: true, req_id: reqId, ...times() });
+      if (method === 'subscribe') server.send(client, instruments());
+      return;
+    }
+    const symbols = Array.isArray(params.symbol) ? params.symbol.map(String) : [];
+    for (const symbol of symbols) {
+      const m = bySymbol.get(symbol);
+      if (!m || (channel !== 'trade' && channel !== 'book')) {
+        server.send(client, { error: `Currency pair not supported ${symbol}`, method, success: false, symbol, req_id: reqId, ...times() });
+        continue;
+      }
+      const topic = `${channel}:${symbol}`;
+      server.send(client, { method, result: { channel, symbol, ...(channel === 'book' ? { depth: params.depth ?? 10, snapshot: true } : { snapshot: false }) }, success: true, req_id: reqId, ...times() });
+      if (method === 'unsubscribe') {
+        client.topics.delete(topic);
+        continue;
+      }
+      client.topics.add(topic);
+      if (channel === 'book') {
+        const depth = Number(params.depth ?? 10);
+        const snapshot = { symbol, bids: levels(sortedLevels(m.bids, 'bid', depth)), asks: levels(sortedLevels(m.asks, 'ask', depth)), checksum: checksumOf(m) };
+        server.send(client, { channel: 'book', type: 'snapshot', data: [snapshot] });
+      }
+    }
+  }
+
+  return {
+    rest: () => undefined,
+    message(client, text) {
+      let request: { method?: unknown; params?: unknown; req_id?: unknown };
+      try {
+        request = JSON.parse(text);
+      } catch {
+        server.send(client, { error: 'Malformed request', success: false, ...times() });
+        return;
+      }
+      if (request.method === 'ping') {
+        server.send(client, { method: 'pong', req_id: request.req_id, ...times() });
+        return;
+      }
+      if ((request.method !== 'subscribe' && request.method !== 'unsubscribe') || typeof request.params !== 'object' || request.params === null) {
+        server.send(client, { error: 'Method not found', method: request.method, success: false, req_id: request.req_id, ...times() });
+        return;
+      }
+      subscribe(client, request.method, request.params as Record<string, unknown>, request.req_id);
+    },
+    tick(now) {
+      if (now - lastHeartbeat < 1_000) return;
+      lastHeartbeat = now;
+      for (const c of server.clients) if (c.topics.size > 0) server.send(c, { channel: 'heartbeat' });
+    },
+    publish(m, step) {
+      const trades = step.trades.map((t) => ({ symbol: m.symbol, side: t.side, price: Number(t.price), qty: Number(t.qty), ord_type: 'market', trade_id: t.id, timestamp: new Date(t.time).toISOString() }));
+      if (trades.length > 0 && server.publish(`trade:${m.symbol}`, () => ({ channel: 'trade', type: 'update', data: trades }))) server.trades.push(...step.trades);
+      const { diff } = step;
+      // Only the top 10 is checksummed: a lost update shows once it touched them, so that is the one lost.
+      if (touchesTop10(m, diff.bids, diff.asks) && server.takeGap(m.symbol)) return;
+      const update = { symbol: m.symbol, bids: levels(diff.bids), asks: levels(diff.asks), checksum: checksumOf(m), timestamp: new Date().toISOString() };
+      server.publish(`book:${m.symbol}`, () => ({ channel: 'book', type: 'update', data: [update] }));
+    },
+  };
+}

@@ -1,0 +1,115 @@
+// OKX v5's public websocket and instruments REST over the SIMULATED market model, for spot
+// (instType SPOT) and linear perpetual swaps (SWAP, sizes in contracts of ctVal base units).
+import { OrderBook } from '../../ingest/orderBook.ts';
+import { okxChecksum } from '../../ingest/venues/okx.ts';
+import { simulatedTickers, sortedLevels, type ListingSpec, type SimMarket } from './market.ts';
+import type { SimClient, SimVenueServer, VenueProtocol } from './venueServer.ts';
+
+export function okxSpotListings(tickers: readonly string[] = simulatedTickers): ListingSpec[] {
+  return tickers.map((t) => ({ symbol: `${t}-USDT`, base: t, quote: 'USDT' }));
+}
+
+/** Contract values of a few hundred to a thousand dollars, a power of ten of the base (as on the venue). */
+export function okxSwapListings(tickers: readonly string[] = simulatedTickers, price: (ticker: string) => number): ListingSpec[] {
+  return tickers.map((t) => ({ symbol: `${t}-USDT-SWAP`, base: t, quote: 'USDT', perpetual: true, contractSize: 10 ** Math.floor(Math.log10(1_000 / price(t))) }));
+}
+
+const okxLevels = (levels: [string, string][]) => levels.map(([p, q]) => [p, q, '0', '1']);
+
+/** The checksum the venue sends: computed over its own book, in its own strings. */
+function checksumOf(m: SimMarket): number {
+  const book = new OrderBook();
+  for (const level of sortedLevels(m.bids, 'bid', 25)) book.set('bid', level);
+  for (const level of sortedLevels(m.asks, 'ask', 25)) book.set('ask', level);
+  return okxChecksum(book);
+}
+
+export function okxProtocol(server: SimVenueServer, instType: 'SPOT' | 'SWAP'): VenueProtocol {
+  const bySymbol = new Map(server.listing.markets.map((m) => [m.symbol, m]));
+  /** At most one liquidation order per contract per second. */
+  const lastLiquidationAt = new Map<string, number>();
+  const connId = (c: SimClient) => `sim${c.openedAt.toString(36)}`;
+
+  function instrument(m: SimMarket) {
+    const [uly] = m.symbol.split('-SWAP');
+    return instType === 'SPOT'
+      ? { instType, instId: m.symbol, baseCcy: m.base, quoteCcy: m.quote, state: 'live', tickSz: m.tick.toFixed(m.priceDecimals), lotSz: '1' }
+      : {
+          instType, instId: m.symbol, uly, instFamily: uly, baseCcy: '', quoteCcy: '', settleCcy: m.quote, ctType: 'linear',
+          ctVal: m.contractSizeText, ctMult: '1', ctValCcy: m.base, state: 'live', tickSz: m.tick.toFixed(m.priceDecimals), lotSz: '1',
+        };
+  }
+
+  function snapshot(m: SimMarket, now: number) {
+    return {
+      arg: { channel: 'books', instId: m.symbol },
+      action: 'snapshot',
+      data: [{ asks: okxLevels(sortedLevels(m.asks, 'ask', 400)), bids: okxLevels(sortedLevels(m.bids, 'bid', 400)), ts: String(now), checksum: checksumOf(m), prevSeqId: -1, seqId: m.updateId }],
+    };
+  }
+
+  return {
+    rest(url) {
+      if (url.pathname !== '/api/v5/public/instruments') return undefined;
+      const asked = url.searchParams.get('instType');
+      return { status: 200, body: { code: '0', msg: '', data: asked === instType ? server.listing.markets.map(instrument) : [] } };
+    },
+    message(client, text) {
+      if (text === 'ping') {
+        server.send(client, 'pong');
+        return;
+      }
+      let request: { op?: unknown; args?: unknown };
+      try {
+        request = JSON.parse(text);
+      } catch {
+        server.send(client, { event: 'error', code: '60012', msg: `Invalid request: ${text.slice(0, 50)}`, connId: connId(client) });
+        return;
+      }
+      if ((request.op !== 'subscribe' && request.op !== 'unsubscribe') || !Array.isArray(request.args)) {
+        server.send(client, { event: 'error', code: '60012', msg: 'Invalid request', connId: connId(client) });
+        return;
+      }
+      for (const arg of request.args as { channel?: string; instId?: string; instType?: string }[]) {
+        const key = arg.channel === 'liquidation-orders' ? arg.instType : arg.instId;
+        const known = arg.channel === 'liquidation-orders' ? arg.instType === 'SWAP' && instType === 'SWAP' : bySymbol.has(arg.instId ?? '');
+        if (!known || (arg.channel !== 'trades' && arg.channel !== 'books' && arg.channel !== 'liquidation-orders')) {
+          server.send(client, { event: 'error', code: '60018', msg: `Wrong URL or channel:${arg.channel},instId:${key} doesn't exist`, connId: connId(client) });
+          continue;
+        }
+        const topic = `${arg.channel}:${key}`;
+        if (request.op === 'unsubscribe') {
+          client.topics.delete(topic);
+          server.send(client, { event: 'unsubscribe', arg, connId: connId(client) });
+          continue;
+        }
+        client.topics.add(topic);
+        server.send(client, { event: 'subscribe', arg, connId: connId(client) });
+        if (arg.channel === 'books') server.send(client, snapshot(bySymbol.get(arg.instId!)!, Date.now()));
+      }
+    },
+    publish(m, step, now) {
+      const trades = step.trades.map((t) => ({ instId: m.symbol, tradeId: String(t.id), px: t.price, sz: t.qty, side: t.side, ts: String(t.time), count: '1' }));
+      if (trades.length > 0 && server.publish(`trades:${m.symbol}`, () => ({ arg: { channel: 'trades', instId: m.symbol }, data: trades }))) server.trades.push(...step.trades);
+      for (const l of step.liquidations) {
+        if (l.time - (lastLiquidationAt.get(m.symbol) ?? -Infinity) < 1_000) continue;
+        const [uly] = m.symbol.split('-SWAP');
+        const details = [{ side: l.positionSide === 'long' ? 'sell' : 'buy', posSide: l.positionSide, bkPx: l.price, sz: l.qty, bkLoss: '0', ccy: '', ts: String(l.time) }];
+        const message = { arg: { channel: 'liquidation-orders', instType: 'SWAP' }, data: [{ instId: m.symbol, instFamily: uly, instType: 'SWAP', uly, details }] };
+        if (server.publish('liquidation-orders:SWAP', () => message)) {
+          lastLiquidationAt.set(m.symbol, l.time);
+          server.liquidations.push(l);
+        }
+      }
+      if (server.takeGap(m.symbol)) return;
+      const { diff } = step;
+      const update = {
+        arg: { channel: 'books', instId: m.symbol },
+        action: 'update',
+        data: [{ asks: okxLevels(diff.asks), bids: okxLevels(diff.bids), ts: String(now), checksum: checksumOf(m), prevSeqId: diff.firstUpdateId - 1, seqId: diff.finalUpdateId }],
+      };
+      server.publish(`books:${m.symbol}`, () => update);
+    },
+    reconnectNotice: () => ({ event: 'notice', code: '64008', msg: 'The connection will soon be closed for a service upgrade. Please reconnect.' }),
+  };
+}
