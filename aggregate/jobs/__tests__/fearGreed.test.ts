@@ -250,8 +250,8 @@ describe('fear & greed', () => {
     let api: ApiServer;
     let key: string;
     beforeAll(async () => {
-      api = await startApi({ store: env.store, config: testConfig(), log: silentLog });
       key = (await new KeyStore(env.store).create('fear-greed-test')).key;
+      api = await startApi({ store: env.store, config: testConfig(), log: silentLog });
     });
     afterAll(async () => {
       await api?.close();
