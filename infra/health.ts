@@ -17,6 +17,13 @@ export interface ReadinessCheck {
   check(): Promise<CheckResult> | CheckResult;
 }
 
+/** A check on an age or a lag: ok up to `maxMs`, else the reason says how far behind it is. */
+export function withinMs(field: string, valueMs: number, maxMs: number, what: string): CheckResult {
+  const result: CheckResult = { ok: valueMs <= maxMs, [field]: valueMs };
+  if (!result.ok) result.reason = `${what} ${Math.round(valueMs / 1000)} s`;
+  return result;
+}
+
 /** A check that does not answer within this time has failed. */
 const checkTimeoutMs = 3_000;
 

@@ -1,0 +1,60 @@
+import { startBookSink } from '../../aggregate/bookSink.ts';
+import { indexSettingsFromConfig, startIndexRunner } from '../../aggregate/indexRunner.ts';
+import { startLiquidationSink } from '../../aggregate/liquidationSink.ts';
+import { startStatusSink } from '../../aggregate/statusSink.ts';
+import { startTradeSink } from '../../aggregate/tradeSink.ts';
+import type { Bus } from '../bus/bus.ts';
+import { withinMs } from '../health.ts';
+import { sampledCounter, sampledGauge } from '../metrics.ts';
+import type { RoleContext } from './context.ts';
+import type { RoleStore } from './store.ts';
+
+/** The aggregate role: the sinks and the index runner, their metrics and their readiness checks. */
+export async function startAggregate(ctx: RoleContext, { store, activity }: RoleStore, bus: Bus): Promise<void> {
+  const { config, log, life, metrics, checks } = ctx;
+  const index = startIndexRunner({ store, log: log.child({ part: 'index' }), ...indexSettingsFromConfig(config) });
+  life.add('index', () => index.stop());
+  // Rows a sink stores for seconds the index has already passed (a backlog after a store outage) are computed again.
+  const sinkOptions = {
+    bus,
+    store,
+    batchRows: config.AGGREGATE_BATCH_ROWS,
+    batchMs: config.AGGREGATE_BATCH_MS,
+    onInserted: (r: { minTs: number }) => index.noteInserted(r.minTs),
+  };
+  const trades = await startTradeSink({ ...sinkOptions, log: log.child({ part: 'trade-sink' }) });
+  life.add('trade-sink', () => trades.stop());
+  const statuses = await startStatusSink({ ...sinkOptions, log: log.child({ part: 'status-sink' }) });
+  life.add('status-sink', () => statuses.stop());
+  const liquidations = await startLiquidationSink({ ...sinkOptions, log: log.child({ part: 'liquidation-sink' }), onInserted: undefined });
+  life.add('liquidation-sink', () => liquidations.stop());
+  const books = await startBookSink({ bus, store, log: log.child({ part: 'book-sink' }), everyMs: 5_000 });
+  life.add('book-sink', () => books.stop());
+
+  const indexLagMs = () => {
+    const last = index.stats().lastComputed;
+    return last === undefined ? undefined : Date.now() - (last + 1) * 1000;
+  };
+  const one = (value: number | undefined) => (value === undefined ? [] : [{ labels: {}, value }]);
+  sampledGauge(metrics, { name: 'mds_index_lag_seconds', help: 'How far the index is behind now (the end of the last second computed).', labelNames: [], read: () => {
+    const lag = indexLagMs();
+    return one(lag === undefined ? undefined : lag / 1000);
+  } });
+  sampledCounter(metrics, { name: 'mds_index_rows_total', help: 'Rows the index runner wrote to index_ticks.', labelNames: [], read: () => one(index.stats().rows) });
+  sampledCounter(metrics, { name: 'mds_index_failures_total', help: 'Index steps that failed (retried).', labelNames: [], read: () => one(index.stats().failures) });
+  sampledCounter(metrics, { name: 'mds_sink_duplicates_total', help: 'Events the trade sink dropped because the store already held them.', labelNames: [], read: () => one(trades.stats().duplicates) });
+  checks.push({
+    name: 'index',
+    check: () => {
+      const lag = indexLagMs();
+      return lag === undefined ? { ok: false, reason: 'no second computed yet' } : withinMs('lagMs', lag, config.READY_MAX_INDEX_LAG_MS, 'the index is behind by');
+    },
+  });
+  checks.push({
+    name: 'ingestion',
+    check: () => {
+      const at = activity.lastInsertAt('trades');
+      return at === undefined ? { ok: false, reason: 'no trade inserted yet' } : withinMs('lastTradeInsertAgeMs', Date.now() - at, config.READY_MAX_INGEST_AGE_MS, 'no trade inserted for');
+    },
+  });
+}

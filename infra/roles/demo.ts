@@ -1,0 +1,57 @@
+import { randomBytes } from 'node:crypto';
+import { etfFlowsDemoDir } from '../../aggregate/jobs/etfFlows.ts';
+import { fxDemoSnapshotFile } from '../../aggregate/jobs/fxReference.ts';
+import { KeyStore } from '../../api/keys.ts';
+import { startDemoChain } from '../../test/simulator/evmChain.ts';
+import { seedDemoHistory } from '../../test/simulator/history.ts';
+import { startSimulator, type Simulator } from '../../test/simulator/simulator.ts';
+import type { Config } from '../config.ts';
+import type { Store } from '../store.ts';
+import type { RoleContext } from './context.ts';
+
+/**
+ * The demo's SIMULATED world: every native venue's protocol on loopback from one market model, one
+ * EVM chain, and the demo's reference files. Returns the configuration the demo runs with.
+ */
+export async function startDemoWorld({ config, log, life }: RoleContext): Promise<{ simulator: Simulator; config: Config }> {
+  // Books move every 250 ms (the venues' fastest streams are 100 ms) and each market trades about
+  // once a second: 15 venues, the aggregator and the API share a laptop's cores in one process.
+  const simulator = await startSimulator({ seed: Date.now(), tickMs: 250, tradesPerSecondPerMarket: 1 });
+  life.add('simulator', () => simulator.close());
+  // One SIMULATED EVM chain (named so in /v1/chains), indexed by the chain indexer job over JSON-RPC.
+  const chain = await startDemoChain();
+  life.add('chain-simulator', () => chain.close());
+  log.info({ venues: Object.fromEntries(simulator.venues.map((id) => [id, simulator.endpoints(id).ws])) }, 'market simulator started: all demo data is SIMULATED');
+  return {
+    simulator,
+    config: {
+      ...config,
+      MDS_SIMULATED: true,
+      // The index runner backfills the seeded history's last day (enough for the 24 h changes), not a
+      // week of it, and in one step: the history is sparse, and live prices wait until it is done.
+      INDEX_BACKFILL_HOURS: process.env.INDEX_BACKFILL_HOURS === undefined ? 26 : config.INDEX_BACKFILL_HOURS,
+      INDEX_MAX_SECONDS_PER_TICK: process.env.INDEX_MAX_SECONDS_PER_TICK === undefined ? 26 * 3_600 : config.INDEX_MAX_SECONDS_PER_TICK,
+      // Approximate rates, marked demo-snapshot in every response that uses them, so vs=eur etc. answer offline.
+      FX_REFERENCE_FILE: config.FX_REFERENCE_FILE ?? fxDemoSnapshotFile,
+      // SIMULATED fund flows; the files say so, and so does every response built from them.
+      ETF_FLOWS_DIR: config.ETF_FLOWS_DIR ?? etfFlowsDemoDir,
+      CHAINS_CONFIG: config.CHAINS_CONFIG ?? JSON.stringify({ chains: [chain.config] }),
+    },
+  };
+}
+
+/**
+ * A fresh demo store gets 45 days of SIMULATED history, so indicators that need days of data have
+ * some (fear & greed needs 13 days before its first reading, and a reading 30 days back for lastMonth).
+ */
+export async function seedDemo({ log }: RoleContext, store: Store, simulator: Simulator): Promise<void> {
+  const seeded = await seedDemoHistory(store, { log: log.child({ part: 'demo-history' }), days: 45, stepMs: 900_000, now: Date.now(), seed: Date.now(), priceOf: (t) => simulator.reference(t, 'USD') });
+  if (seeded > 0) log.info({ trades: seeded, days: 45 }, 'demo store seeded with SIMULATED history');
+}
+
+/** The demo's key, provisioned and printed once for the person running it; it never goes to the log stream. */
+export async function provisionDemoKey({ config }: RoleContext, store: Store): Promise<void> {
+  const key = config.DEMO_API_KEY ?? `mds_demo_${randomBytes(16).toString('hex')}`;
+  await new KeyStore(store).ensure(key, 'demo');
+  process.stdout.write(`\nDemo API key: ${key}\nTry: curl -H 'x-api-key: ${key}' 'http://127.0.0.1:${config.PORT}/v1/prices?ids=bitcoin'\n\n`);
+}

@@ -1,0 +1,52 @@
+import express from 'express';
+import { z } from 'zod';
+import { migrate } from '../migrate.ts';
+import { observeStore, type StoreActivity } from '../metrics.ts';
+import { openStore, type Store } from '../store.ts';
+import { withStoreFaults, type StoreFaults } from '../storeFaults.ts';
+import type { Logger } from '../log.ts';
+import type { RoleContext } from './context.ts';
+
+export interface RoleStore {
+  store: Store;
+  activity: StoreActivity;
+  /** Set with MDS_FAULT_INJECTION: the store can be made to fail (soak runs). */
+  faults?: StoreFaults;
+}
+
+/** The migrated store, measured, with its readiness check; wrapped for fault injection in soak runs. */
+export async function openRoleStore({ config, log, life, metrics, checks }: RoleContext): Promise<RoleStore> {
+  const timeouts = { queryTimeoutMs: config.STORE_QUERY_TIMEOUT_MS, insertTimeoutMs: config.STORE_INSERT_TIMEOUT_MS };
+  const opened = await openStore(config, timeouts);
+  const applied = await migrate(opened);
+  log.info({ store: opened.description, applied: applied.length }, 'store ready');
+  let faults: StoreFaults | undefined;
+  if (config.MDS_FAULT_INJECTION) {
+    log.warn('MDS_FAULT_INJECTION is set: POST /__faults/store can make the store fail (soak runs only)');
+    faults = withStoreFaults(opened, timeouts);
+  }
+  const { store, activity } = observeStore(metrics, faults?.store ?? opened);
+  life.add('store', () => store.close());
+  checks.push({ name: 'store', check: async () => (await store.rows('SELECT 1 AS ok'), { ok: true }) });
+  return { store, activity, faults };
+}
+
+/** Soak runs: `POST /__faults/store {"fault": "fail", "ms": 60000}` from loopback fails the store for a while. */
+export function storeFaultRoute(faults: StoreFaults, log: Logger): express.Router {
+  const body = z.object({ fault: z.enum(['ok', 'fail', 'failquery', 'failinsert', 'hang']), ms: z.number().int().positive().optional() });
+  const router = express.Router();
+  let timer: NodeJS.Timeout | undefined;
+  router.post('/__faults/store', express.json(), (req, res) => {
+    const parsed = body.safeParse(req.body);
+    if (!['127.0.0.1', '::1', '::ffff:127.0.0.1'].includes(req.socket.remoteAddress ?? '') || !parsed.success) {
+      res.status(400).json({ error: { code: 'bad_request', message: 'expected {"fault": "ok"|"fail"|"failquery"|"failinsert"|"hang", "ms"?} from loopback', status: 400 } });
+      return;
+    }
+    clearTimeout(timer);
+    faults.set(parsed.data.fault);
+    if (parsed.data.ms) timer = setTimeout(() => faults.set('ok'), parsed.data.ms);
+    log.warn({ fault: parsed.data.fault, ms: parsed.data.ms }, 'store fault injected');
+    res.json({ fault: parsed.data.fault, ms: parsed.data.ms ?? null });
+  });
+  return router;
+}
