@@ -1,6 +1,20 @@
 import type { TradeEvent } from '../infra/events.ts';
 import { startDedupingSink, type DedupedTable, type DedupingSink, type DedupingSinkOptions } from './dedupingSink.ts';
 
+/** A row of the `trades` table (infra/SCHEMA.md), times in unix ms. */
+export interface TradeRow {
+  venue: string;
+  market: string;
+  asset: string;
+  quote: string;
+  trade_id: string;
+  ts: number;
+  received_at: number;
+  price: number;
+  quantity: number;
+  side: 'buy' | 'sell';
+}
+
 /** `trades` rows; the lookup is narrowed by asset, the leading column of the table's sort key. */
 const tradesTable: DedupedTable<'trades'> = {
   topic: 'trades',
@@ -9,7 +23,7 @@ const tradesTable: DedupedTable<'trades'> = {
   idColumn: 'trade_id',
   idOf: (e) => e.tradeId,
   scopeColumn: 'asset',
-  row: (e: TradeEvent) => ({
+  row: (e: TradeEvent): TradeRow => ({
     venue: e.venue,
     market: e.market,
     asset: e.asset,

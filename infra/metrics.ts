@@ -29,33 +29,21 @@ interface SampledOptions<L extends string> {
   read(): Iterable<{ labels: Labels<L>; value: number }>;
 }
 
-/** A counter whose total is kept elsewhere (a collector, the bus) and read when scraped. */
-export function sampledCounter<L extends string>(metrics: Metrics, o: SampledOptions<L>): void {
-  new Counter<L>({
-    name: o.name,
-    help: o.help,
-    labelNames: o.labelNames,
-    registers: [metrics.registry],
-    collect() {
-      this.reset();
-      for (const { labels, value } of o.read()) this.inc(labels, value);
-    },
-  });
+/**
+ * A metric whose value is kept elsewhere (a collector's counters, the bus) and read at each scrape:
+ * a counter for totals that only grow, a gauge for the rest.
+ */
+function sampled<L extends string>(kind: 'counter' | 'gauge', metrics: Metrics, o: SampledOptions<L>): void {
+  const common = { name: o.name, help: o.help, labelNames: o.labelNames, registers: [metrics.registry] };
+  if (kind === 'counter') {
+    new Counter<L>({ ...common, collect() { this.reset(); for (const { labels, value } of o.read()) this.inc(labels, value); } });
+  } else {
+    new Gauge<L>({ ...common, collect() { this.reset(); for (const { labels, value } of o.read()) this.set(labels, value); } });
+  }
 }
 
-/** A gauge read when scraped. */
-export function sampledGauge<L extends string>(metrics: Metrics, o: SampledOptions<L>): void {
-  new Gauge<L>({
-    name: o.name,
-    help: o.help,
-    labelNames: o.labelNames,
-    registers: [metrics.registry],
-    collect() {
-      this.reset();
-      for (const { labels, value } of o.read()) this.set(labels, value);
-    },
-  });
-}
+export const sampledCounter = <L extends string>(metrics: Metrics, o: SampledOptions<L>) => sampled('counter', metrics, o);
+export const sampledGauge = <L extends string>(metrics: Metrics, o: SampledOptions<L>) => sampled('gauge', metrics, o);
 
 /** Held records and bytes, taken, conflated and refused events per topic, and the lag of every group. */
 export function observeBus(metrics: Metrics, bus: Bus): void {

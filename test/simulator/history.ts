@@ -10,6 +10,7 @@
 // inserts the same batches again with the same insert_deduplication_token, so the store drops
 // those it already holds. Nothing else inserts into `trades` while the demo seeds (infra/roles/main.ts
 // seeds before the sinks start), so every batch is well inside the table's deduplication window.
+import type { TradeRow } from '../../aggregate/tradeSink.ts';
 import { assetIdForVenueTicker } from '../../infra/catalog/catalog.ts';
 import type { Logger } from '../../infra/log.ts';
 import type { Store } from '../../infra/store.ts';
@@ -42,19 +43,6 @@ interface HistoryPlan {
   batchRows: number;
 }
 
-/** A row of `trades`, times in unix ms. */
-interface TradeRow {
-  venue: string;
-  market: string;
-  asset: string;
-  quote: string;
-  trade_id: string;
-  ts: number;
-  received_at: number;
-  price: number;
-  quantity: number;
-  side: 'buy' | 'sell';
-}
 
 /** Seeding did not store exactly the planned trades: the store needs a look, the demo does not start on it. */
 export class DemoHistoryIncompleteError extends Error {

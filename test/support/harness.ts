@@ -30,19 +30,8 @@ export function testConfig(env: Record<string, string> = {}): Config {
   return loadConfig({ PORT: '0', LOG_LEVEL: 'silent', ...env });
 }
 
-/** A row of the `trades` table as the aggregator writes it (times in unix ms). */
-export interface TradeRow {
-  venue: string;
-  market: string;
-  asset: string;
-  quote: string;
-  trade_id: string;
-  ts: number;
-  received_at: number;
-  price: number;
-  quantity: number;
-  side: 'buy' | 'sell';
-}
+import type { TradeRow } from '../../aggregate/tradeSink.ts';
+export type { TradeRow };
 
 export function trade(fields: Omit<TradeRow, 'received_at' | 'side'> & Partial<Pick<TradeRow, 'side'>>): TradeRow {
   return { side: 'buy', received_at: fields.ts, ...fields };

@@ -4,6 +4,7 @@
 // Same seed, same files: the output is committed and only changes when this script does.
 import { writeFileSync } from 'node:fs';
 import { etfAssetId, etfFundsOf, type EtfAssetId } from '../etfFunds.ts';
+import { seededRandom } from '../../../test/simulator/market.ts';
 
 const seed = 20261122;
 const lastDay = '2026-11-20';
@@ -28,17 +29,6 @@ const profile: Record<string, { scale: number; drift: number }> = {
   FSOL: { scale: 3e6, drift: 0.1 }, TSOL: { scale: 1e6, drift: 0 }, SOEZ: { scale: 0.5e6, drift: 0 }, SSK: { scale: 1e6, drift: 0 },
 };
 
-/** mulberry32: a small seeded generator, enough for demo numbers. */
-function random(seedValue: number): () => number {
-  let a = seedValue >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function tradingDays(from: string, to: string): string[] {
   const days: string[] = [];
@@ -83,7 +73,7 @@ function simulate(asset: EtfAssetId, next: () => number): string {
   return `${lines.join('\n')}\n`;
 }
 
-const next = random(seed);
+const next = seededRandom(seed);
 for (const asset of etfAssetId.options) {
   writeFileSync(new URL(`./${asset}.csv`, import.meta.url), simulate(asset, next));
 }
