@@ -1,5 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
-import type { AddressInfo } from 'node:net';
+import { STATUS_CODES, type Server } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
 import type { Config } from '../infra/config.ts';
 import type { Logger } from '../infra/log.ts';
 import type { Store } from '../infra/store.ts';
@@ -48,6 +50,7 @@ export async function startApi(options: StartApiOptions): Promise<ApiServer> {
   });
   const app = createApp({ store, keys, quota, config, log, ops: options.ops });
   const server = app.listen(config.PORT);
+  answerParserErrors(server);
   try {
     await once(server, 'listening');
   } catch (err) {
@@ -76,4 +79,38 @@ export async function startApi(options: StartApiOptions): Promise<ApiServer> {
       await quota.close();
     },
   };
+}
+
+/** Node's request-header limit (16 KiB, `--max-http-header-size`): the request line counts in it. */
+const headerLimitKiB = 16;
+
+/** Writes a whole error response on a raw socket and closes it: Express never saw the request. */
+function refuse(socket: Socket, status: number, message: string): void {
+  if (!socket.writable) return void socket.destroy();
+  const body = JSON.stringify({ error: { code: status === 405 ? 'method_not_allowed' : 'bad_request', message, status } });
+  const head = [
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}`,
+    'Content-Type: application/json; charset=utf-8',
+    `Content-Length: ${Buffer.byteLength(body)}`,
+    `x-request-id: ${randomUUID()}`,
+    'Access-Control-Allow-Origin: *',
+    'Connection: close',
+  ];
+  if (status === 405) head.push('Allow: GET, HEAD');
+  socket.end(`${head.join('\r\n')}\r\n\r\n${body}`);
+}
+
+/**
+ * Requests Node's HTTP parser rejects before Express runs (too large, malformed, CONNECT) still get
+ * the API's error body and a request id, not an empty answer or none at all.
+ */
+function answerParserErrors(server: Server): void {
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
+    if (err.code === 'ECONNRESET') return void socket.destroy();
+    if (err.code === 'HPE_HEADER_OVERFLOW') {
+      return refuse(socket, 431, `the request line and headers exceed ${headerLimitKiB} KiB: send fewer ids per request, or shorter headers`);
+    }
+    refuse(socket, 400, `the HTTP request is malformed (${err.code ?? 'parse error'}): check the method, the header names and values, and the framing`);
+  });
+  server.on('connect', (_req, socket: Socket) => refuse(socket, 405, 'CONNECT is not supported: this API answers GET and HEAD'));
 }
