@@ -3,8 +3,8 @@ import { z } from 'zod';
 /**
  * The index price of one asset in one second, as a pure function of what each candidate market
  * looked like at the end of that second (aggregate/METHODOLOGY.md, "Index price"; the precedent of
- * every parameter is named there and in ../shared/research/methodology.md §1.8). The runner
- * (indexRunner.ts) gathers the inputs from ClickHouse and calls this once per asset and second.
+ * every parameter is named there and in ../shared/research/methodology.md §1.8). The sweep
+ * (indexSweep.ts) calls this once per asset and second on the inputs indexInputs.ts loads.
  */
 
 /** Why a candidate market is left out, in the order the rules are applied (the first one wins). */
@@ -105,9 +105,17 @@ function median(values: readonly number[]): number {
   return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
-/** Coin Metrics' inactivity rule: older than the floor, and older than the ceiling or than N mean intervals. */
-export function isStale(ageMs: number, meanIntervalMs: number, params: IndexParams): boolean {
-  return ageMs > params.staleMinMs && (ageMs > params.staleMaxMs || ageMs > params.staleIntervals * meanIntervalMs);
+/**
+ * Coin Metrics' inactivity rule as an age: a market is stale once its last trade is older than
+ * this, i.e. older than the floor, and older than the ceiling or than N mean intervals.
+ */
+export function staleAfterMs(meanIntervalMs: number, params: IndexParams): number {
+  return Math.max(params.staleMinMs, Math.min(params.staleMaxMs, params.staleIntervals * meanIntervalMs));
+}
+
+/** Mean time between trades over the interval window, from the trades in it (Infinity when none). */
+export function meanTradeIntervalMs(intervalTrades: number, params: IndexParams): number {
+  return intervalTrades > 0 ? (params.intervalWindowMinutes * 60_000) / intervalTrades : Infinity;
 }
 
 /** How far back a market's last trade matters: any older one is stale whatever its trade rate. */
@@ -148,7 +156,7 @@ export function computeIndexSecond(
   for (const v of rated) {
     const m = v.input;
     if (m.disconnected) v.reason = 'disconnected';
-    else if (m.lastTradeAt === null || isStale(end - m.lastTradeAt, m.meanIntervalMs, params)) v.reason = 'stale';
+    else if (m.lastTradeAt === null || end - m.lastTradeAt > staleAfterMs(m.meanIntervalMs, params)) v.reason = 'stale';
     else if (m.crossed) v.reason = 'crossed_book';
     else if (totalVolume > 0 && v.volume24hUsd / totalVolume < params.minShare) v.reason = 'low_share';
   }

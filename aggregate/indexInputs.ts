@@ -1,0 +1,206 @@
+import { catalogVenues } from '../infra/catalog/catalog.ts';
+import { loadStablecoinRates } from '../infra/currency/fxMeasured.ts';
+import { loadUsdRates } from '../infra/currency/usdRates.ts';
+import type { Store } from '../infra/store.ts';
+import { staleLookbackMs, type IndexParams } from './indexPrice.ts';
+import type { QuoteRates } from './indexQuoteRate.ts';
+import { tickContent, type IndexState, type PublishedIndex, type SweepRange } from './indexSweep.ts';
+
+/**
+ * What the index engine reads from ClickHouse: per-market seconds (market_seconds), 1m candles
+ * (trailing volume, trade rate, last price), the latest books (market_quality), the collectors'
+ * connection statuses (market_connections), and its own tables to resume from. Everything is
+ * returned as plain rows for the sweep (indexSweep.ts).
+ */
+
+/** Per market, its windows at the start of the range's first minute, from the 1m candles. */
+const windowsSql = `
+SELECT
+    asset, venue, market, quote,
+    sumIf(quote_volume, bucket >= toDateTime({first_minute:UInt32} - {volume_window_s:UInt32}, 'UTC')) AS windowNotional,
+    sumIf(trade_count, bucket >= toDateTime({first_minute:UInt32} - {volume_window_s:UInt32}, 'UTC')) AS windowTrades,
+    sumIf(trade_count, bucket >= toDateTime({first_minute:UInt32} - {interval_window_s:UInt32}, 'UTC')) AS intervalTrades,
+    argMaxMergeIf(close, bucket >= toDateTime({first_minute:UInt32} - {volume_window_s:UInt32}, 'UTC')) AS close
+FROM candles_1m
+WHERE bucket >= toDateTime({first_minute:UInt32} - greatest({volume_window_s:UInt32}, {interval_window_s:UInt32}), 'UTC')
+  AND bucket < toDateTime({first_minute:UInt32}, 'UTC')
+GROUP BY asset, venue, market, quote
+HAVING windowTrades > 0 OR intervalTrades > 0`;
+
+/** The 1m candles that enter or leave those windows while the range's minutes pass. */
+const bucketsSql = `
+SELECT asset, venue, market, quote, toUnixTimestamp(bucket) AS bucket, sum(quote_volume) AS notional, sum(trade_count) AS trades, argMaxMerge(close) AS close
+FROM candles_1m
+WHERE (bucket >= toDateTime({first_minute:UInt32}, 'UTC') AND bucket < toDateTime({last_minute:UInt32}, 'UTC'))
+   OR (bucket >= toDateTime({first_minute:UInt32} - {volume_window_s:UInt32}, 'UTC') AND bucket < toDateTime({last_minute:UInt32} - {volume_window_s:UInt32}, 'UTC'))
+   OR (bucket >= toDateTime({first_minute:UInt32} - {interval_window_s:UInt32}, 'UTC') AND bucket < toDateTime({last_minute:UInt32} - {interval_window_s:UInt32}, 'UTC'))
+GROUP BY asset, venue, market, quote, bucket`;
+
+/** Per market, its last trade in the stale look-back before the range. */
+const lastTradesSql = `
+SELECT asset, venue, market, quote, argMaxMerge(last_price) AS price, toUnixTimestamp64Milli(max(last_trade_at)) AS lastTradeAt
+FROM market_seconds
+WHERE second >= toDateTime({from_s:UInt32}, 'UTC') AND second < toDateTime({to_s:UInt32}, 'UTC')
+GROUP BY asset, venue, market, quote`;
+
+/** Per market and second, what traded, from the start of the range's first minute to its end. */
+const secondsSql = `
+SELECT
+    asset, venue, market, quote, toUnixTimestamp(second) AS second,
+    sum(notional) AS notional, sum(volume) AS volume, sum(trade_count) AS trades,
+    argMaxMerge(last_price) AS price, toUnixTimestamp64Milli(max(last_trade_at)) AS lastTradeAt
+FROM market_seconds
+WHERE second >= toDateTime({from_s:UInt32}, 'UTC') AND second <= toDateTime({to_s:UInt32}, 'UTC')
+GROUP BY asset, venue, market, quote, second
+ORDER BY second`;
+
+const booksSql = `
+SELECT asset, venue, market, toUnixTimestamp64Milli(ts) AS ts, spread_bps < 0 AS crossed
+FROM market_quality FINAL
+WHERE ts >= fromUnixTimestamp64Milli({from:Int64}, 'UTC')`;
+
+/** Per market, the collector's last connection status before the range. */
+const statusBeforeSql = `
+SELECT asset, venue, market, argMax(connected, ts) AS connected
+FROM market_connections
+WHERE ts < fromUnixTimestamp64Milli({from_ms:Int64}, 'UTC')
+GROUP BY asset, venue, market`;
+
+/** The statuses published within the range, in time order. */
+const statusChangesSql = `
+SELECT asset, venue, market, connected, toUnixTimestamp64Milli(ts) AS at
+FROM market_connections
+WHERE ts >= fromUnixTimestamp64Milli({from_ms:Int64}, 'UTC') AND ts < fromUnixTimestamp64Milli({to_ms:Int64}, 'UTC')
+ORDER BY at`;
+
+/** The latest stored row of each asset at or before a second: the state a restart resumes from (columns named as in TickRow). */
+const priorSql = `
+SELECT
+    asset,
+    argMax(price, second) AS price,
+    toString(argMax(status, second)) AS status,
+    argMax(constituents, second) AS constituents,
+    argMax(excluded, second) AS excluded,
+    toUnixTimestamp64Milli(argMax(last_trade_at, second)) AS last_trade_at
+FROM index_ticks FINAL
+WHERE second <= toDateTime({second:UInt32}, 'UTC') AND second > toDateTime({from_s:UInt32}, 'UTC')
+GROUP BY asset`;
+
+/** The seconds of a range for which index_ticks holds a row, per asset: a recomputation must replace each. */
+const storedSecondsSql = `
+SELECT DISTINCT asset, toUnixTimestamp(second) AS second
+FROM index_ticks
+WHERE second >= toDateTime({from_s:UInt32}, 'UTC') AND second <= toDateTime({to_s:UInt32}, 'UTC')`;
+
+/** The newest second of index_ticks or of index_constituents_latest (written at the end of every step), and the newest computed_at. */
+const storedThroughSql = `
+SELECT
+    greatest(
+        (SELECT toUnixTimestamp(max(second)) FROM index_ticks),
+        (SELECT intDiv(toUnixTimestamp64Milli(max(ts)), 1000) - 1 FROM index_constituents_latest)) AS latest,
+    (SELECT toUnixTimestamp64Milli(max(computed_at)) FROM index_ticks) AS computedAt,
+    (SELECT count() FROM index_ticks) + (SELECT count() FROM index_constituents_latest) AS n
+HAVING n > 0`;
+
+const nextTradeSql = `
+SELECT toUnixTimestamp(min(second)) AS first, count() AS n
+FROM market_seconds
+WHERE second >= toDateTime({from_s:UInt32}, 'UTC')
+HAVING n > 0`;
+
+/** The columns that name a market of an asset. */
+export interface MarketOfAsset { asset: string; venue: string; market: string }
+export interface QuotedMarket extends MarketOfAsset { quote: string }
+export interface WindowRow extends QuotedMarket { windowNotional: number; windowTrades: number; intervalTrades: number; close: number }
+export interface BucketRow extends QuotedMarket { bucket: number; notional: number; trades: number; close: number }
+export interface LastTradeRow extends QuotedMarket { price: number; lastTradeAt: number }
+export interface SecondRow extends LastTradeRow { second: number; notional: number; volume: number; trades: number }
+export interface BookRow extends MarketOfAsset { ts: number; crossed: number | boolean }
+export interface StatusBeforeRow extends MarketOfAsset { connected: number | boolean }
+export interface StatusRow extends StatusBeforeRow { at: number }
+
+/** Everything the sweep of a range reads, as plain rows (the queries above say what each holds). */
+export interface IndexInputs {
+  windows: WindowRow[];
+  buckets: BucketRow[];
+  lastTrades: LastTradeRow[];
+  seconds: SecondRow[];
+  books: BookRow[];
+  statusBefore: StatusBeforeRow[];
+  /** In time order. */
+  statusChanges: StatusRow[];
+  /** Venues whose markets are perpetuals (the catalog's contract); every other venue is spot. */
+  perpetualVenues: ReadonlySet<string>;
+}
+
+const perpetualVenues: ReadonlySet<string> = new Set(catalogVenues.filter((v) => v.contract === 'perpetual').map((v) => v.id));
+
+export async function loadIndexInputs(store: Store, range: SweepRange, params: IndexParams): Promise<IndexInputs> {
+  const { from, to } = range;
+  const firstMinute = Math.floor(from / 60) * 60;
+  const windowParams = {
+    first_minute: firstMinute,
+    last_minute: Math.floor(to / 60) * 60,
+    volume_window_s: params.volumeWindowMinutes * 60,
+    interval_window_s: params.intervalWindowMinutes * 60,
+  };
+  const [windows, buckets, lastTrades, seconds, books, statusBefore, statusChanges] = await Promise.all([
+    store.rows<WindowRow>(windowsSql, windowParams),
+    store.rows<BucketRow>(bucketsSql, windowParams),
+    store.rows<LastTradeRow>(lastTradesSql, { from_s: from - Math.ceil(staleLookbackMs(params) / 1000), to_s: from }),
+    store.rows<SecondRow>(secondsSql, { from_s: firstMinute, to_s: to }),
+    store.rows<BookRow>(booksSql, { from: from * 1000 - params.crossedBookMaxAgeMs }),
+    store.rows<StatusBeforeRow>(statusBeforeSql, { from_ms: from * 1000 }),
+    store.rows<StatusRow>(statusChangesSql, { from_ms: from * 1000, to_ms: (to + 1) * 1000 }),
+  ]);
+  return { windows, buckets, lastTrades, seconds, books, statusBefore, statusChanges, perpetualVenues };
+}
+
+export async function loadQuoteRates(store: Store, at: number): Promise<QuoteRates> {
+  const [stablecoins, fiat] = await Promise.all([loadStablecoinRates(store, at), loadUsdRates(store, at)]);
+  return { stablecoins, fiat };
+}
+
+/** The state at the end of `second` from the stored rows (after a restart). */
+export async function loadIndexState(store: Store, second: number, params: IndexParams): Promise<IndexState> {
+  // Every asset with a price writes a row at least once per volume window (its markets leave the
+  // window, or go stale, or trade), so an older row cannot describe the asset at `second`.
+  const lookbackS = params.volumeWindowMinutes * 60 + Math.ceil(staleLookbackMs(params) / 1000) + 60;
+  const rows = await store.rows<PriorRow>(priorSql, { second, from_s: second - lookbackS });
+  const state = new Map<string, PublishedIndex>();
+  for (const r of rows) {
+    if (r.status === 'none') continue;
+    state.set(r.asset, {
+      price: r.price,
+      lastTradeAt: r.last_trade_at,
+      outliers: new Set(Object.entries(r.excluded).filter(([, reason]) => reason === 'outlier').map(([key]) => key)),
+      content: tickContent(r),
+    });
+  }
+  return state;
+}
+interface PriorRow {
+  asset: string;
+  price: number;
+  status: string;
+  constituents: string[];
+  excluded: Record<string, string>;
+  last_trade_at: number;
+}
+
+/** The last second computed before the runner started, and the newest computed_at stored; undefined on an empty store. */
+export async function loadStoredThrough(store: Store): Promise<{ latest: number; computedAt: number } | undefined> {
+  const [row] = await store.rows<{ latest: number; computedAt: number }>(storedThroughSql);
+  return row;
+}
+
+/** The first second at or after `from` with a trade; a far-future sentinel when none. */
+export async function loadNextTradeSecond(store: Store, from: number): Promise<number> {
+  const [row] = await store.rows<{ first: number }>(nextTradeSql, { from_s: Math.max(0, from) });
+  return row?.first ?? Number.MAX_SAFE_INTEGER;
+}
+
+/** Per asset, the seconds from..to for which index_ticks holds a row. */
+export function loadStoredSeconds(store: Store, from: number, to: number): Promise<{ asset: string; second: number }[]> {
+  return store.rows<{ asset: string; second: number }>(storedSecondsSql, { from_s: from, to_s: to });
+}

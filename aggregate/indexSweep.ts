@@ -1,0 +1,378 @@
+import type { IndexInputs, QuotedMarket } from './indexInputs.ts';
+import {
+  computeIndexSecond,
+  marketKey,
+  meanTradeIntervalMs,
+  staleAfterMs,
+  type ExclusionReason,
+  type IndexParams,
+  type IndexSecond,
+  type IndexStatus,
+  type MarketInput,
+  type PreviousIndex,
+} from './indexPrice.ts';
+import { assetOrder, quoteRate, type QuoteRates } from './indexQuoteRate.ts';
+
+/**
+ * The seconds of a range, walked event by event over the inputs of indexInputs.ts: pure (no
+ * store, no clock). For each asset and second it builds the candidate markets' state and calls
+ * computeIndexSecond (the methodology); it returns the index_ticks rows to write, the verdicts of
+ * the range's last second (index_constituents_latest) and the state at the end of each kept second.
+ */
+
+/** Seconds `from`..`to` (unix s, inclusive); the state at the end of each second from `keepFrom` on is returned. */
+export interface SweepRange {
+  from: number;
+  to: number;
+  keepFrom: number;
+}
+
+/** An asset's published index at the end of a second. */
+export interface PublishedIndex extends PreviousIndex {
+  /** tickContent of its row: a second equal to the one before, without constituent trades, is not stored. */
+  content: string;
+}
+/** Every asset with a price at the end of a second; an asset missing from it had none. */
+export type IndexState = ReadonlyMap<string, PublishedIndex>;
+
+/** What index_ticks may hold already, as far as the runner knows. */
+export interface TickWrites {
+  /** Seconds up to this one may hold rows from an earlier computation: written again whatever their content. */
+  storedThrough: number;
+  /**
+   * Per tickKey, the writtenContent of the row this runner wrote (an identical recomputation is
+   * not written again), or '' for a row an earlier computation stored, which a recomputation
+   * replaces whatever its content.
+   */
+  written: ReadonlyMap<string, string>;
+}
+
+/** A row of index_ticks. */
+export interface TickRow {
+  asset: string;
+  second: number;
+  price: number;
+  /** none: the asset has no index price from this second on. */
+  status: IndexStatus | 'none';
+  constituents: string[];
+  excluded: Record<string, ExclusionReason>;
+  volume: number;
+  volume_usd: number;
+  trade_count: number;
+  last_trade_at: number;
+  computed_at: number;
+}
+
+/** A row of index_constituents_latest: one candidate market's verdict at the end of the range. */
+export interface ConstituentRow {
+  asset: string;
+  venue: string;
+  market: string;
+  quote: string;
+  price_usd: number | null;
+  volume_24h_usd: number;
+  weight: number;
+  excluded: boolean;
+  reason: ExclusionReason | '';
+  ts: number;
+}
+
+/** What a row says of the asset's index, apart from the volumes of its second. */
+export type TickContent = Pick<TickRow, 'price' | 'constituents' | 'last_trade_at'> & { status: string; excluded: Readonly<Record<string, string>> };
+
+/** The one serialization of what an index row says: equal for a computed row and the same row read back. */
+export function tickContent(row: TickContent): string {
+  const excluded = Object.entries(row.excluded).sort(([a], [b]) => (a < b ? -1 : 1));
+  return JSON.stringify([row.price, row.status, row.constituents, excluded, row.last_trade_at]);
+}
+
+/** What the runner records of a row it wrote: its content and the volumes of its second. */
+export function writtenContent(row: TickRow): string {
+  return JSON.stringify([tickContent(row), row.volume, row.volume_usd, row.trade_count]);
+}
+
+export const tickKey = (row: { asset: string; second: number }) => `${row.asset}\u0000${row.second}`;
+
+export interface SweepResult {
+  /** index_ticks rows to write, with their writtenContent by tickKey (to record once inserted). */
+  rows: TickRow[];
+  written: Map<string, string>;
+  constituents: ConstituentRow[];
+  /** The state at the end of each second from `keepFrom` to `to`. */
+  states: Map<number, IndexState>;
+  /** Assets that had any candidate market in the range. */
+  assets: number;
+}
+
+/** What the sweep knows of one market while it walks the seconds of a range. */
+interface MarketState {
+  venue: string;
+  market: string;
+  quote: string;
+  contract: 'spot' | 'perpetual';
+  lastPrice: number | undefined;
+  lastTradeAt: number | null;
+  /** From the 1m candles, the whole minutes before the current one: value and trades in the volume window, its last price, trades in the interval window. */
+  windowNotional: number;
+  windowTrades: number;
+  windowClose: number | undefined;
+  intervalTrades: number;
+  /** Traded since the current minute started. */
+  minuteNotional: number;
+  inSecond: { notional: number; volume: number; trades: number };
+}
+
+const noTrades = { notional: 0, volume: 0, trades: 0 };
+
+/** Index of the first element of ascending `sorted` above `t` (its length when none). */
+function firstAbove(sorted: readonly number[], t: number): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (sorted[mid]! <= t) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** The seconds at which a book measured at `at` starts and stops counting for crossed_book. */
+function edges(at: number, maxAgeMs: number): number[] {
+  const first = Math.ceil((at - maxAgeMs) / 1000) - 1;
+  const past = Math.floor((at + maxAgeMs) / 1000);
+  return [first - 1, first, first + 1, past - 1, past, past + 1];
+}
+
+function tickRow(asset: string, second: number, r: IndexSecond, computedAt: number): TickRow {
+  const included = r.status === 'fail_closed' ? [] : r.markets.filter((m) => m.reason === null).map(marketKey);
+  const excluded = Object.fromEntries(r.markets.flatMap((m) => (m.reason === null ? [] : [[marketKey(m), m.reason]])));
+  return {
+    asset,
+    second,
+    price: r.price!,
+    status: r.status,
+    constituents: included,
+    excluded,
+    volume: r.volume,
+    volume_usd: r.volumeUsd,
+    trade_count: r.tradeCount,
+    last_trade_at: r.lastTradeAt ?? 0,
+    computed_at: computedAt,
+  };
+}
+
+/** The row that says an asset has no index price from this second on. */
+function noPriceRow(asset: string, second: number, computedAt: number): TickRow {
+  return { asset, second, price: 0, status: 'none', constituents: [], excluded: {}, volume: 0, volume_usd: 0, trade_count: 0, last_trade_at: 0, computed_at: computedAt };
+}
+
+function constituentRow(asset: string, m: IndexSecond['markets'][number], ts: number): ConstituentRow {
+  return {
+    asset,
+    venue: m.venue,
+    market: m.market,
+    quote: m.quote,
+    price_usd: m.priceUsd,
+    volume_24h_usd: m.volume24hUsd,
+    weight: m.weight,
+    excluded: m.reason !== null,
+    reason: m.reason ?? '',
+    ts,
+  };
+}
+
+/**
+ * The index of every asset for the seconds of `range`, starting from `prior` (the state at the
+ * end of `from - 1`). Rows: one for a second in which a constituent traded or anything else of the
+ * row changed (price, status, constituents, exclusions, last trade), a `none` row when an asset
+ * loses its price, and a row for every second that may hold one already (`writes`) unless the
+ * same row was written there; readers take the latest row at or before a second. Constituents:
+ * the verdict on every candidate market at `to`.
+ */
+export function sweepIndex(args: {
+  range: SweepRange;
+  inputs: IndexInputs;
+  prior: IndexState;
+  params: IndexParams;
+  rates: QuoteRates;
+  writes: TickWrites;
+  /** computed_at of the rows: the newest computation of a second wins. */
+  computedAt: number;
+}): SweepResult {
+  const { range, inputs, prior, params, rates, writes, computedAt } = args;
+  const { from, to } = range;
+  const firstMinute = Math.floor(from / 60) * 60;
+  const lastMinute = Math.floor(to / 60) * 60;
+  const volumeWindowS = params.volumeWindowMinutes * 60;
+  const intervalWindowS = params.intervalWindowMinutes * 60;
+
+  const states = new Map<string, Map<string, MarketState>>();
+  const stateOf = (r: QuotedMarket): MarketState => {
+    let markets = states.get(r.asset);
+    if (!markets) states.set(r.asset, (markets = new Map()));
+    const key = marketKey(r);
+    let s = markets.get(key);
+    if (!s) {
+      s = {
+        venue: r.venue, market: r.market, quote: r.quote, contract: inputs.perpetualVenues.has(r.venue) ? 'perpetual' : 'spot',
+        lastPrice: undefined, lastTradeAt: null,
+        windowNotional: 0, windowTrades: 0, windowClose: undefined, intervalTrades: 0, minuteNotional: 0, inSecond: noTrades,
+      };
+      markets.set(key, s);
+    }
+    return s;
+  };
+  for (const r of inputs.lastTrades) Object.assign(stateOf(r), { lastPrice: r.price, lastTradeAt: r.lastTradeAt });
+  for (const r of inputs.windows) {
+    Object.assign(stateOf(r), { windowNotional: r.windowNotional, windowTrades: r.windowTrades, intervalTrades: r.intervalTrades });
+    if (r.windowTrades > 0) stateOf(r).windowClose = r.close;
+  }
+  const bucketsByStart = Map.groupBy(inputs.buckets, (r) => r.bucket);
+  const secondsByStart = Map.groupBy(inputs.seconds, (r) => r.second);
+  const crossedAt = new Map(inputs.books.filter((b) => Boolean(b.crossed)).map((b) => [`${b.asset}\u0000${marketKey(b)}`, b.ts]));
+  /** asset + venue:market of the markets whose collector last said their socket is down, at the second being evaluated. */
+  const disconnected = new Set(inputs.statusBefore.filter((r) => !r.connected).map((r) => `${r.asset}\u0000${marketKey(r)}`));
+  const { statusChanges } = inputs;
+  let statusesApplied = 0;
+  for (const r of [...inputs.buckets, ...inputs.seconds]) stateOf(r);
+  for (const asset of prior.keys()) if (!states.has(asset)) states.set(asset, new Map());
+  const assets = [...states.keys()].sort(assetOrder);
+  // In key order, so the stored constituents and verdicts do not depend on the order rows arrived in.
+  const marketsOf = new Map(assets.map((a) => [a, [...states.get(a)!.entries()].sort(([x], [y]) => (x < y ? -1 : 1)).map(([, st]) => st)]));
+
+  const rows: TickRow[] = [];
+  const constituents: ConstituentRow[] = [];
+  const kept = new Map<number, IndexState>();
+  let published = new Map(prior);
+  const written = new Map<string, string>();
+  const write = (row: TickRow) => {
+    const key = tickKey(row);
+    const content = writtenContent(row);
+    if (writes.written.get(key) === content) return;
+    written.set(key, content);
+    rows.push(row);
+  };
+  // Only the seconds at which something can change are evaluated (see nextEvent); every other
+  // second equals the one before it and has no trade, so it would store nothing.
+  const tradeSeconds = [...secondsByStart.keys()].sort((x, y) => x - y);
+  const crossedEdges = [...crossedAt.values()].flatMap((at) => edges(at, params.crossedBookMaxAgeMs)).sort((x, y) => x - y);
+  const forced = new Set<number>();
+  for (let t = from; t <= Math.min(to, writes.storedThrough); t++) forced.add(t);
+  for (const key of writes.written.keys()) forced.add(Number(key.split('\u0000')[1]));
+  const forcedSeconds = [...forced].filter((t) => t >= from && t <= to).sort((x, y) => x - y);
+  /** A row is written for an asset in a second that may hold one already: the recomputation replaces it. */
+  const mustWrite = (asset: string, t: number) => t <= writes.storedThrough || writes.written.has(tickKey({ asset, second: t }));
+  // A status takes effect in the second it was published in (the state at the end of that second).
+  const statusSeconds = [...new Set(statusChanges.map((r) => Math.floor(r.at / 1000)))].sort((x, y) => x - y);
+  // A minute matters when a candle joins the windows (the minute before traded) or leaves one of them.
+  const changedMinutes = [...new Set(inputs.buckets.flatMap((r) => [r.bucket + 60, r.bucket + 60 + volumeWindowS, r.bucket + 60 + intervalWindowS]))]
+    .filter((m) => m > firstMinute && m <= lastMinute)
+    .sort((x, y) => x - y);
+  /** Rolls every market's windows forward from the start of minute `m - 60` to the start of `m`. */
+  const advanceWindows = (m: number) => {
+    for (const r of bucketsByStart.get(m - 60) ?? []) {
+      const st = stateOf(r);
+      st.windowNotional += r.notional;
+      st.windowTrades += r.trades;
+      st.windowClose = r.close;
+      st.intervalTrades += r.trades;
+    }
+    for (const r of bucketsByStart.get(m - 60 - volumeWindowS) ?? []) {
+      const st = stateOf(r);
+      st.windowTrades -= r.trades;
+      // Exactly 0 once the last candle left: sums of floats would leave a residue.
+      st.windowNotional = st.windowTrades > 0 ? st.windowNotional - r.notional : 0;
+    }
+    for (const r of bucketsByStart.get(m - 60 - intervalWindowS) ?? []) stateOf(r).intervalTrades -= r.trades;
+  };
+  /** The next second whose index may differ from `t`'s: a trade, a minute, a market turning stale, a crossed book's window, a connection status. */
+  const nextEvent = (t: number): number => {
+    const ahead = (sorted: number[]) => sorted[firstAbove(sorted, t)] ?? Infinity;
+    let next = Math.min(ahead(tradeSeconds), ahead(changedMinutes), ahead(crossedEdges), ahead(forcedSeconds), ahead(statusSeconds), t < from ? from : t < to ? to : Infinity);
+    for (const markets of states.values()) {
+      for (const st of markets.values()) {
+        if (st.lastTradeAt === null || !(st.windowNotional + st.minuteNotional > 0)) continue;
+        // The first second whose end is past the stale age after the last trade; its neighbours too, against rounding.
+        const flip = Math.floor((st.lastTradeAt + staleAfterMs(meanTradeIntervalMs(st.intervalTrades, params), params)) / 1000);
+        for (const c of [flip - 1, flip, flip + 1]) if (c > t && c < next) next = c;
+      }
+    }
+    return next;
+  };
+
+  let minute = firstMinute;
+  let evaluated = from - 1;
+  for (let s = firstMinute; s <= to; s = nextEvent(s)) {
+    if (Math.floor(s / 60) * 60 !== minute) {
+      for (let m = minute + 60; m <= Math.floor(s / 60) * 60; m += 60) advanceWindows(m);
+      minute = Math.floor(s / 60) * 60;
+      for (const markets of states.values()) for (const st of markets.values()) st.minuteNotional = 0;
+    }
+    // The last trade before this minute, for a market whose last trade is older than the stale look-back.
+    for (const markets of states.values()) for (const st of markets.values()) if (st.lastPrice === undefined && st.windowTrades > 0) st.lastPrice = st.windowClose;
+    for (const markets of states.values()) for (const st of markets.values()) st.inSecond = noTrades;
+    for (const r of secondsByStart.get(s) ?? []) {
+      const st = stateOf(r);
+      st.lastPrice = r.price;
+      st.lastTradeAt = r.lastTradeAt;
+      st.minuteNotional += r.notional;
+      st.inSecond = { notional: r.notional, volume: r.volume, trades: r.trades };
+    }
+    if (s < from) continue;
+    for (; statusesApplied < statusChanges.length && statusChanges[statusesApplied]!.at < (s + 1) * 1000; statusesApplied++) {
+      const r = statusChanges[statusesApplied]!;
+      const key = `${r.asset}\u0000${marketKey(r)}`;
+      if (r.connected) disconnected.delete(key);
+      else disconnected.add(key);
+    }
+
+    // The skipped seconds had the state of the last one evaluated.
+    for (let t = Math.max(evaluated + 1, range.keepFrom); t < s; t++) kept.set(t, published);
+    evaluated = s;
+    const before = published;
+    published = new Map();
+    const indexNow = new Map<string, number>();
+    for (const asset of assets) {
+      const candidates: MarketInput[] = [];
+      for (const st of marketsOf.get(asset)!) {
+        const windowNotional = st.windowNotional + st.minuteNotional;
+        if (!(windowNotional > 0) || st.lastPrice === undefined) continue;
+        const bookAt = crossedAt.get(`${asset}\u0000${marketKey(st)}`);
+        candidates.push({
+          venue: st.venue,
+          market: st.market,
+          quote: st.quote,
+          contract: st.contract,
+          usdPerQuote: quoteRate(st.quote, asset, rates, indexNow),
+          lastPrice: st.lastPrice,
+          lastTradeAt: st.lastTradeAt,
+          windowNotional,
+          meanIntervalMs: meanTradeIntervalMs(st.intervalTrades, params),
+          crossed: bookAt !== undefined && Math.abs(bookAt - (s + 1) * 1000) <= params.crossedBookMaxAgeMs,
+          disconnected: disconnected.has(`${asset}\u0000${marketKey(st)}`),
+          inSecond: st.inSecond,
+        });
+      }
+      const previous = before.get(asset);
+      const result = candidates.length > 0 ? computeIndexSecond(s, candidates, previous, params) : undefined;
+      if (result?.price === undefined) {
+        if (previous || mustWrite(asset, s)) write(noPriceRow(asset, s, computedAt));
+      } else {
+        const row = tickRow(asset, s, result, computedAt);
+        const content = tickContent(row);
+        indexNow.set(asset, result.price);
+        published.set(asset, {
+          price: result.price,
+          lastTradeAt: result.lastTradeAt!,
+          outliers: new Set(result.markets.filter((m) => m.reason === 'outlier').map(marketKey)),
+          content,
+        });
+        if (mustWrite(asset, s) || result.tradeCount > 0 || previous?.content !== content) write(row);
+      }
+      if (s === to && result) for (const m of result.markets) constituents.push(constituentRow(asset, m, (s + 1) * 1000));
+    }
+    if (s >= range.keepFrom) kept.set(s, published);
+  }
+
+  return { rows, written, constituents, states: kept, assets: [...states.values()].filter((m) => m.size > 0).length };
+}
