@@ -1,4 +1,5 @@
 import { commitPositionsAfter, type Bus, type BusRecord, type Subscription } from '../infra/bus/bus.ts';
+import { usdQuotes } from '../infra/currency/currencies.ts';
 import type { BookEvent } from '../infra/events.ts';
 import type { Logger } from '../infra/log.ts';
 import type { Store } from '../infra/store.ts';
@@ -13,8 +14,8 @@ export interface BookSinkOptions {
   group?: string;
 }
 
-/** Quotes valued in USD, stablecoins at par, as the index price does until stablecoin rates are measured. */
-const usdQuotes = new Set(['USD', 'USDT', 'USDC']);
+/** Only books quoted in USD or a USD stablecoin are measured, in quote units: the cost sizes take a stablecoin at par. */
+const measuredQuotes = new Set<string>(usdQuotes);
 
 /**
  * Consumes `books`, keeps the newest book of each market and, every `everyMs`, stores its quality
@@ -39,7 +40,7 @@ export async function startBookSink(options: BookSinkOptions): Promise<{ stop():
       newest = new Map();
       const rows = [];
       for (const b of books) {
-        if (!usdQuotes.has(b.quote)) continue;
+        if (!measuredQuotes.has(b.quote)) continue;
         const q = marketQuality(b, 1);
         if (!q) continue;
         rows.push({

@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { answerHelpAndVersion } from '../infra/cli.ts';
 import { ConfigError, loadConfig } from '../infra/config.ts';
 import { migrate } from '../infra/migrate.ts';
 import { StoreInUseError, openStore, type Store } from '../infra/store.ts';
@@ -7,7 +8,9 @@ import { KeyStore } from './keys.ts';
 const usage = `usage: npm run keys -- <command>
   create --name <label>   make a key; it is printed once and stored only hashed
   list                    list keys (prefix, name, created, revoked)
-  revoke <prefix>         revoke the keys with this prefix`;
+  revoke <prefix>         revoke the keys with this prefix
+  --help, -h              this text
+  --version               the service's version`;
 
 type Command = { kind: 'create'; name: string } | { kind: 'list' } | { kind: 'revoke'; prefix: string };
 
@@ -62,6 +65,7 @@ async function run(command: Command, keys: KeyStore): Promise<number> {
 }
 
 async function main(): Promise<number> {
+  answerHelpAndVersion(process.argv.slice(2), usage);
   let command: Command;
   try {
     command = parseCommand(process.argv.slice(2));

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { catalogAssets, supplyAt } from '../../infra/catalog/catalog.ts';
+import { usdQuotes } from '../../infra/currency/currencies.ts';
 import type { Job, JobContext } from '../../infra/jobs.ts';
 import type { Store } from '../../infra/store.ts';
 
@@ -232,6 +233,7 @@ export function isoDay(day: number): string {
 async function loadDailyBars(store: Store, assetIds: readonly string[], fromDay: number): Promise<Map<string, Map<number, DailyBar>>> {
   const rows = await store.rows<{ asset: string; t: number; close: number; volumeUsd: number }>(dailyIndexBarsSql, {
     assets: assetIds,
+    usd_quotes: usdQuotes,
     from_s: Math.max(0, fromDay) * 86_400,
   });
   const bars = new Map<string, Map<number, DailyBar>>();

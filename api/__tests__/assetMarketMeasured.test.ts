@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { loadAssetMarkets } from '../assetMarket.ts';
+import { loadAssetMarkets } from '../read/assetMarket.ts';
 import { openTestStore, trade } from '../../test/support/harness.ts';
 
 let env: Awaited<ReturnType<typeof openTestStore>>;

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, test, vi } from 'vitest';
 import { findAsset, supplyAt } from '../../infra/catalog/catalog.ts';
-import { loadUsdRates } from '../currency.ts';
+import { loadUsdRates } from '../../infra/currency/usdRates.ts';
 import { KeyStore } from '../keys.ts';
 import { startApi, type ApiServer } from '../server.ts';
 import { buckets, closeTo, day, fixtureTrades, hour, minute, referenceRates, T } from './assetMarketFixture.ts';

@@ -1,7 +1,7 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, expect, test, vi } from 'vitest';
 import { findAsset, findCategory } from '../../infra/catalog/catalog.ts';
-import { loadUsdRates } from '../currency.ts';
+import { loadUsdRates } from '../../infra/currency/usdRates.ts';
 import { KeyStore } from '../keys.ts';
 import { startApi, type ApiServer } from '../server.ts';
 import { closeTo, day, expected, expectedRanking, fixtureTrades, referenceRates, T } from './assetMarketFixture.ts';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, test, vi } from 'vitest';
 import { catalogAssets, findAsset } from '../../infra/catalog/catalog.ts';
-import { loadAssetMarkets } from '../assetMarket.ts';
+import { loadAssetMarkets } from '../read/assetMarket.ts';
 import { KeyStore } from '../keys.ts';
 import { startApi, type ApiServer } from '../server.ts';
 import { buckets, day, expected, expectedRanking, fixtureTrades, hour, T, type Expected } from './assetMarketFixture.ts';

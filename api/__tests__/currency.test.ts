@@ -1,11 +1,13 @@
 import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
 import { parseFxReferenceCsv, importFxReference } from '../../aggregate/jobs/fxReference.ts';
-import { defaultFxMeasurement, loadStablecoinRates } from '../../aggregate/fxMeasured.ts';
-import { fiatCurrencies, loadUsdRates, servedCurrencies } from '../currency.ts';
+import { fiatCurrencies, servedCurrencies } from '../../infra/currency/currencies.ts';
+import { defaultFxMeasurement, loadStablecoinRates } from '../../infra/currency/fxMeasured.ts';
+import { loadUsdRates } from '../../infra/currency/usdRates.ts';
 import { KeyStore } from '../keys.ts';
 import { startApi, type ApiServer } from '../server.ts';
 import { defaultIndexParams } from '../../aggregate/indexPrice.ts';
-import { defaultIndexSchedule, loadQuoteRates } from '../../aggregate/indexRunner.ts';
+import { loadQuoteRates } from '../../aggregate/indexInputs.ts';
+import { defaultIndexSchedule } from '../../aggregate/indexRunner.ts';
 import { referenceTicks } from '../../aggregate/__tests__/indexReference.ts';
 import { computeIndex, get, indexQuotes, openTestStore, silentLog, testConfig, trade, type TradeRow } from '../../test/support/harness.ts';
 

@@ -47,6 +47,8 @@ const verdicts = [
   { venue: 'binance', market: 'BTCUSDT', reason: '', ts: now - 3_000 },
   { venue: 'binance', market: 'ETHUSDT', reason: 'outlier', ts: now - 3_000 },
   { venue: 'okx', market: 'BTC-USDT', reason: 'stale', ts: now - 3_000 },
+  // Its socket dropped: a data-quality problem of the venue like a stale book.
+  { venue: 'okx', market: 'BTC-USDC', reason: 'disconnected', ts: now - 3_000 },
   { venue: 'coinbase', market: 'BTC-USD', reason: 'low_share', ts: now - 3_000 },
   { venue: 'coinbase', market: 'BTC-USDC', reason: 'crossed_book', ts: now - 3_000 },
   { venue: 'binance-futures', market: 'BTCUSDT', reason: 'perpetual', ts: now - 3_000 },
@@ -200,7 +202,7 @@ function expectedExchange(venueId: string, contract: 'spot' | 'perpetual', at: n
   const judged = verdicts
     .filter((v) => v.venue === venueId && v.ts >= at - minute && v.reason !== 'perpetual' && v.reason !== 'no_usd_rate')
     .map((v) => v.reason);
-  const flaggedShare = judged.length > 0 ? judged.filter((r) => ['stale', 'crossed_book', 'outlier'].includes(r)).length / judged.length : null;
+  const flaggedShare = judged.length > 0 ? judged.filter((r) => ['disconnected', 'stale', 'crossed_book', 'outlier'].includes(r)).length / judged.length : null;
   const parts = [[uptime, 0.5], [bookFreshness, 0.25], [flaggedShare === null ? null : 1 - flaggedShare, 0.25]] as const;
   const applying = parts.filter(([v]) => v !== null);
   const dataQuality = applying.reduce((s, [v, w]) => s + v! * w, 0) / applying.reduce((s, [, w]) => s + w, 0);

@@ -7,10 +7,11 @@ import { KeyStore } from '../keys.ts';
 import { startApi, type ApiServer } from '../server.ts';
 import { defaultListingWarmupMs, loadNewCoins, newForMs, type NewCoinsResponse } from '../routes/newCoins.ts';
 import { defaultIndexParams } from '../../aggregate/indexPrice.ts';
-import { defaultIndexSchedule, loadQuoteRates } from '../../aggregate/indexRunner.ts';
+import { loadQuoteRates } from '../../aggregate/indexInputs.ts';
+import { defaultIndexSchedule } from '../../aggregate/indexRunner.ts';
 import { referenceTicks, storedRows } from '../../aggregate/__tests__/indexReference.ts';
 import type { Store } from '../../infra/store.ts';
-import { fiatCurrencies } from '../currency.ts';
+import { fiatCurrencies } from '../../infra/currency/currencies.ts';
 import { computeIndex, get, indexQuotes, openTestStore, silentLog, testConfig, trade, type TradeRow } from '../../test/support/harness.ts';
 
 let env: Awaited<ReturnType<typeof openTestStore>>;

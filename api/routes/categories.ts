@@ -2,9 +2,9 @@ import { z } from 'zod';
 import { catalogCategories } from '../../infra/catalog/catalog.ts';
 import type { Config } from '../../infra/config.ts';
 import type { Store } from '../../infra/store.ts';
-import { isPriced, sharedAssetMarkets, universeCapChange } from '../assetMarket.ts';
 import { parseParams } from '../errors.ts';
 import { flagParam, idListParam } from '../listQuery.ts';
+import { isPriced, sharedAssetMarkets, universeCapChange } from '../read/assetMarket.ts';
 import type { CachedRoute } from '../responseCache.ts';
 
 const universeRule = 'over the assets of the category with a price now and at or before that time (one fixed universe, so a new listing fakes no change); 0 when none has both';

@@ -1,20 +1,16 @@
-import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { findAsset, supplyAt } from '../../infra/catalog/catalog.ts';
 import type { Config } from '../../infra/config.ts';
 import type { Store } from '../../infra/store.ts';
-import { sharedAssetMarkets } from '../assetMarket.ts';
 import { loadRate, vsParam } from '../currency.ts';
 import { ApiError, parseParams } from '../errors.ts';
+import { sharedAssetMarkets } from '../read/assetMarket.ts';
+import { loadIndexCloses, type CandleTable } from '../read/indexCloses.ts';
 import type { CachedRoute } from '../responseCache.ts';
-
-const indexClosesSql = readFileSync(new URL('./indexCloses.sql', import.meta.url), 'utf8');
 
 const minuteMs = 60_000;
 const hourMs = 60 * minuteMs;
 const dayMs = 24 * hourMs;
-
-type CandleTable = 'candles_1m' | 'candles_5m' | 'candles_1h' | 'candles_4h' | 'candles_1d' | 'candles_1w';
 
 /** Each window and the candles that draw it: at most ~540 points, so a chart stays light. */
 const chartRanges = {
@@ -29,29 +25,6 @@ const ranges = [...(Object.keys(chartRanges) as (keyof typeof chartRanges)[]), '
 export type ChartRange = (typeof ranges)[number];
 /** `max` draws daily points while our history is at most this long, weekly points beyond. */
 const maxDailyPoints = 1_000;
-
-/** An index close: the last trade on the index markets in the bucket starting at `t` (unix ms). */
-export interface IndexClose {
-  t: number;
-  close: number;
-}
-
-/** Index closes per asset of the buckets of `table` starting in [fromMs, toMs], oldest first. */
-export async function loadIndexCloses(store: Store, table: CandleTable, assets: readonly string[], fromMs: number, toMs: number): Promise<Map<string, IndexClose[]>> {
-  const rows = await store.rows<IndexClose & { asset: string }>(indexClosesSql, {
-    table,
-    assets,
-    from_s: Math.max(0, Math.floor(fromMs / 1000)),
-    to_s: Math.floor(toMs / 1000),
-  });
-  const byAsset = new Map<string, IndexClose[]>();
-  for (const { asset, t, close } of rows) {
-    let list = byAsset.get(asset);
-    if (!list) byAsset.set(asset, (list = []));
-    list.push({ t, close });
-  }
-  return byAsset;
-}
 
 /** The candles that draw `range` up to `now`, from the bucket that holds the window start; max has no window start. */
 function drawing(range: ChartRange, now: number, observedSince: number | null): { table: CandleTable; from: number; windowStart: number | null } {

@@ -2,14 +2,12 @@ import { z } from 'zod';
 import { findAsset, findCategory } from '../../infra/catalog/catalog.ts';
 import type { Config } from '../../infra/config.ts';
 import type { Store } from '../../infra/store.ts';
-import { changeWindowMs, isPriced, rangeWindows, sharedAssetMarkets, type ChangeWindow, type PricedMarket, type RangeWindow } from '../assetMarket.ts';
-import { loadUsdRates, rateFor, type Currency, type UsdRates } from '../currency.ts';
+import { loadUsdRates, type UsdRates } from '../../infra/currency/usdRates.ts';
+import { rateFor, valueCurrencies, type ValueCurrency } from '../currency.ts';
 import { ApiError } from '../errors.ts';
+import { changeWindowMs, isPriced, rangeWindows, sharedAssetMarkets, type ChangeWindow, type PricedMarket, type RangeWindow } from '../read/assetMarket.ts';
 import type { CachedRoute } from '../responseCache.ts';
 
-/** Currency keys of the value maps (spec 2.2). */
-export const valueCurrencies = ['usd', 'ars', 'brl', 'sek'] as const satisfies readonly Currency[];
-type ValueCurrency = (typeof valueCurrencies)[number];
 /** Currency keys of the date maps (spec 2.2). */
 const dateCurrencies = [
   'usd', 'ars', 'brl', 'sek', 'sgd', 'thb', 'try', 'twd', 'uah', 'vnd', 'zar', 'eth',

@@ -2,11 +2,11 @@ import { z } from 'zod';
 import { catalogAssets } from '../../infra/catalog/catalog.ts';
 import type { Config } from '../../infra/config.ts';
 import type { Store } from '../../infra/store.ts';
-import { isPriced, sharedAssetMarkets, type PricedMarket } from '../assetMarket.ts';
 import { parseParams } from '../errors.ts';
 import { flagParam, idListParam, pageOf, paginationQuery } from '../listQuery.ts';
+import { isPriced, sharedAssetMarkets, type PricedMarket } from '../read/assetMarket.ts';
+import { loadIndexCloses } from '../read/indexCloses.ts';
 import type { CachedRoute } from '../responseCache.ts';
-import { loadIndexCloses } from './chart.ts';
 
 const hourMs = 3_600_000;
 const sparklineHours = 168;
@@ -22,7 +22,7 @@ const coinRow = z.object({
   symbol: z.string().describe('ticker, lower case'),
   name: z.string().describe('display name'),
   image: z.string().describe('URL of the large logo'),
-  current_price: z.number().describe('USD index price: volume-weighted price of the latest second with trades on the index markets (USD, and USDT/USDC at par)'),
+  current_price: z.number().describe('USD index price: volume-weighted price of the latest second with trades on the index markets (USD, and USDT/USDC at their measured rates)'),
   market_cap: z.number().describe('current_price x circulating_supply'),
   fully_diluted_valuation: z.number().describe('current_price x max_supply, or x total_supply when there is no max supply'),
   total_volume: z.number().describe('USD traded on the index markets in the last 24 h'),

@@ -1,10 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { findAsset, findVenue } from '../../infra/catalog/catalog.ts';
+import { usdQuotes } from '../../infra/currency/currencies.ts';
+import { loadUsdQuoteRates, usdQuoteParams } from '../../infra/currency/usdRates.ts';
 import type { Store } from '../../infra/store.ts';
 import { ApiError } from '../errors.ts';
+import { dayMs, exchangeRow, loadExchangeRows } from '../read/exchangeRows.ts';
 import type { CachedRoute } from '../responseCache.ts';
-import { dayMs, exchangeRow, loadExchangeRows } from './exchanges.ts';
 
 const marketsSql = readFileSync(new URL('./exchangeMarkets.sql', import.meta.url), 'utf8');
 const historySql = readFileSync(new URL('./exchangeVolumeHistory.sql', import.meta.url), 'utf8');
@@ -15,16 +17,16 @@ const exchangeMarket = z.object({
   market: z.string().describe("the venue's symbol"),
   assetId: z.string(),
   quote: z.string(),
-  price: z.number().describe('last trade price'),
+  price: z.number().describe('last trade price, in the quote currency'),
   trades24h: z.number().int(),
-  volume24h: z.number().describe('USD volume of the last 24 h'),
+  volume24h: z.number().describe('USD volume of the last 24 h (a USD stablecoin quote at its measured rate, as the index)'),
 });
 
 const exchangeResponse = z.object({
   exchange: exchangeRow.extend({
     markets: z.array(exchangeMarket).describe('markets that traded in the last 24 h, largest volume first'),
     volumeHistory: z
-      .array(z.object({ date: z.string().describe('UTC day, YYYY-MM-DD'), volume: z.number().describe('USD') }))
+      .array(z.object({ date: z.string().describe('UTC day, YYYY-MM-DD'), volume: z.number().describe('USD, USD stablecoin quotes at par (the rate of a past day is not kept)') }))
       .describe(`daily USD volume over the last ${historyDays} days we measured, oldest first`),
   }),
   at: z.number().int().describe('unix ms at which the response was built'),
@@ -55,13 +57,17 @@ export function exchangeRoute(deps: { store: Store }): CachedRoute {
           const at = Date.now();
           const [rows, markets, history] = await Promise.all([
             loadExchangeRows(deps.store, at),
-            deps.store.rows<{ market: string; asset: string; quote: string; price: number; trades24h: number; volume24h: number }>(marketsSql, {
-              venue: id,
-              from_s: Math.floor((at - dayMs) / 1000),
-            }),
+            loadUsdQuoteRates(deps.store, at).then((rates) =>
+              deps.store.rows<{ market: string; asset: string; quote: string; price: number; trades24h: number; volume24h: number }>(marketsSql, {
+                venue: id,
+                from_s: Math.floor((at - dayMs) / 1000),
+                ...usdQuoteParams(rates),
+              }),
+            ),
             deps.store.rows<{ date: string; volume: number }>(historySql, {
               venue: id,
               from_s: Math.floor((at - historyDays * dayMs) / 1000),
+              usd_quotes: usdQuotes,
             }),
           ]);
           const row = rows.find((r) => r.id === id)!;

@@ -1,12 +1,14 @@
--- One venue's markets over the 1-minute candles since {from}: last price, trades and volume.
+-- One venue's markets over the 1-minute candles since {from}: last price (in the quote), trades and
+-- USD volume: markets quoted in {usd_quotes}, each quote at its USD rate {usd_per_quote} (the USD
+-- stablecoins at their measured rate, as the index).
 SELECT
     c.market AS market,
     c.asset AS asset,
     c.quote AS quote,
     argMaxMerge(c.close) AS price,
     sum(c.trade_count) AS trades24h,
-    sum(c.quote_volume) AS volume24h
+    sum(c.quote_volume * transform(c.quote, {usd_quotes:Array(String)}, {usd_per_quote:Array(Float64)}, 0.)) AS volume24h
 FROM candles_1m AS c
-WHERE c.venue = {venue:String} AND c.bucket >= toDateTime({from_s:UInt32}, 'UTC') AND c.quote IN ('USD', 'USDT', 'USDC')
+WHERE c.venue = {venue:String} AND c.bucket >= toDateTime({from_s:UInt32}, 'UTC') AND c.quote IN {usd_quotes:Array(String)}
 GROUP BY c.market, c.asset, c.quote
 ORDER BY volume24h DESC, market

@@ -1,8 +1,10 @@
--- One venue's daily USD volume over the last {days} UTC days, oldest first.
+-- One venue's daily USD volume over the last {days} UTC days, oldest first: markets quoted in
+-- {usd_quotes}, the USD stablecoins at par (the measured rate of a past day is not kept, and the
+-- current one would misstate it as much).
 SELECT
     toString(toDate(c.bucket)) AS date,
     sum(c.quote_volume) AS volume
 FROM candles_1d AS c
-WHERE c.venue = {venue:String} AND c.bucket >= toDateTime({from_s:UInt32}, 'UTC') AND c.quote IN ('USD', 'USDT', 'USDC')
+WHERE c.venue = {venue:String} AND c.bucket >= toDateTime({from_s:UInt32}, 'UTC') AND c.quote IN {usd_quotes:Array(String)}
 GROUP BY c.bucket
 ORDER BY c.bucket

@@ -2,10 +2,10 @@ import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import type { Config } from '../../infra/config.ts';
 import type { Store } from '../../infra/store.ts';
-import { isPriced, sharedAssetMarkets, universeCapChange } from '../assetMarket.ts';
-import { loadUsdRates } from '../currency.ts';
+import { loadUsdRates } from '../../infra/currency/usdRates.ts';
+import { valueCurrencies } from '../currency.ts';
+import { isPriced, sharedAssetMarkets, universeCapChange } from '../read/assetMarket.ts';
 import type { CachedRoute } from '../responseCache.ts';
-import { valueCurrencies } from './coin.ts';
 
 const globalSql = readFileSync(new URL('./global.sql', import.meta.url), 'utf8');
 /** market_cap_percentage lists the largest assets only. */

@@ -1,8 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import { loadUsdQuoteRates, usdQuoteParams } from '../../infra/currency/usdRates.ts';
 import type { Store } from '../../infra/store.ts';
-import { capAtReference, loadAssetMarkets, universeCapChange, type AssetMarket } from '../assetMarket.ts';
 import { parseParams } from '../errors.ts';
+import { capAtReference, loadAssetMarkets, universeCapChange, type AssetMarket } from '../read/assetMarket.ts';
 import type { CachedRoute } from '../responseCache.ts';
 
 const windowStartSql = readFileSync(new URL('./marketStatusWindowStart.sql', import.meta.url), 'utf8');
@@ -130,6 +131,7 @@ async function volumeChange(store: Store, now: number): Promise<number | null> {
     last_s: lastMinute / 1000,
     split_s: (lastMinute - dayMs) / 1000,
     from_s: (lastMinute - 2 * dayMs) / 1000,
+    ...usdQuoteParams(await loadUsdQuoteRates(store, now)),
   });
   // Only assets that traded in both days: a listing or an outage is not a change in activity.
   const both = rows.filter((r) => r.current > 0 && r.previous > 0);

@@ -1,6 +1,6 @@
 -- Every market of one asset that traded since {from}: its last price (by trade time, then id),
--- the time of its last trade and its volume in the quote currency. Markets quoted in USD or a
--- USD stablecoin only: others cannot be valued in USD until FX rates are measured.
+-- the time of its last trade and its volume in the quote currency. Markets quoted in {usd_quotes}
+-- only (markets.ts values them in USD); others cannot be valued here.
 SELECT
     t.venue AS venue,
     t.market AS market,
@@ -11,6 +11,6 @@ SELECT
 FROM trades AS t
 WHERE t.asset = {asset:String}
   AND t.ts >= fromUnixTimestamp64Milli({from:Int64}, 'UTC')
-  AND t.quote IN ('USD', 'USDT', 'USDC')
+  AND t.quote IN {usd_quotes:Array(String)}
 GROUP BY t.venue, t.market, t.quote
 ORDER BY quoteVolume DESC, venue, market

@@ -2,17 +2,18 @@ import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { findAsset, findVenue } from '../../infra/catalog/catalog.ts';
 import type { MarketQuality } from '../../aggregate/marketQuality.ts';
+import { usdQuotes, type UsdQuote } from '../../infra/currency/currencies.ts';
+import { loadUsdQuoteRates } from '../../infra/currency/usdRates.ts';
 import type { Store } from '../../infra/store.ts';
 import { loadRate, vsParam } from '../currency.ts';
 import { ApiError, parseParams } from '../errors.ts';
+import { qualityFreshMs } from '../read/bookFreshness.ts';
 import type { CachedRoute } from '../responseCache.ts';
 
 const marketsSql = readFileSync(new URL('./markets.sql', import.meta.url), 'utf8');
 const qualitySql = readFileSync(new URL('./marketQuality.sql', import.meta.url), 'utf8');
 const verdictsSql = readFileSync(new URL('./marketVerdicts.sql', import.meta.url), 'utf8');
 const dayMs = 86_400_000;
-/** Book metrics older than this are not shown: the book they describe is gone. */
-export const qualityFreshMs = 60_000;
 
 const nullableNumber = (description: string) => z.number().nullable().describe(`${description}; null while no fresh book of the market is measured`);
 const costs = (side: string) =>
@@ -27,8 +28,8 @@ const market = z.object({
   venue: z.string().describe('venue name'),
   pair: z.string().describe('BASE/QUOTE'),
   quote: z.string(),
-  price: z.number().describe('last trade price in the served currency (from USD; USDT and USDC quotes counted at par)'),
-  volume24h: z.number().describe('quote volume of the last 24 h, in the served currency'),
+  price: z.number().describe('last trade price in the served currency (from USD: a USDT or USDC quote at its measured rate, as the index)'),
+  volume24h: z.number().describe('quote volume of the last 24 h, in the served currency (converted as price)'),
   share: z.number().describe("fraction of the asset's 24 h volume over the listed markets"),
   contract: z.enum(['spot', 'perpetual']),
   excluded: z.boolean().describe('excluded from the index price'),
@@ -72,27 +73,35 @@ type QualityRow = Omit<MarketQuality, 'liquidityScore'> & { venue: string; marke
 interface MarketRow {
   venue: string;
   market: string;
-  quote: string;
+  quote: UsdQuote;
   price: number;
   updatedAt: number;
   quoteVolume: number;
 }
 
 /**
- * The markets of an asset that traded in the last 24 h. USD stablecoin quotes count at par.
+ * The markets of an asset that traded in the last 24 h, quoted in USD or a USD stablecoin: price,
+ * volume and depths in USD, a stablecoin quote at its measured rate (as the index converts it).
+ * Cost sizes stay in quote units (the book sink measures them so).
  * `excluded` and `excludeReason` are the index runner's latest verdict on the market. Spread,
  * depth and cost come from the latest book the collectors kept, when it is at most a minute old.
  */
 export async function loadMarkets(store: Store, assetId: string, symbol: string, now: number): Promise<Market[]> {
-  const [rows, quality, verdicts] = await Promise.all([
-    store.rows<MarketRow>(marketsSql, { asset: assetId, from: now - dayMs }),
+  const [quoteRates, rows, quality, verdicts] = await Promise.all([
+    loadUsdQuoteRates(store, now),
+    store.rows<MarketRow>(marketsSql, { asset: assetId, from: now - dayMs, usd_quotes: usdQuotes }),
     store.rows<QualityRow>(qualitySql, { asset: assetId, from: now - qualityFreshMs }),
     store.rows<{ venue: string; market: string; excluded: boolean; reason: string }>(verdictsSql, { asset: assetId }),
   ]);
   const qualityOf = new Map(quality.map((q) => [`${q.venue}\u0000${q.market}`, q]));
   const verdictOf = new Map(verdicts.map((v) => [`${v.venue}\u0000${v.market}`, v]));
-  const total = rows.reduce((sum, r) => sum + r.quoteVolume, 0);
-  return rows.map((r) => {
+  const volumeUsd = (r: MarketRow) => r.quoteVolume * quoteRates[r.quote];
+  const total = rows.reduce((sum, r) => sum + volumeUsd(r), 0);
+  // Largest USD volume first; ties keep the SQL order (venue, market): sort is stable.
+  const byVolume = [...rows].sort((a, b) => volumeUsd(b) - volumeUsd(a));
+  return byVolume.map((r) => {
+    const usdPer = quoteRates[r.quote];
+    const inUsd = (amount: number | null) => (amount === null ? null : amount * usdPer);
     const venue = findVenue(r.venue);
     const q = qualityOf.get(`${r.venue}\u0000${r.market}`);
     const verdict = verdictOf.get(`${r.venue}\u0000${r.market}`);
@@ -101,18 +110,18 @@ export async function loadMarkets(store: Store, assetId: string, symbol: string,
       venue: venue?.name ?? r.venue,
       pair: `${symbol.toUpperCase()}/${r.quote}`,
       quote: r.quote,
-      price: r.price,
-      volume24h: r.quoteVolume,
-      share: total > 0 ? r.quoteVolume / total : 0,
+      price: r.price * usdPer,
+      volume24h: volumeUsd(r),
+      share: total > 0 ? volumeUsd(r) / total : 0,
       contract: venue?.contract ?? 'spot',
       excluded: verdict?.excluded ?? true,
       excludeReason: verdict ? verdict.reason || null : 'not_evaluated',
       updatedAt: r.updatedAt,
       spreadBps: q?.spreadBps ?? null,
-      depthBid: q?.depthBid ?? null,
-      depthAsk: q?.depthAsk ?? null,
-      depthBid1: q?.depthBid1 ?? null,
-      depthAsk1: q?.depthAsk1 ?? null,
+      depthBid: inUsd(q?.depthBid ?? null),
+      depthAsk: inUsd(q?.depthAsk ?? null),
+      depthBid1: inUsd(q?.depthBid1 ?? null),
+      depthAsk1: inUsd(q?.depthAsk1 ?? null),
       liquidityScore: q?.liquidityScore ?? null,
       costBuy: q?.costBuy ?? null,
       costSell: q?.costSell ?? null,

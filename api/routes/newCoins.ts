@@ -2,10 +2,11 @@ import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { findAsset } from '../../infra/catalog/catalog.ts';
 import type { Config } from '../../infra/config.ts';
+import { loadUsdQuoteRates, usdQuoteParams } from '../../infra/currency/usdRates.ts';
+import { latestIndexPrices } from '../../infra/indexPrices/latestIndexPrices.ts';
 import type { Store } from '../../infra/store.ts';
 import { parseParams } from '../errors.ts';
 import type { CachedRoute } from '../responseCache.ts';
-import { loadPrices } from './prices.ts';
 
 const listingsSql = readFileSync(new URL('./newCoins.sql', import.meta.url), 'utf8');
 const volumeSql = readFileSync(new URL('./newCoinsVolume.sql', import.meta.url), 'utf8');
@@ -44,7 +45,7 @@ const newCoin = z.object({
     .number()
     .nullable()
     .describe('percent change of price from its first trade in a USD, USDT or USDC market; null without a price or without such a trade'),
-  volume24h: z.number().describe('USD volume of the last 24 h, markets quoted in USD or a USD stablecoin'),
+  volume24h: z.number().describe('USD volume of the last 24 h, markets quoted in USD or a USD stablecoin (at its measured rate, as the index)'),
   measured: z.boolean().describe('as in /v1/prices: true while price comes from trades (not carried by the fail-closed rule) and its last trade is at most INDEX_STALE_AFTER_MS old'),
 });
 export type NewCoin = z.infer<typeof newCoin>;
@@ -68,6 +69,11 @@ interface ListingRow {
   firstUsdPrice: number;
 }
 
+/** USD volume of the last 24 h per asset, its USD stablecoin quotes at their measured rates (as the index). */
+async function loadVolumes(store: Store, assets: readonly string[], now: number): Promise<{ asset: string; volume24h: number }[]> {
+  return store.rows(volumeSql, { assets, from_s: Math.floor((now - dayMs) / 1000), ...usdQuoteParams(await loadUsdQuoteRates(store, now)) });
+}
+
 /** The new coins at `now`, newest first, the first `limit` of them (see METHODOLOGY.md, "Listings"). */
 export async function loadNewCoins(
   store: Store,
@@ -85,11 +91,7 @@ export async function loadNewCoins(
   });
   const shown = known.slice(0, limit);
   const ids = shown.map((l) => l.asset.id);
-  const [prices, volumes] = await Promise.all([
-    loadPrices(store, ids, now, staleAfterMs),
-    ids.length === 0 ? [] : store.rows<{ asset: string; volume24h: number }>(volumeSql, { assets: ids, from_s: Math.floor((now - dayMs) / 1000) }),
-  ]);
-  const priceOf = new Map(prices.prices.map((p) => [p.assetId, p]));
+  const [priceOf, volumes] = await Promise.all([latestIndexPrices(store, ids, now, staleAfterMs), ids.length === 0 ? [] : loadVolumes(store, ids, now)]);
   const volumeOf = new Map(volumes.map((v) => [v.asset, v.volume24h]));
 
   const coins = shown.map(({ asset, listedAt, firstVenue, firstUsdPrice }): NewCoin => {

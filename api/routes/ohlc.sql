@@ -1,5 +1,5 @@
--- Index candles of one asset: every market quoted in USD or a USD stablecoin (the same markets
--- as the index price), merged per bucket. The most recent {limit} buckets, oldest first.
+-- Index candles of one asset: every market quoted in {usd_quotes} (the same markets as the index
+-- price), merged per bucket, the stablecoins at par (their rate at a past bucket is not kept). The most recent {limit} buckets, oldest first.
 SELECT timestamp, open, high, low, close, volume
 FROM
 (
@@ -11,7 +11,7 @@ FROM
         argMaxMerge(close) AS close,
         sum(volume) AS volume
     FROM {table:Identifier}
-    WHERE asset = {asset:String} AND quote IN ('USD', 'USDT', 'USDC')
+    WHERE asset = {asset:String} AND quote IN {usd_quotes:Array(String)}
     GROUP BY bucket
     ORDER BY bucket DESC
     LIMIT {limit:UInt32}

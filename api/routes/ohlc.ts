@@ -2,6 +2,7 @@ import type { Config } from '../../infra/config.ts';
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { findAsset } from '../../infra/catalog/catalog.ts';
+import { usdQuotes } from '../../infra/currency/currencies.ts';
 import type { Store } from '../../infra/store.ts';
 import { ApiError, parseParams } from '../errors.ts';
 import { loadRate, vsParam } from '../currency.ts';
@@ -82,7 +83,7 @@ export function forwardFill(candles: readonly Candle[], stepMs: number, now: num
 /** Index candles of an asset, oldest first, gapless up to `now`; an asset without trades has none. */
 export async function loadCandles(store: Store, assetId: string, interval: CandleInterval, now: number): Promise<Candle[]> {
   const limit = candleLimits[interval];
-  const traded = await store.rows<Candle>(ohlcSql, { table: `candles_${interval}`, asset: assetId, limit });
+  const traded = await store.rows<Candle>(ohlcSql, { table: `candles_${interval}`, asset: assetId, limit, usd_quotes: usdQuotes });
   return forwardFill(traded, intervalMs[interval], now, limit);
 }
 

@@ -1,13 +1,11 @@
-import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { catalogAssets } from '../../infra/catalog/catalog.ts';
 import type { Config } from '../../infra/config.ts';
+import { latestIndexPrices } from '../../infra/indexPrices/latestIndexPrices.ts';
 import type { Store } from '../../infra/store.ts';
 import { parseParams } from '../errors.ts';
 import { idListParam } from '../listQuery.ts';
 import type { CachedRoute } from '../responseCache.ts';
-
-const pricesSql = readFileSync(new URL('./prices.sql', import.meta.url), 'utf8');
 
 /** Price entry (spec 2.5). */
 const priceEntry = z.object({
@@ -27,44 +25,29 @@ export const pricesResponse = z.object({
 export type PricesResponse = z.infer<typeof pricesResponse>;
 
 const maxIds = 250;
-const day = 86_400;
 
 const pricesQuery = z.object({
   ids: idListParam('comma-separated asset ids; unknown ids are left out; when omitted, the whole catalogue', maxIds),
 });
 
 /**
- * Index prices per asset. The query reads the last 48 hours of per-second index prices only, so
- * its cost does not grow with history:
- * - an asset with no index row in 48 h (its index stops a day after its markets' last trade) is
- *   left out: it has no current index price;
- * - measured is false for a price carried by the fail-closed rule, and once its last trade is older
- *   than INDEX_STALE_AFTER_MS;
- * - change24h compares with the latest second at or before now - 24 h; when our history of the
- *   asset is shorter than that (or it had no trade in the day before now - 24 h), with the oldest
- *   second we have in the window.
+ * Index prices per asset (latestIndexPrices): an asset with no index row in the 48 h up to now is
+ * left out, it has no current index price; change24h compares with its 24 h reference.
  */
-export async function loadPrices(store: Store, assetIds: readonly string[], now: number, staleAfterMs: number): Promise<PricesResponse> {
-  if (assetIds.length === 0) return { prices: [], at: now };
-  const nowS = Math.floor(now / 1000);
-  const rows = await store.rows<{ asset: string; price: number; updatedAt: number; carried: number | boolean; referencePrice: number }>(pricesSql, {
-    assets: assetIds,
-    ref_s: nowS - day,
-    from_s: nowS - 2 * day,
-  });
-  const byAsset = new Map(rows.map((r) => [r.asset, r]));
+async function loadPrices(store: Store, assetIds: readonly string[], now: number, staleAfterMs: number): Promise<PricesResponse> {
+  const latest = await latestIndexPrices(store, assetIds, now, staleAfterMs);
   const prices: PriceEntry[] = [];
   // Catalog order is market-cap rank order.
   for (const asset of catalogAssets) {
-    const row = byAsset.get(asset.id);
-    if (!row) continue;
+    const p = latest.get(asset.id);
+    if (!p) continue;
     prices.push({
       assetId: asset.id,
       symbol: asset.symbol,
-      price: row.price,
-      change24h: (row.price / row.referencePrice - 1) * 100,
-      measured: !row.carried && now - row.updatedAt <= staleAfterMs,
-      updatedAt: row.updatedAt,
+      price: p.price,
+      change24h: (p.price / p.reference['24h'].price - 1) * 100,
+      measured: p.measured,
+      updatedAt: p.updatedAt,
     });
   }
   return { prices, at: now };

@@ -1,34 +1,14 @@
--- Everything the coin list, the coin profile, /v1/global and /v1/categories derive from: one row per
--- asset we ever measured a trade of on an index market; price and the figures after it are null
--- when the asset had no such trade in the 48 h up to {now_s}. Each part reads a bounded window (the
--- all-time part one row per asset), so the cost does not grow with the length of our history. See
+-- Everything the coin list, the coin profile, /v1/global and /v1/categories derive from, beside the
+-- latest index price (infra/indexPrices/latestIndexPrices.sql): one row per asset we ever measured a
+-- trade of on an index market (quotes {usd_quotes}, stablecoins at par: these are trade prices of
+-- past buckets, whose stablecoin rate is not kept). Each part reads a bounded window (the all-time
+-- part one row per asset), so the cost does not grow with the length of our history. See
 -- assetMarket.ts for the rules; times are unix seconds unless the name says ms.
 --
 -- Reference prices ("the index price at or before T"): the latest point at or before T in the part's
 -- window, or, when there is none (our history is shorter, or a gap), the oldest point in the window.
-WITH recent AS
-(
-    -- Per asset: which seconds hold the price and the references, and the 24 h USD volume of the
-    -- index constituents.
-    SELECT
-        asset,
-        toUnixTimestamp(max(second)) AS latest_s,
-        toUnixTimestamp(if(countIf(second <= toDateTime({ref_1h_s:UInt32}, 'UTC')) > 0, maxIf(second, second <= toDateTime({ref_1h_s:UInt32}, 'UTC')), min(second))) AS ref_1h_s,
-        toUnixTimestamp(if(countIf(second <= toDateTime({ref_24h_s:UInt32}, 'UTC')) > 0, maxIf(second, second <= toDateTime({ref_24h_s:UInt32}, 'UTC')), min(second))) AS ref_24h_s,
-        sumIf(volume_usd, second > toDateTime({day_from_s:UInt32}, 'UTC')) AS volume_24h
-    FROM index_price_history
-    WHERE asset IN {assets:Array(String)}
-      AND second >= toDateTime({recent_from_s:UInt32}, 'UTC') AND second <= toDateTime({now_s:UInt32}, 'UTC')
-    GROUP BY asset
-)
 SELECT
     x.asset AS asset,
-    r.price AS price,
-    r.updated_at_ms AS updatedAtMs,
-    r.carried AS carried,
-    r.volume_24h AS volume24h,
-    r.ref_1h AS ref1h,
-    r.ref_24h AS ref24h,
     d.high_24h AS high24h,
     d.low_24h AS low24h,
     h.ref_7d AS ref7d,
@@ -58,32 +38,10 @@ FROM
 ) AS x
 LEFT JOIN
 (
-    -- The last 48 h of per-second index prices: the price (latest second), the 1 h / 24 h
-    -- references and the 24 h volume. Only the few seconds used are read again (see `recent`).
-    SELECT
-        recent.asset AS asset,
-        any(recent.volume_24h) AS volume_24h,
-        anyIf(p.vwap, p.s = recent.latest_s) AS price,
-        anyIf(toUnixTimestamp64Milli(p.last_at), p.s = recent.latest_s) AS updated_at_ms,
-        anyIf(p.status = 'fail_closed', p.s = recent.latest_s) AS carried,
-        anyIf((p.vwap, p.s), p.s = recent.ref_1h_s) AS ref_1h,
-        anyIf((p.vwap, p.s), p.s = recent.ref_24h_s) AS ref_24h
-    FROM recent
-    INNER JOIN
-    (
-        SELECT asset, toUnixTimestamp(second) AS s, price AS vwap, last_trade_at AS last_at, status
-        FROM index_price_history
-        WHERE asset IN {assets:Array(String)}
-          AND (asset, second) IN (SELECT asset, toDateTime(arrayJoin([latest_s, ref_1h_s, ref_24h_s]), 'UTC') FROM recent)
-    ) AS p ON p.asset = recent.asset
-    GROUP BY recent.asset
-) AS r ON r.asset = x.asset
-LEFT JOIN
-(
     -- 24 h high and low: trade extremes of the index markets, 1-minute buckets starting in the last 24 h.
     SELECT asset, max(high) AS high_24h, min(low) AS low_24h
     FROM candles_1m
-    WHERE asset IN {assets:Array(String)} AND quote IN ('USD', 'USDT', 'USDC')
+    WHERE asset IN {assets:Array(String)} AND quote IN {usd_quotes:Array(String)}
       AND bucket >= toDateTime({day_from_s:UInt32}, 'UTC') AND bucket <= toDateTime({now_s:UInt32}, 'UTC')
     GROUP BY asset
 ) AS d ON d.asset = x.asset
@@ -104,7 +62,7 @@ LEFT JOIN
     (
         SELECT asset, toUnixTimestamp(bucket) AS b, sum(quote_volume) / sum(volume) AS vwap, max(high) AS hi, min(low) AS lo
         FROM candles_1h
-        WHERE asset IN {assets:Array(String)} AND quote IN ('USD', 'USDT', 'USDC')
+        WHERE asset IN {assets:Array(String)} AND quote IN {usd_quotes:Array(String)}
           AND bucket >= toDateTime({hour_from_s:UInt32}, 'UTC') AND bucket <= toDateTime({now_s:UInt32}, 'UTC')
         GROUP BY asset, bucket
     )
@@ -122,7 +80,7 @@ LEFT JOIN
     (
         SELECT asset, toUnixTimestamp(bucket) AS b, sum(quote_volume) / sum(volume) AS vwap, max(high) AS hi, min(low) AS lo
         FROM candles_1d
-        WHERE asset IN {assets:Array(String)} AND quote IN ('USD', 'USDT', 'USDC')
+        WHERE asset IN {assets:Array(String)} AND quote IN {usd_quotes:Array(String)}
           AND bucket >= toDateTime({year_from_s:UInt32}, 'UTC') AND bucket <= toDateTime({now_s:UInt32}, 'UTC')
         GROUP BY asset, bucket
     )

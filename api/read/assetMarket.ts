@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
-import { catalogAssets, supplyAt, type CatalogAsset } from '../infra/catalog/catalog.ts';
-import { configSchema } from '../infra/config.ts';
-import type { Store } from '../infra/store.ts';
+import { catalogAssets, supplyAt, type CatalogAsset } from '../../infra/catalog/catalog.ts';
+import { usdQuotes } from '../../infra/currency/currencies.ts';
+import { latestIndexPrices, type LatestIndexPrice, type PricePoint } from '../../infra/indexPrices/latestIndexPrices.ts';
+import type { Store } from '../../infra/store.ts';
 
 const assetMarketSql = readFileSync(new URL('./assetMarket.sql', import.meta.url), 'utf8');
 
@@ -15,12 +16,6 @@ export type ChangeWindow = keyof typeof changeWindowMs;
 export const rangeWindows = ['24h', '7d', '30d', '1y'] as const;
 export type RangeWindow = (typeof rangeWindows)[number];
 
-/** A USD price and when it was measured (unix ms: the second, or the bucket start, it comes from). */
-export interface PricePoint {
-  price: number;
-  at: number;
-}
-
 export interface AssetMarket {
   asset: CatalogAsset;
   /** 1-based by marketCap; assets without a price ranked after, in catalog order. */
@@ -29,7 +24,7 @@ export interface AssetMarket {
   price: number | null;
   /** unix ms of the last trade behind price. */
   updatedAt: number | null;
-  /** price is at most the stale limit (INDEX_STALE_AFTER_MS) old. */
+  /** LatestIndexPrice.measured; false without a price. */
   measured: boolean;
   /** USD, index-included markets, the seconds of the last 24 h. */
   volume24h: number;
@@ -93,16 +88,9 @@ export function isPriced(m: AssetMarket): m is PricedMarket {
 /** A tuple (value, unix seconds or ms) as the store returns it. */
 type StoredPoint = [number, number];
 
-/** A row of assetMarket.sql: the fields from `price` on are null when the asset has no price. */
+/** A row of assetMarket.sql: the windowed fields are null when the asset has no trade in them. */
 interface Row {
   asset: string;
-  price: number | null;
-  updatedAtMs: number | null;
-  /** The latest price is carried by the index's fail-closed rule, not measured in that second. */
-  carried: number | null;
-  volume24h: number | null;
-  ref1h: StoredPoint | null;
-  ref24h: StoredPoint | null;
   high24h: number | null;
   low24h: number | null;
   ref7d: StoredPoint | null;
@@ -120,7 +108,6 @@ interface Row {
   firstTradeAtMs: number;
 }
 
-const defaultStaleAfterMs = configSchema.shape.INDEX_STALE_AFTER_MS.parse(undefined);
 const seconds = (ms: number) => Math.floor(ms / 1000);
 const fromSeconds = (p: StoredPoint | null): PricePoint | null => (p ? { price: p[0], at: p[1] * 1000 } : null);
 const percent = (now: number, then: number | undefined | null) => (then ? (now / then - 1) * 100 : null);
@@ -128,11 +115,11 @@ const percent = (now: number, then: number | undefined | null) => (then ? (now /
 /**
  * The market snapshot of every catalog asset at `now`, in rank order. Every part reads a bounded
  * window (assetMarket.sql), so the cost does not grow with our history:
- * - price: the index price of the latest second with trades in the 48 h up to now (as /v1/prices);
- *   an asset with none has price null and every figure derived from it null (ath, atl and
- *   observedSince stay known).
- * - change[w]: percent against the index price at or before now - w: for 1h and 24h the latest
- *   second at or before it (within the 48 h read; change['24h'] equals /v1/prices' change24h), for
+ * - price, measured, volume24h and the 1h and 24h references: latestIndexPrices (the latest second
+ *   computed in the 48 h up to now, as /v1/prices); an asset with none has price null and every
+ *   figure derived from it null (ath, atl and observedSince stay known).
+ * - change[w]: percent against the index price at or before now - w: for 1h and 24h the
+ *   references of latestIndexPrices, for
  *   7d, 14d and 30d the volume-weighted price of the latest hourly bucket starting at or before it
  *   (within 31 days), for 1y that of the latest daily bucket (within 395 days). When our history is
  *   shorter than the window (or has a gap there), the oldest point read stands in, as in /v1/prices.
@@ -146,33 +133,34 @@ const percent = (now: number, then: number | undefined | null) => (then ? (now /
  *   the reference's time.
  */
 export async function loadAssetMarkets(store: Store, now: number, options: { staleAfterMs?: number } = {}): Promise<AssetMarket[]> {
-  const staleAfterMs = options.staleAfterMs ?? defaultStaleAfterMs;
+  const assets = catalogAssets.map((a) => a.id);
   const nowS = seconds(now);
   const day = 86_400;
-  const rows = await store.rows<Row>(assetMarketSql, {
-    assets: catalogAssets.map((a) => a.id),
-    now_s: nowS,
-    recent_from_s: nowS - 2 * day,
-    day_from_s: nowS - day,
-    ref_1h_s: nowS - 3600,
-    ref_24h_s: nowS - day,
-    hour_from_s: nowS - 31 * day,
-    ref_7d_s: nowS - 7 * day,
-    ref_14d_s: nowS - 14 * day,
-    ref_30d_s: nowS - 30 * day,
-    year_from_s: nowS - 395 * day,
-    ref_1y_s: nowS - 365 * day,
-  });
+  const [latest, rows] = await Promise.all([
+    latestIndexPrices(store, assets, now, options.staleAfterMs),
+    store.rows<Row>(assetMarketSql, {
+      assets,
+      usd_quotes: usdQuotes,
+      now_s: nowS,
+      day_from_s: nowS - day,
+      hour_from_s: nowS - 31 * day,
+      ref_7d_s: nowS - 7 * day,
+      ref_14d_s: nowS - 14 * day,
+      ref_30d_s: nowS - 30 * day,
+      year_from_s: nowS - 395 * day,
+      ref_1y_s: nowS - 365 * day,
+    }),
+  ]);
   const byAsset = new Map(rows.map((r) => [r.asset, r]));
 
-  const markets = catalogAssets.map((asset) => toAssetMarket(asset, byAsset.get(asset.id), now, staleAfterMs));
+  const markets = catalogAssets.map((asset) => toAssetMarket(asset, byAsset.get(asset.id), latest.get(asset.id), now));
   // Largest cap first; equal caps and unpriced assets keep the catalog order (sort is stable).
   const ranked = [...markets].sort((a, b) => (b.marketCap ?? -1) - (a.marketCap ?? -1));
   ranked.forEach((m, i) => (m.rank = i + 1));
   return ranked;
 }
 
-function toAssetMarket(asset: CatalogAsset, row: Row | undefined, now: number, staleAfterMs: number): AssetMarket {
+function toAssetMarket(asset: CatalogAsset, row: Row | undefined, latest: LatestIndexPrice | undefined, now: number): AssetMarket {
   const supply = supplyAt(asset, now);
   const known = {
     asset,
@@ -186,7 +174,8 @@ function toAssetMarket(asset: CatalogAsset, row: Row | undefined, now: number, s
     atl: row ? { price: row.atl[0], at: row.atl[1] } : null,
     observedSince: row?.firstTradeAtMs ?? null,
   };
-  if (row?.price == null || row.updatedAtMs === null) {
+  // Priced only with a trade on record in asset_price_extremes (ath, atl, observedSince come from it).
+  if (!row || !latest) {
     const none = { '1h': null, '24h': null, '7d': null, '14d': null, '30d': null, '1y': null };
     return {
       ...known,
@@ -204,10 +193,10 @@ function toAssetMarket(asset: CatalogAsset, row: Row | undefined, now: number, s
       ranges: { '24h': null, '7d': null, '30d': null, '1y': null },
     };
   }
-  const { price } = row;
+  const { price } = latest;
   const reference: Record<ChangeWindow, PricePoint | null> = {
-    '1h': fromSeconds(row.ref1h),
-    '24h': fromSeconds(row.ref24h),
+    '1h': latest.reference['1h'],
+    '24h': latest.reference['24h'],
     '7d': fromSeconds(row.ref7d),
     '14d': fromSeconds(row.ref14d),
     '30d': fromSeconds(row.ref30d),
@@ -225,10 +214,9 @@ function toAssetMarket(asset: CatalogAsset, row: Row | undefined, now: number, s
   return {
     ...known,
     price,
-    updatedAt: row.updatedAtMs,
-    // Same rule as /v1/prices: from trades (not carried by the fail-closed rule) and fresh enough.
-    measured: !row.carried && now - row.updatedAtMs <= staleAfterMs,
-    volume24h: row.volume24h ?? 0,
+    updatedAt: latest.updatedAt,
+    measured: latest.measured,
+    volume24h: latest.volume24hUsd,
     high24h,
     low24h,
     change,

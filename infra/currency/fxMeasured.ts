@@ -1,5 +1,5 @@
-import { findAsset } from '../infra/catalog/catalog.ts';
-import type { Store } from '../infra/store.ts';
+import type { Store } from '../store.ts';
+import { stablecoinOfQuote, usdStablecoins, type UsdStablecoin } from './currencies.ts';
 
 /**
  * FX rates measured from our own trades (aggregate/METHODOLOGY.md, "FX and currencies"): fiat
@@ -110,9 +110,8 @@ export async function loadMeasuredFiatRates(
   return rates;
 }
 
-/** The USD stablecoins the index counts, by catalog id. */
-export const usdStablecoins = ['tether', 'usd-coin'] as const;
-export type UsdStablecoin = (typeof usdStablecoins)[number];
+/** The quote code of each stablecoin, as its rate's source names it. */
+const quoteOf = Object.fromEntries(Object.entries(stablecoinOfQuote).map(([quote, asset]) => [asset, quote])) as Record<UsdStablecoin, string>;
 
 export interface StablecoinRate {
   /** USD per 1 unit of the stablecoin. */
@@ -139,7 +138,7 @@ export async function loadStablecoinRates(
     const quoteVolume = own.reduce((sum, r) => sum + r.quoteVolume, 0);
     const volume = own.reduce((sum, r) => sum + r.volume, 0);
     const venues = [...new Set(own.map((r) => r.venue))].sort().join(',');
-    return { usdPer: quoteVolume / volume, source: `measured:${venues} ${findAsset(asset)?.symbol.toUpperCase() ?? asset}/USD` };
+    return { usdPer: quoteVolume / volume, source: `measured:${venues} ${quoteOf[asset]}/USD` };
   };
   return { tether: rateOf('tether'), 'usd-coin': rateOf('usd-coin') };
 }

@@ -1,0 +1,81 @@
+import { readFileSync } from 'node:fs';
+import { configSchema } from '../config.ts';
+import type { Store } from '../store.ts';
+
+/**
+ * The one read of "the current index price of an asset": every route and job that serves or
+ * applies the latest price, its 24 h reference or `measured` reads it here.
+ */
+
+const latestSql = readFileSync(new URL('./latestIndexPrices.sql', import.meta.url), 'utf8');
+
+/** A USD price and when it was measured (unix ms: the second, or the bucket start, it comes from). */
+export interface PricePoint {
+  price: number;
+  at: number;
+}
+
+export interface LatestIndexPrice {
+  /** USD index price of the latest second computed in the 48 h up to now. */
+  price: number;
+  /** unix ms of that second. */
+  second: number;
+  /** unix ms of the last trade behind price. */
+  updatedAt: number;
+  /** From trades (not carried by the fail-closed rule) and its last trade at most the stale limit (INDEX_STALE_AFTER_MS) old. */
+  measured: boolean;
+  /** The index price at or before now - 1 h and now - 24 h: the latest second at or before it in the 48 h read, or the oldest second read when our history there is shorter. */
+  reference: { '1h': PricePoint; '24h': PricePoint };
+  /** USD volume of the index constituents over the seconds of the last 24 h. */
+  volume24hUsd: number;
+}
+
+interface Row {
+  asset: string;
+  second: number;
+  price: number;
+  updatedAtMs: number;
+  carried: number | boolean;
+  ref1h: [number, number];
+  ref24h: [number, number];
+  volume24hUsd: number;
+}
+
+const defaultStaleAfterMs = configSchema.shape.INDEX_STALE_AFTER_MS.parse(undefined);
+const day = 86_400;
+const fromSeconds = ([price, s]: [number, number]): PricePoint => ({ price, at: s * 1000 });
+
+/**
+ * The latest index price at `now` of each of `assets` that has one: an index row in the 48 h up
+ * to now (an asset's index stops a day after its markets' last trade). Only those 48 h are read.
+ */
+export async function latestIndexPrices(
+  store: Store,
+  assets: readonly string[],
+  now: number,
+  staleAfterMs: number = defaultStaleAfterMs,
+): Promise<Map<string, LatestIndexPrice>> {
+  if (assets.length === 0) return new Map();
+  const nowS = Math.floor(now / 1000);
+  const rows = await store.rows<Row>(latestSql, {
+    assets,
+    now_s: nowS,
+    from_s: nowS - 2 * day,
+    day_from_s: nowS - day,
+    ref_1h_s: nowS - 3600,
+    ref_24h_s: nowS - day,
+  });
+  return new Map(
+    rows.map((r) => [
+      r.asset,
+      {
+        price: r.price,
+        second: r.second * 1000,
+        updatedAt: r.updatedAtMs,
+        measured: !r.carried && now - r.updatedAtMs <= staleAfterMs,
+        reference: { '1h': fromSeconds(r.ref1h), '24h': fromSeconds(r.ref24h) },
+        volume24hUsd: r.volume24hUsd,
+      },
+    ]),
+  );
+}
