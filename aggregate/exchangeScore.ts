@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Channel } from '../ingest/venue.ts';
+import type { Channel } from '../infra/events.ts';
 import type { ExclusionReason } from './indexPrice.ts';
 
 /**
@@ -38,8 +38,8 @@ export const exchangeScoreParamsSchema = z
 export type ExchangeScoreParams = z.infer<typeof exchangeScoreParamsSchema>;
 export const defaultExchangeScoreParams: ExchangeScoreParams = exchangeScoreParamsSchema.parse({});
 
-/** Index exclusion reasons that say something is wrong with the venue's data (not size or policy). */
-export const dataQualityExclusions: readonly ExclusionReason[] = ['stale', 'crossed_book', 'outlier'];
+/** Index exclusion reasons that say something is wrong with the venue's data (not size or policy); a dropped socket is one. */
+export const dataQualityExclusions: readonly ExclusionReason[] = ['disconnected', 'stale', 'crossed_book', 'outlier'];
 /** Reasons the index decides before it looks at the data: such a market was never judged on it. */
 export const unjudgedExclusions: readonly ExclusionReason[] = ['perpetual', 'no_usd_rate'];
 

@@ -1,15 +1,15 @@
+import { findVenue } from '../infra/catalog/catalog.ts';
 import type { LiquidationEvent } from '../infra/events.ts';
-import { findNativeVenue } from '../ingest/venues/registry.ts';
 import { startDedupingSink, type DedupedTable, type DedupingSink, type DedupingSinkOptions } from './dedupingSink.ts';
 
 /**
  * Whether a venue's liquidation feed publishes a sample rather than every liquidation (Binance
- * `forceOrder`: the latest per symbol in each second). The venue's descriptor says so
- * (`liquidations.sampled` in ingest/venues/<venue>.ts), beside the protocol it describes; a venue
- * without a native descriptor is taken as complete.
+ * `forceOrder`: the latest per symbol in each second). The venue catalog says so
+ * (`liquidationsSampled` in infra/catalog/venues.json, checked against the venue's descriptor,
+ * whose `liquidations.rule` says why); a venue not in the catalog is taken as complete.
  */
 export function isSampledLiquidationFeed(venue: string): boolean {
-  return findNativeVenue(venue)?.liquidations?.sampled === true;
+  return findVenue(venue)?.liquidationsSampled === true;
 }
 
 /** `liquidations` rows; `value_usd` is computed by the table itself (see its migration). */

@@ -74,6 +74,9 @@ export type MarketEvent = z.infer<typeof marketEvent>;
 
 export const topics = ['trades', 'books', 'liquidations', 'statuses'] as const;
 export type Topic = (typeof topics)[number];
+/** The topics a venue feed carries; `statuses` is the collector's own word on its connections. */
+export type Channel = Exclude<Topic, 'statuses'>;
+export const channels = ['trades', 'books', 'liquidations'] as const satisfies readonly Channel[];
 
 export type EventOfTopic = { trades: TradeEvent; books: BookEvent; liquidations: LiquidationEvent; statuses: StatusEvent };
 

@@ -3,25 +3,19 @@
 // this file decides what to watch, re-arms every watcher after each failure (ccxt reconnects and
 // resubscribes only when a watcher is called again), and turns ccxt's unified trades, books and
 // liquidations into our events by the rules of ingest/EVENTS.md, with the native collector's metrics.
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Exchange, Liquidation, Market, OrderBook as CcxtOrderBook, Trade } from 'ccxt';
 import type { Bus } from '../infra/bus/bus.ts';
 import type { BookEvent, LiquidationEvent, TradeEvent } from '../infra/events.ts';
 import type { Logger } from '../infra/log.ts';
-import { eventTimeCheck, selectMarkets, statusEvents, toLiquidationEvent, toTradeEvent, type CollectorMetrics } from './collector.ts';
+import { backoffDelayMs, sharedTuningDefaults, startCollectorShell, type Collector, type CollectorCounts, type SharedTuning } from './collectorKit.ts';
 import { decimalProduct } from './decimal.ts';
+import { eventTimeCheck, selectMarkets, statusEvents, toLiquidationEvent, toTradeEvent } from './normalize.ts';
 import type { Level } from './orderBook.ts';
 import type { MarketListing, VenueMarket } from './venue.ts';
 import type { CcxtVenue } from './venues/ccxtVenues.ts';
 
 /** Timings a deployment or a test may change. */
-export interface CcxtTuning {
-  /** How often each book is published (ms). */
-  bookEveryMs: number;
-  /** Levels per side in the book events. */
-  bookDepth: number;
-  /** Waits between retries of a failed watcher: random up to min(maxMs, baseMs x 2^failures). */
-  backoff: { baseMs: number; maxMs: number };
+export interface CcxtTuning extends SharedTuning {
   /** Markets per subscription where ccxt can watch several at once (…ForSymbols). */
   marketsPerWatcher: number;
   /**
@@ -29,8 +23,6 @@ export interface CcxtTuning {
    * some ccxt classes resubscribe a bad book themselves, others keep the broken subscription.
    */
   resyncGraceMs: number;
-  /** How often the collector logs its metrics (ms). */
-  metricsLogEveryMs: number;
 }
 
 export interface CcxtCollectorOptions {
@@ -47,17 +39,7 @@ export interface CcxtCollectorOptions {
   assets?: ReadonlySet<string>;
 }
 
-export interface CcxtCollector {
-  readonly venue: CcxtVenue;
-  /** The markets followed (empty until resolved); `symbol` is the venue's own market id. */
-  markets(): readonly VenueMarket[];
-  /** Market ids with a followed quote whose base asset is not in the catalog's table for this venue. */
-  unmapped(): readonly string[];
-  metrics(): CollectorMetrics;
-  /** Resolves once the markets are known and the watchers run. */
-  ready(): Promise<void>;
-  stop(): Promise<void>;
-}
+export type CcxtCollector = Collector<CcxtVenue>;
 
 type Ccxt = typeof import('ccxt');
 type Kind = 'trades' | 'books' | 'liquidations';
@@ -117,12 +99,9 @@ const keepAliveText = /^(ping|pong)$/i;
 export async function startCcxtCollector(options: CcxtCollectorOptions): Promise<CcxtCollector> {
   const { venue, bus, log } = options;
   const tuning: CcxtTuning = {
-    bookEveryMs: 1_000,
-    bookDepth: 50,
-    backoff: { baseMs: 500, maxMs: 30_000 },
+    ...sharedTuningDefaults,
     marketsPerWatcher: 10,
     resyncGraceMs: 2_000,
-    metricsLogEveryMs: 60_000,
     ...options.tuning,
   };
   // ccxt takes about a second to load: only processes that run a ccxt venue pay for it.
@@ -135,8 +114,6 @@ export async function startCcxtCollector(options: CcxtCollectorOptions): Promise
     options: { ws: { backoff: { base: 0 } } },
   });
 
-  let stopped = false;
-  const abort = new AbortController();
   const counters = { messages: 0, trades: 0, liquidations: 0, reconnects: 0, resyncs: 0, unknownMessages: 0, venueErrors: 0 };
   const timely = eventTimeCheck(log);
   let lastMessageAt: number | undefined;
@@ -238,8 +215,21 @@ export async function startCcxtCollector(options: CcxtCollectorOptions): Promise
   // Needed for ws:// URLs only (local tests), harmless otherwise.
   await exchange.loadHttpProxyAgent();
 
-  const wait = (ms: number) => sleep(ms, undefined, { signal: abort.signal }).catch(() => undefined);
-  const backoffMs = (failures: number) => Math.random() * Math.min(tuning.backoff.maxMs, tuning.backoff.baseMs * 2 ** failures);
+  const loops: Promise<void>[] = [];
+  const shell = startCollectorShell({
+    venueId: venue.id,
+    bus,
+    log,
+    tuning,
+    books: bookEvents,
+    counts,
+    async close() {
+      await started;
+      await exchange.close();
+      await Promise.all(loops);
+    },
+  });
+  const { stopped, wait } = shell;
 
   /**
    * What ccxt holds for these markets that we have not published yet. ccxt settles a watcher of
@@ -351,7 +341,7 @@ export async function startCcxtCollector(options: CcxtCollectorOptions): Promise
       void (async () => {
         for (let grace = tuning.resyncGraceMs; ; grace = Math.min(2 * grace, tuning.backoff.maxMs)) {
           await wait(grace);
-          if (stopped || !resyncing.has(symbol)) return;
+          if (stopped() || !resyncing.has(symbol)) return;
           log.warn({ symbol }, 'book still out of sync: reconnecting');
           const clients = Object.values(exchange.clients ?? {});
           for (const c of clients) closingByUs.set(c.url, `book of ${symbol} out of sync: a new connection brings fresh snapshots`);
@@ -381,7 +371,7 @@ export async function startCcxtCollector(options: CcxtCollectorOptions): Promise
       streaming = connected;
       if (kind === 'trades') bus.publish(statusEvents(venue.id, symbols.map((s) => byUnified.get(s)!), connected, Date.now()));
     };
-    while (!stopped) {
+    while (!stopped()) {
       try {
         const answer = await call();
         const receivedAt = Date.now();
@@ -392,7 +382,7 @@ export async function startCcxtCollector(options: CcxtCollectorOptions): Promise
         // Books: the answer only keeps the subscription alive; ccxt's resolutions tell which books are good.
         continue;
       } catch (err) {
-        if (stopped || err instanceof ccxt.ExchangeClosedByUser) return;
+        if (stopped() || err instanceof ccxt.ExchangeClosedByUser) return;
         // ccxt's own unsubscription of a bad book settles the old subscription's watcher with this.
         if (err instanceof ccxt.UnsubscribeError) continue;
         if (err instanceof ccxt.AuthenticationError || err instanceof ccxt.NotSupported || err instanceof ccxt.PermissionDenied) {
@@ -415,26 +405,17 @@ export async function startCcxtCollector(options: CcxtCollectorOptions): Promise
           counters.venueErrors += 1;
           if (counters.venueErrors <= 20) log.warn({ kind, symbols, err: (err as Error).message }, 'venue error');
         }
-        await wait(backoffMs(failures++));
+        await wait(backoffDelayMs(tuning.backoff, failures++));
       }
     }
   }
 
-  const loops: Promise<void>[] = [];
   const started = (async () => {
-    let listed: Market[] | undefined;
-    if (options.markets) listed = Object.values(exchange.setMarkets([...options.markets]));
-    for (let failures = 0; !listed && !stopped; failures++) {
-      try {
-        // ccxt keeps a failed listing's promise: a retry has to ask for a reload.
-        listed = Object.values(await exchange.loadMarkets(failures > 0));
-      } catch (err) {
-        const delay = backoffMs(failures);
-        log.warn({ err: (err as Error).message, retryInMs: Math.round(delay) }, 'market listing failed');
-        await wait(delay);
-      }
-    }
-    if (stopped || !listed) return;
+    const listed = options.markets
+      ? Object.values(exchange.setMarkets([...options.markets]))
+      : // ccxt keeps a failed listing's promise: a retry has to ask for a reload.
+        await shell.retrying('market listing', async (failures) => Object.values(await exchange.loadMarkets(failures > 0)));
+    if (stopped() || !listed) return;
     const candidates = ccxtListings(venue, listed, exchange);
     ({ markets, unmapped } = selectMarkets(venue, candidates.map((c) => c.listing), options.assets));
     const unifiedById = new Map(candidates.map((c) => [c.listing.symbol, c.unified]));
@@ -456,7 +437,8 @@ export async function startCcxtCollector(options: CcxtCollectorOptions): Promise
     }
   })();
 
-  const publishBooks = setInterval(() => {
+  /** The books ccxt last settled a watcher with, cut to `bookDepth`, as events. */
+  function bookEvents(): BookEvent[] {
     const events: BookEvent[] = [];
     for (const [unified, receivedAt] of bookResolvedAt) {
       const book = exchange.orderbooks[unified] as CcxtOrderBook | undefined;
@@ -472,21 +454,12 @@ export async function startCcxtCollector(options: CcxtCollectorOptions): Promise
       if (bids.length === 0 || asks.length === 0) continue;
       events.push({ type: 'book', venue: venue.id, market: market.symbol, asset: market.asset, quote: market.quote, ts: Math.floor(book.timestamp ?? receivedAt), receivedAt, bids, asks });
     }
-    if (events.length > 0) bus.publish(events);
-  }, tuning.bookEveryMs);
+    return events;
+  }
 
-  /** Once-a-second samples of the message and trade counters, for the 10 s rates. */
-  const samples: { messages: number; trades: number }[] = [];
-  const sampler = setInterval(() => {
-    samples.push({ messages: counters.messages, trades: counters.trades });
-    if (samples.length > 11) samples.shift();
-  }, 1_000);
-  const rate = (pick: (s: { messages: number; trades: number }) => number) => (samples.length > 1 ? (pick(samples.at(-1)!) - pick(samples[0]!)) / (samples.length - 1) : 0);
-
-  function metrics(): CollectorMetrics {
+  function counts(): CollectorCounts {
     const open = [...dialed].filter((url) => exchange.clients?.[url]?.connection?.readyState === 1);
     return {
-      venue: venue.id,
       connected: dialed.size > 0 && open.length === dialed.size,
       markets: markets.length,
       unmappedMarkets: unmapped.length,
@@ -499,30 +472,15 @@ export async function startCcxtCollector(options: CcxtCollectorOptions): Promise
       unknownMessages: counters.unknownMessages,
       venueErrors: counters.venueErrors,
       lastMessageAt,
-      lastMessageAgeMs: lastMessageAt === undefined ? undefined : Date.now() - lastMessageAt,
-      messagesPerSecond: rate((s) => s.messages),
-      tradesPerSecond: rate((s) => s.trades),
     };
   }
-  const metricsLog = setInterval(() => log.info(metrics(), 'collector metrics'), tuning.metricsLogEveryMs);
 
   return {
     venue,
     markets: () => markets,
     unmapped: () => unmapped,
-    metrics,
-    ready: async () => {
-      await started;
-    },
-    async stop() {
-      stopped = true;
-      abort.abort();
-      clearInterval(publishBooks);
-      clearInterval(sampler);
-      clearInterval(metricsLog);
-      await started;
-      await exchange.close();
-      await Promise.all(loops);
-    },
+    metrics: shell.metrics,
+    ready: () => started,
+    stop: shell.stop,
   };
 }

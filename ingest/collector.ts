@@ -1,40 +1,21 @@
-import WebSocket from 'ws';
 import type { Bus } from '../infra/bus/bus.ts';
-import { assetIdForVenueTicker } from '../infra/catalog/catalog.ts';
-import type { BookEvent, LiquidationEvent, MarketEvent, StatusEvent, TradeEvent } from '../infra/events.ts';
+import type { BookEvent, MarketEvent } from '../infra/events.ts';
 import type { Logger } from '../infra/log.ts';
 import { BookSync, ConnectionSequence } from './bookSync.ts';
+import { startCollectorShell, sharedTuningDefaults, type Collector, type CollectorCounts, type SharedTuning } from './collectorKit.ts';
 import { VenueConnection } from './connection.ts';
-import { decimalProduct, decimalProductOver } from './decimal.ts';
-import type { Level, RawLevel } from './orderBook.ts';
-import {
-  unknown,
-  type KeepAlive,
-  type MarketListing,
-  type SocketPlan,
-  type VenueDescriptor,
-  type VenueEndpoints,
-  type VenueIo,
-  type VenueMarket,
-  type VenueMessage,
-  type VenueSession,
-} from './venue.ts';
+import { eventTimeCheck, selectMarkets, statusEvents, toLevels, toLiquidationEvent, toTradeEvent } from './normalize.ts';
+import { unknown, type KeepAlive, type MarketListing, type SocketPlan, type VenueDescriptor, type VenueEndpoints, type VenueMarket, type VenueMessage, type VenueSession } from './venue.ts';
+import { venueIo } from './venueIo.ts';
 
 /** Timings a deployment or a test may change; defaults come from the venue's descriptor. */
-export interface CollectorTuning {
-  /** How often each synced book is published (ms). */
-  bookEveryMs: number;
-  /** Levels per side in the book events. */
-  bookDepth: number;
+export interface CollectorTuning extends SharedTuning {
   keepAlive: KeepAlive;
   /** Planned rotation; default 95 % of the venue's connection lifetime, none when it has no limit. */
   rotateAfterMs: number | undefined;
   overlapMs: number;
-  backoff: { baseMs: number; maxMs: number };
   /** REST snapshots fetched at once (each costs request weight at the venue). */
   snapshotConcurrency: number;
-  /** How often the collector logs its metrics (ms). */
-  metricsLogEveryMs: number;
   /** How often the venue's markets are listed again, to follow new listings and drop delisted ones (ms). */
   marketsRefreshMs: number;
 }
@@ -48,199 +29,6 @@ export interface CollectorOptions {
   tuning?: Partial<CollectorTuning>;
   /** Catalog asset ids to follow (`ingest --assets`); every mapped market when unset. */
   assets?: ReadonlySet<string>;
-}
-
-export interface CollectorMetrics {
-  venue: string;
-  connected: boolean;
-  markets: number;
-  /** Listed markets with a followed quote whose base asset is not in the catalog (not collected). */
-  unmappedMarkets: number;
-  messages: number;
-  trades: number;
-  liquidations: number;
-  reconnects: number;
-  rotations: number;
-  resyncs: number;
-  unknownMessages: number;
-  /** Error replies from the venue (a refused subscription, an unknown symbol). */
-  venueErrors: number;
-  lastMessageAt: number | undefined;
-  lastMessageAgeMs: number | undefined;
-  /** Over the last 10 s. */
-  messagesPerSecond: number;
-  tradesPerSecond: number;
-}
-
-export interface Collector {
-  readonly venue: VenueDescriptor;
-  /** The venue markets followed (empty until resolved). */
-  markets(): readonly VenueMarket[];
-  /** Venue symbols with a followed quote whose base asset is not in the catalog. */
-  unmapped(): readonly string[];
-  metrics(): CollectorMetrics;
-  /** Resolves once the markets are known and the streams are opening. */
-  ready(): Promise<void>;
-  stop(): Promise<void>;
-}
-
-type TradeMessage = Extract<VenueMessage, { kind: 'trade' }>;
-type LiquidationMessage = Extract<VenueMessage, { kind: 'liquidation' }>;
-
-const positive = (n: number) => Number.isFinite(n) && n > 0;
-
-/** A venue quantity at a price in base units: contracts times base per contract, or for inverse markets contracts times quote per contract over the price. */
-export function baseQuantity(market: Pick<MarketListing, 'contractSize' | 'inverse'>, quantity: string, price: string): number {
-  return market.inverse ? decimalProductOver(quantity, market.contractSize, price) : decimalProduct(quantity, market.contractSize);
-}
-
-/** A venue trade as our event: quantity in base units (contracts converted exactly), undefined when malformed. */
-export function toTradeEvent(venue: string, market: VenueMarket, t: TradeMessage, receivedAt: number): TradeEvent | undefined {
-  const price = Number(t.price);
-  const quantity = baseQuantity(market, t.quantity, t.price);
-  if (!positive(price) || !positive(quantity) || !Number.isSafeInteger(t.ts) || t.ts < 0 || t.tradeId === '') return undefined;
-  return {
-    type: 'trade',
-    venue,
-    market: market.symbol,
-    asset: market.asset,
-    quote: market.quote,
-    tradeId: t.tradeId,
-    price,
-    quantity,
-    side: t.side,
-    ts: t.ts,
-    receivedAt,
-  };
-}
-
-export function toLiquidationEvent(venue: string, market: VenueMarket, l: LiquidationMessage, receivedAt: number): LiquidationEvent | undefined {
-  const price = Number(l.price);
-  const quantity = baseQuantity(market, l.quantity, l.price);
-  const ts = l.ts ?? receivedAt;
-  if (!positive(price) || !positive(quantity) || !Number.isSafeInteger(ts) || ts < 0 || l.liquidationId === '') return undefined;
-  return {
-    type: 'liquidation',
-    venue,
-    market: market.symbol,
-    asset: market.asset,
-    quote: market.quote,
-    liquidationId: l.liquidationId,
-    price,
-    quantity,
-    positionSide: l.positionSide,
-    ts,
-    receivedAt,
-  };
-}
-
-/**
- * How far a venue's event time may lie before or after our receive time (ingest/EVENTS.md): an
- * older one would make the sink's duplicate lookup scan the asset's history, a later one is a
- * clock or parse error. A day covers recent-trade replays on reconnect; a minute, clock skew.
- */
-export const eventTimeBounds = { beforeMs: 86_400_000, afterMs: 60_000 };
-
-/**
- * Whether an event's venue time is within the bounds around its receive time. The first event a
- * collector refuses is logged with a sample (the others are counted as unknown messages).
- */
-export function eventTimeCheck(log: Logger): (event: { market: string; ts: number; receivedAt: number }) => boolean {
-  let logged = false;
-  return ({ market, ts, receivedAt }) => {
-    if (ts >= receivedAt - eventTimeBounds.beforeMs && ts <= receivedAt + eventTimeBounds.afterMs) return true;
-    if (!logged) {
-      logged = true;
-      log.warn({ market, ts, receivedAt, bounds: eventTimeBounds }, 'event time implausibly far from its receipt: refused (further ones only counted as unknown)');
-    }
-    return false;
-  };
-}
-
-/** The connection status of markets, as published on the `statuses` topic. */
-export function statusEvents(venue: string, markets: readonly VenueMarket[], connected: boolean, at: number): StatusEvent[] {
-  return markets.map((m) => ({ type: 'status', venue, market: m.symbol, asset: m.asset, quote: m.quote, ts: at, receivedAt: at, connected }));
-}
-
-/** Book levels in base units. */
-export function toLevels(raw: readonly RawLevel[], market: Pick<MarketListing, 'contractSize' | 'inverse'>): Level[] {
-  return raw.map(([p, q]) => [Number(p), baseQuantity(market, q, p)]);
-}
-
-/**
- * The markets to follow: quoted in one of the venue's followed quotes, base asset in the catalog's
- * explicit venue table (and in `assets`, when the operator chose some). Markets whose base asset is
- * not in the table are listed as unmapped, never guessed.
- */
-export function selectMarkets(
-  venue: Pick<VenueDescriptor, 'id' | 'quotes'>,
-  listings: readonly MarketListing[],
-  assets?: ReadonlySet<string>,
-): { markets: VenueMarket[]; unmapped: string[] } {
-  const markets = new Map<string, VenueMarket>();
-  const unmapped = new Set<string>();
-  for (const l of listings) {
-    if (!venue.quotes.includes(l.quote) || markets.has(l.symbol)) continue;
-    const asset = assetIdForVenueTicker(venue.id, l.base);
-    if (!asset) unmapped.add(l.symbol);
-    else if (!assets || assets.has(asset)) markets.set(l.symbol, { ...l, asset });
-  }
-  return { markets: [...markets.values()], unmapped: [...unmapped].sort() };
-}
-
-async function getJson(url: string): Promise<unknown> {
-  const res = await fetch(url, { signal: AbortSignal.timeout(10_000) });
-  if (!res.ok) throw new Error(`GET ${url}: HTTP ${res.status}`);
-  return res.json();
-}
-
-function wsRequest<T>(url: string, messages: readonly string[], pick: (message: unknown) => T | undefined): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const socket = new WebSocket(url, { handshakeTimeout: 10_000 });
-    const timer = setTimeout(() => finish(new Error(`${url}: no answer within 15 s`)), 15_000);
-    const finish = (outcome: Error | { value: T }) => {
-      clearTimeout(timer);
-      socket.removeAllListeners('message');
-      socket.on('error', () => {});
-      socket.terminate();
-      if (outcome instanceof Error) reject(outcome);
-      else resolve(outcome.value);
-    };
-    socket.on('open', () => messages.forEach((m) => socket.send(m)));
-    socket.on('message', (data) => {
-      let value: T | undefined;
-      try {
-        value = pick(JSON.parse(data.toString()));
-      } catch {
-        return;
-      }
-      if (value !== undefined) finish({ value });
-    });
-    socket.on('error', (err) => finish(err));
-    socket.on('close', () => finish(new Error(`${url}: closed before answering`)));
-  });
-}
-
-async function postJson(url: string, body: unknown = {}): Promise<unknown> {
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), signal: AbortSignal.timeout(10_000) });
-  if (!res.ok) throw new Error(`POST ${url}: HTTP ${res.status}`);
-  return res.json();
-}
-
-export const venueIo: VenueIo = { getJson, postJson, wsRequest };
-
-/** Retries with jittered backoff until it succeeds or `stopped()` says to give up. */
-async function retrying<T>(what: string, log: Logger, stopped: () => boolean, fn: () => Promise<T>): Promise<T | undefined> {
-  for (let attempt = 0; !stopped(); attempt++) {
-    try {
-      return await fn();
-    } catch (err) {
-      const delay = Math.random() * Math.min(30_000, 500 * 2 ** attempt);
-      log.warn({ err: (err as Error).message, retryInMs: Math.round(delay) }, `${what} failed`);
-      for (const until = Date.now() + delay; Date.now() < until && !stopped(); ) await new Promise((r) => setTimeout(r, 100));
-    }
-  }
-  return undefined;
 }
 
 /** One socket of the collector and what it has told us. */
@@ -267,18 +55,14 @@ export async function startCollector(options: CollectorOptions): Promise<Collect
   const { venue, endpoints, bus } = options;
   const log = options.log.child({ venue: venue.id });
   const tuning: CollectorTuning = {
-    bookEveryMs: 1_000,
-    bookDepth: 50,
+    ...sharedTuningDefaults,
     keepAlive: venue.keepAlive,
     rotateAfterMs: venue.maxConnectionMs ? Math.floor(venue.maxConnectionMs * 0.95) : undefined,
     overlapMs: 5_000,
-    backoff: { baseMs: 500, maxMs: 30_000 },
     snapshotConcurrency: 4,
-    metricsLogEveryMs: 60_000,
     marketsRefreshMs: 60 * 60_000,
     ...options.tuning,
   };
-  let stopped = false;
   const counters = { trades: 0, liquidations: 0, unknownMessages: 0, venueErrors: 0 };
   const timely = eventTimeCheck(log);
 
@@ -300,7 +84,7 @@ export async function startCollector(options: CollectorOptions): Promise<Collect
   async function fetchSnapshot(symbol: string): Promise<void> {
     const sync = books.get(symbol)!;
     try {
-      const json = await getJson(restSnapshot!.url(endpoints.rest, symbol));
+      const json = await venueIo.getJson(restSnapshot!.url(endpoints.rest, symbol));
       const outcome = sync.onRestSnapshot(restSnapshot!.parse(json));
       if (outcome === 'gap' || outcome === 'checksum') log.warn({ symbol, reason: outcome }, 'book resync');
       else if (outcome !== 'synced') log.debug({ symbol, outcome }, 'book snapshot not usable yet');
@@ -314,7 +98,7 @@ export async function startCollector(options: CollectorOptions): Promise<Collect
   }
 
   function pumpSnapshots(): void {
-    while (!stopped && fetching.size < tuning.snapshotConcurrency && snapshotQueue.length > 0) {
+    while (!shell.stopped() && fetching.size < tuning.snapshotConcurrency && snapshotQueue.length > 0) {
       const symbol = snapshotQueue.shift()!;
       // A market delisted since it was queued has no book any more.
       if (!books.get(symbol)?.wantsRestSnapshot) continue;
@@ -483,10 +267,25 @@ export async function startCollector(options: CollectorOptions): Promise<Collect
     if (venue.channels.includes('books')) books.set(m.symbol, new BookSync(venue.book, m));
   }
 
+  const shell = startCollectorShell({
+    venueId: venue.id,
+    bus,
+    log,
+    tuning,
+    books: bookEvents,
+    counts,
+    async close() {
+      clearInterval(marketsRefresh);
+      await started;
+      await refreshing;
+      await Promise.all(sockets.map((s) => s.connection.close()));
+    },
+  });
+
   // Resolving markets waits for the venue, which may be down: start-up does not wait for it.
   const started = (async () => {
-    const listings = await retrying('market listing', log, () => stopped, () => venue.listMarkets(venueIo, endpoints));
-    if (stopped || !listings) return;
+    const listings = await shell.retrying('market listing', () => venue.listMarkets(venueIo, endpoints));
+    if (shell.stopped() || !listings) return;
     ({ markets, unmapped } = selectMarkets(venue, listings, options.assets));
     if (unmapped.length > 0) log.info({ count: unmapped.length, unmapped: unmapped.slice(0, 50) }, 'markets whose base asset is not in the catalog: not collected');
     for (const m of markets) follow(m);
@@ -509,7 +308,7 @@ export async function startCollector(options: CollectorOptions): Promise<Collect
       log.warn({ err: (err as Error).message }, 'market refresh failed: keeping the current markets');
       return;
     }
-    if (stopped) return;
+    if (shell.stopped()) return;
     const next = selectMarkets(venue, listings, options.assets);
     const listed = new Set(next.markets.map((m) => m.symbol));
     const added = next.markets.filter((m) => !bySymbol.has(m.symbol));
@@ -532,7 +331,7 @@ export async function startCollector(options: CollectorOptions): Promise<Collect
     }
     // A market listed again while its old socket still carries it needs no second subscription.
     const unsubscribed = added.filter((m) => !sockets.some((s) => s.plan.symbols.includes(m.symbol)));
-    if (unsubscribed.length > 0 && !stopped) for (const plan of venue.sockets(endpoints, unsubscribed)) sockets.push(openSocket(plan));
+    if (unsubscribed.length > 0 && !shell.stopped()) for (const plan of venue.sockets(endpoints, unsubscribed)) sockets.push(openSocket(plan));
     log.info({ added: added.map((m) => m.symbol), removed: removed.map((m) => m.symbol), markets: markets.length }, 'markets changed');
   }
   let refreshing: Promise<void> | undefined;
@@ -541,7 +340,8 @@ export async function startCollector(options: CollectorOptions): Promise<Collect
     refreshing = started.then(refreshMarkets).finally(() => (refreshing = undefined));
   }, tuning.marketsRefreshMs);
 
-  const publishBooks = setInterval(() => {
+  /** The synced books, cut to `bookDepth`, as events. */
+  function bookEvents(): BookEvent[] {
     const events: BookEvent[] = [];
     for (const [symbol, sync] of books) {
       const times = bookTimes.get(symbol);
@@ -552,10 +352,10 @@ export async function startCollector(options: CollectorOptions): Promise<Collect
       if (bids.length === 0 || asks.length === 0) continue;
       events.push({ type: 'book', venue: venue.id, market: symbol, asset: m.asset, quote: m.quote, ts: times.ts, receivedAt: times.receivedAt, bids, asks });
     }
-    if (events.length > 0) bus.publish(events);
-  }, tuning.bookEveryMs);
+    return events;
+  }
 
-  const totals = () => {
+  function counts(): CollectorCounts {
     let messages = 0;
     let reconnects = 0;
     let rotations = 0;
@@ -567,58 +367,28 @@ export async function startCollector(options: CollectorOptions): Promise<Collect
       rotations += c.rotations;
       if (c.lastMessageAt !== undefined && (lastMessageAt === undefined || c.lastMessageAt > lastMessageAt)) lastMessageAt = c.lastMessageAt;
     }
-    return { messages, reconnects, rotations, lastMessageAt };
-  };
-  /** Once-a-second samples of the message and trade counters, for the 10 s rates. */
-  const samples: { messages: number; trades: number }[] = [];
-  const sampler = setInterval(() => {
-    samples.push({ messages: totals().messages, trades: counters.trades });
-    if (samples.length > 11) samples.shift();
-  }, 1_000);
-
-  function metrics(): CollectorMetrics {
-    const t = totals();
-    const now = Date.now();
-    const oldest = samples[0];
-    const seconds = samples.length - 1;
     return {
-      venue: venue.id,
       connected: sockets.length > 0 && sockets.every((s) => s.connection.metrics.connected),
       markets: markets.length,
       unmappedMarkets: unmapped.length,
-      messages: t.messages,
+      messages,
       trades: counters.trades,
       liquidations: counters.liquidations,
-      reconnects: t.reconnects,
-      rotations: t.rotations,
+      reconnects,
+      rotations,
       resyncs: [...books.values()].reduce((n, s) => n + s.resyncs, 0),
       unknownMessages: counters.unknownMessages,
       venueErrors: counters.venueErrors,
-      lastMessageAt: t.lastMessageAt,
-      lastMessageAgeMs: t.lastMessageAt === undefined ? undefined : now - t.lastMessageAt,
-      messagesPerSecond: oldest && seconds > 0 ? (samples.at(-1)!.messages - oldest.messages) / seconds : 0,
-      tradesPerSecond: oldest && seconds > 0 ? (samples.at(-1)!.trades - oldest.trades) / seconds : 0,
+      lastMessageAt,
     };
   }
-  const metricsLog = setInterval(() => log.info(metrics(), 'collector metrics'), tuning.metricsLogEveryMs);
 
   return {
     venue,
     markets: () => markets,
     unmapped: () => unmapped,
-    ready: async () => {
-      await started;
-    },
-    metrics,
-    async stop() {
-      stopped = true;
-      clearInterval(publishBooks);
-      clearInterval(sampler);
-      clearInterval(metricsLog);
-      clearInterval(marketsRefresh);
-      await started;
-      await refreshing;
-      await Promise.all(sockets.map((s) => s.connection.close()));
-    },
+    ready: () => started,
+    metrics: shell.metrics,
+    stop: shell.stop,
   };
 }

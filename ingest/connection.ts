@@ -1,6 +1,7 @@
 import WebSocket from 'ws';
 import type { Logger } from '../infra/log.ts';
 import type { KeepAlive, ResolvedEndpoint } from './venue.ts';
+import { backoffDelayMs, sharedTuningDefaults } from './collectorKit.ts';
 
 export interface ConnectionOptions {
   url: string;
@@ -166,9 +167,7 @@ export class VenueConnection {
   #retryLater(): number {
     if (this.#closed) return 0;
     clearTimeout(this.#retry);
-    const { baseMs, maxMs } = this.#options.backoff ?? { baseMs: 500, maxMs: 30_000 };
-    // Full jitter: spreads the reconnects of many collectors after a venue outage.
-    const delay = Math.random() * Math.min(maxMs, baseMs * 2 ** this.#attempt);
+    const delay = backoffDelayMs(this.#options.backoff ?? sharedTuningDefaults.backoff, this.#attempt);
     this.#attempt += 1;
     this.#retry = setTimeout(() => this.#connect(), delay);
     return delay;

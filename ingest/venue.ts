@@ -1,12 +1,12 @@
 // What a native venue is: a declarative descriptor plus pure parse functions. The lifecycle
 // (ingest/connection.ts), the book rules engine (ingest/bookSync.ts) and the collector
-// (ingest/collector.ts) are written once and drive any descriptor. Rules: ingest/EVENTS.md.
+// (ingest/collector.ts, on ingest/collectorKit.ts) are written once and drive any descriptor; the
+// conversion to events is ingest/normalize.ts. Rules: ingest/EVENTS.md.
 import { z } from 'zod';
 import { findVenue, type CatalogVenue } from '../infra/catalog/catalog.ts';
 import { ConfigError } from '../infra/config.ts';
+import type { Channel } from '../infra/events.ts';
 import type { OrderBook, RawLevel } from './orderBook.ts';
-
-export type Channel = 'trades' | 'books' | 'liquidations';
 
 /** A market as the venue lists it, before it is matched to the catalog. */
 export interface MarketListing {

@@ -6,6 +6,7 @@ import bundledCategories from './categories.json' with { type: 'json' };
 import venueAssetsJson from './venue-assets.json' with { type: 'json' };
 import venuesJson from './venues.json' with { type: 'json' };
 import { ccxtCatalogVenues, ccxtVenueAssets } from './ccxtCatalog.ts';
+import { channels } from '../events.ts';
 
 // The file format is documented field by field in CATALOG.md; keep the two in step.
 const slug = z.string().regex(/^[a-z0-9-]+$/, 'must be a lower-case slug (a-z, 0-9, -)');
@@ -217,6 +218,10 @@ export const catalogVenue = z.object({
   /** ISO 3166 codes and logo, where known (ccxt's descriptions give them for the ccxt venues). */
   countries: z.array(z.string()).optional(),
   logo: z.string().url().optional(),
+  /** What our collector of the venue reads (a native venue's descriptor says the same: a test checks). */
+  channels: z.array(z.enum(channels)).min(1),
+  /** Its liquidation feed publishes a sample, not every liquidation (the descriptor says which rule). */
+  liquidationsSampled: z.boolean().default(false),
 });
 export type CatalogVenue = z.infer<typeof catalogVenue>;
 
@@ -227,7 +232,8 @@ export const catalogVenues: readonly CatalogVenue[] = [
   ...nativeCatalogVenues,
   ...ccxtCatalogVenues
     .filter((v) => !nativeVenueIds.has(v.id))
-    .map(({ id, name, contract, url, countries, logo }) => ({ id, name, contract, url, countries, ...(logo ? { logo } : {}) })),
+    // ccxt's unified liquidation feeds say nothing of sampling: none is declared sampled.
+    .map(({ id, name, contract, url, countries, logo, channels }) => ({ id, name, contract, url, countries, ...(logo ? { logo } : {}), channels, liquidationsSampled: false })),
 ];
 const venuesById = new Map(catalogVenues.map((v) => [v.id, v]));
 

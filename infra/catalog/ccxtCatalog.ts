@@ -2,6 +2,7 @@
 // the installed ccxt by `node ingest/venues/writeCcxtCatalog.ts` (which says why each exchange is in
 // or out); edit the policy there, not the JSON. catalog.ts merges them into the venue catalog.
 import { z } from 'zod';
+import { channels } from '../events.ts';
 import ccxtVenueAssetsJson from './ccxt-venue-assets.json' with { type: 'json' };
 import ccxtVenuesJson from './ccxt-venues.json' with { type: 'json' };
 
@@ -19,7 +20,7 @@ export const ccxtCatalogVenue = z.strictObject({
   url: webUrl,
   logo: webUrl.optional(),
   docs: webUrl.optional(),
-  channels: z.array(z.enum(['trades', 'books', 'liquidations'])).min(1),
+  channels: z.array(z.enum(channels)).min(1),
 });
 export type CcxtCatalogVenue = z.infer<typeof ccxtCatalogVenue>;
 

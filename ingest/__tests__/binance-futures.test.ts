@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { BookSync } from '../bookSync.ts';
-import { selectMarkets, toLiquidationEvent } from '../collector.ts';
+import { selectMarkets, toLiquidationEvent } from '../normalize.ts';
 import type { BookMessage, VenueMarket, VenueMessage } from '../venue.ts';
 import { parseExchangeInfo } from '../venues/binance.ts';
 import { binanceFutures } from '../venues/binance-futures.ts';

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { BookSync } from '../bookSync.ts';
-import { selectMarkets, toTradeEvent } from '../collector.ts';
+import { selectMarkets, toTradeEvent } from '../normalize.ts';
 import type { BookMessage, VenueMarket } from '../venue.ts';
 import { binance, parseExchangeInfo } from '../venues/binance.ts';
 import { fixture, frames } from './fixtures.ts';

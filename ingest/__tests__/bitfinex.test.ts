@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { BookSync } from '../bookSync.ts';
-import { selectMarkets, toLiquidationEvent, toTradeEvent } from '../collector.ts';
+import { selectMarkets, toLiquidationEvent, toTradeEvent } from '../normalize.ts';
 import type { BookMessage, VenueMarket, VenueMessage, VenueSession } from '../venue.ts';
 import { bitfinex, bitfinexDerivatives, parsePairList } from '../venues/bitfinex.ts';
 import { fixture, frames } from './fixtures.ts';

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { BookSync } from '../bookSync.ts';
-import { selectMarkets, toLevels, toLiquidationEvent, toTradeEvent } from '../collector.ts';
+import { selectMarkets, toLevels, toLiquidationEvent, toTradeEvent } from '../normalize.ts';
 import type { BookMessage, VenueMarket, VenueMessage } from '../venue.ts';
 import { bitmex, bitmexSession, parseInstruments } from '../venues/bitmex.ts';
 import { fixture, frames } from './fixtures.ts';

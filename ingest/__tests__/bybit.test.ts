@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { BookSync } from '../bookSync.ts';
-import { selectMarkets } from '../collector.ts';
+import { selectMarkets } from '../normalize.ts';
 import type { BookMessage, VenueMarket } from '../venue.ts';
 import { bybit, bybitLinear, parseInstruments } from '../venues/bybit.ts';
 import { fixture, frames } from './fixtures.ts';

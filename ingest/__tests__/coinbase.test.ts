@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { BookSync, ConnectionSequence } from '../bookSync.ts';
-import { selectMarkets } from '../collector.ts';
+import { selectMarkets } from '../normalize.ts';
 import type { BookMessage, VenueMarket, VenueMessage } from '../venue.ts';
 import { coinbase, parseProducts } from '../venues/coinbase.ts';
 import { fixture, frames } from './fixtures.ts';

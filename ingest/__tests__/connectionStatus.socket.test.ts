@@ -3,7 +3,7 @@
 import { describe, expect, test } from 'vitest';
 import type { StatusEvent } from '../../infra/events.ts';
 import type { Logger } from '../../infra/log.ts';
-import { eventTimeCheck } from '../collector.ts';
+import { eventTimeCheck } from '../normalize.ts';
 import { startLive, until } from './liveVenue.ts';
 
 const fast = { keepAlive: { pingEveryMs: 150, staleAfterMs: 700 }, backoff: { baseMs: 50, maxMs: 200 } };

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test, vi } from 'vitest';
 import { BookSync } from '../bookSync.ts';
-import { selectMarkets, toTradeEvent } from '../collector.ts';
+import { selectMarkets, toTradeEvent } from '../normalize.ts';
 import type { BookMessage, VenueMarket, VenueMessage } from '../venue.ts';
 import { gate, parsePairs } from '../venues/gate.ts';
 import { fixture, frames } from './fixtures.ts';

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { BookSync } from '../bookSync.ts';
-import { selectMarkets } from '../collector.ts';
+import { selectMarkets } from '../normalize.ts';
 import type { BookMessage } from '../venue.ts';
 import { kraken, parseInstrumentSnapshot } from '../venues/kraken.ts';
 import { fixture, frames } from './fixtures.ts';

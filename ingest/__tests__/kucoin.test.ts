@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { BookSync } from '../bookSync.ts';
-import { selectMarkets, toTradeEvent } from '../collector.ts';
+import { selectMarkets, toTradeEvent } from '../normalize.ts';
 import type { BookMessage, VenueMarket, VenueMessage } from '../venue.ts';
 import { kucoin, parseBullet, parseSymbols } from '../venues/kucoin.ts';
 import { fixture, frames } from './fixtures.ts';

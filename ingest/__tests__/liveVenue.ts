@@ -4,7 +4,8 @@
 import { afterEach, describe, expect, test } from 'vitest';
 import type { BookEvent, LiquidationEvent, MarketEvent, TradeEvent } from '../../infra/events.ts';
 import { createLogger } from '../../infra/log.ts';
-import { startCollector, type Collector, type CollectorTuning } from '../collector.ts';
+import { startCollector, type CollectorTuning } from '../collector.ts';
+import type { Collector } from '../collectorKit.ts';
 import type { SimMarket } from '../../test/simulator/market.ts';
 import { startSimulator, type SimulatedVenueId, type Simulator, type SimulatorOptions } from '../../test/simulator/simulator.ts';
 import type { SentTrade } from '../../test/simulator/venueServer.ts';

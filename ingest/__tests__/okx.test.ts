@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'vitest';
 import { BookSync } from '../bookSync.ts';
 import { OrderBook } from '../orderBook.ts';
-import { selectMarkets, toLevels, toLiquidationEvent, toTradeEvent } from '../collector.ts';
+import { selectMarkets, toLevels, toLiquidationEvent, toTradeEvent } from '../normalize.ts';
 import type { BookMessage, VenueMarket, VenueMessage } from '../venue.ts';
 import { okx, okxSwap, parseInstruments } from '../venues/okx.ts';
 import { fixture, frames } from './fixtures.ts';
@@ -87,6 +87,22 @@ describe('okx book sync', () => {
     expect(sync.onMessage(update!)).toBe('ignored');
     expect(sync.onMessage(snapshot!)).toBe('snapshot');
     expect(sync.synced).toBe(true);
+  });
+
+  test('since OKX deprecated the field (production, 23 June 2026) every checksum is 0: such frames keep the book on the seqId chain', () => {
+    // The hand-written frames with the checksum the venue now sends; the chain still catches a gap.
+    const zeroed = (name: string) => frames('okx', name).map((f) => {
+      const frame = JSON.parse(f) as { data: { checksum: number }[] };
+      for (const d of frame.data) d.checksum = 0;
+      return JSON.stringify(frame);
+    }).flatMap(okx.parse) as BookMessage[];
+    const [snapshot0] = zeroed('ws_book_snapshot.json');
+    const [update0, gap0] = zeroed('ws_book_update.json');
+    const sync = new BookSync(okxSwap.book, btcSwap);
+    expect(sync.onMessage(snapshot0!)).toBe('snapshot');
+    expect(sync.onMessage(update0!)).toBe('applied');
+    expect(sync.onMessage(gap0!)).toBe('gap');
+    expect(sync.resyncs).toBe(1);
   });
 
   test('a book that no longer matches the venue checksum is a counted resync', () => {

@@ -24,6 +24,14 @@ test('every native venue file (one with recorded fixtures beside it) is register
   }
 });
 
+test('the venue catalog states each native venue\'s channels and sampled liquidations as its descriptor does', () => {
+  // The API and the liquidation sink read these facts from the catalog: a descriptor that changes them alone would make them lie.
+  for (const v of nativeVenues) {
+    expect(findVenue(v.id)?.channels, `${v.id}: channels in infra/catalog/venues.json`).toEqual(v.channels);
+    expect(findVenue(v.id)?.liquidationsSampled, `${v.id}: liquidationsSampled in infra/catalog/venues.json`).toBe(v.liquidations?.sampled === true);
+  }
+});
+
 test('endpoints: the venue defaults, or VENUE_<ID>_WS_URL / _REST_URL checked as URLs', () => {
   const swap = findNativeVenue('okx-swap')!;
   expect(venueEndpoints(swap, {})).toEqual(swap.endpoints);

@@ -5,7 +5,7 @@
 // descriptions (writeCcxtCatalog.ts); this file holds the judgement ccxt cannot give: which
 // exchanges a native collector already covers, which are left out and why, and per-venue settings.
 import { ccxtCatalogVenue, ccxtCatalogVenues, type CcxtCatalogVenue } from '../../infra/catalog/ccxtCatalog.ts';
-import type { Channel } from '../venue.ts';
+import type { Channel } from '../../infra/events.ts';
 
 type Contract = CcxtCatalogVenue['contract'];
 

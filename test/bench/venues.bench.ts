@@ -6,7 +6,8 @@
 // to a book (that cost depends on book depth, not on the protocol).
 // Usage: node test/bench/venues.bench.ts [frames per venue]   (default 5000)
 import WebSocket from 'ws';
-import { selectMarkets, toLiquidationEvent, toTradeEvent, venueIo } from '../../ingest/collector.ts';
+import { selectMarkets, toLiquidationEvent, toTradeEvent } from '../../ingest/normalize.ts';
+import { venueIo } from '../../ingest/venueIo.ts';
 import { isSimulatedVenue, startSimulator } from '../simulator/simulator.ts';
 import type { VenueDescriptor, VenueMarket } from '../../ingest/venue.ts';
 import { nativeVenues } from '../../ingest/venues/registry.ts';

@@ -1,0 +1,112 @@
+// Venue messages to bus events, by the rules of ingest/EVENTS.md: pure conversions that both
+// collectors (native and ccxt) and the venue tests share. No I/O here.
+import { assetIdForVenueTicker } from '../infra/catalog/catalog.ts';
+import type { LiquidationEvent, StatusEvent, TradeEvent } from '../infra/events.ts';
+import type { Logger } from '../infra/log.ts';
+import { decimalProduct, decimalProductOver } from './decimal.ts';
+import type { Level, RawLevel } from './orderBook.ts';
+import type { MarketListing, VenueDescriptor, VenueMarket, VenueMessage } from './venue.ts';
+
+type TradeMessage = Extract<VenueMessage, { kind: 'trade' }>;
+type LiquidationMessage = Extract<VenueMessage, { kind: 'liquidation' }>;
+
+const positive = (n: number) => Number.isFinite(n) && n > 0;
+
+/** A venue quantity at a price in base units: contracts times base per contract, or for inverse markets contracts times quote per contract over the price. */
+export function baseQuantity(market: Pick<MarketListing, 'contractSize' | 'inverse'>, quantity: string, price: string): number {
+  return market.inverse ? decimalProductOver(quantity, market.contractSize, price) : decimalProduct(quantity, market.contractSize);
+}
+
+/** A venue trade as our event: quantity in base units (contracts converted exactly), undefined when malformed. */
+export function toTradeEvent(venue: string, market: VenueMarket, t: TradeMessage, receivedAt: number): TradeEvent | undefined {
+  const price = Number(t.price);
+  const quantity = baseQuantity(market, t.quantity, t.price);
+  if (!positive(price) || !positive(quantity) || !Number.isSafeInteger(t.ts) || t.ts < 0 || t.tradeId === '') return undefined;
+  return {
+    type: 'trade',
+    venue,
+    market: market.symbol,
+    asset: market.asset,
+    quote: market.quote,
+    tradeId: t.tradeId,
+    price,
+    quantity,
+    side: t.side,
+    ts: t.ts,
+    receivedAt,
+  };
+}
+
+export function toLiquidationEvent(venue: string, market: VenueMarket, l: LiquidationMessage, receivedAt: number): LiquidationEvent | undefined {
+  const price = Number(l.price);
+  const quantity = baseQuantity(market, l.quantity, l.price);
+  const ts = l.ts ?? receivedAt;
+  if (!positive(price) || !positive(quantity) || !Number.isSafeInteger(ts) || ts < 0 || l.liquidationId === '') return undefined;
+  return {
+    type: 'liquidation',
+    venue,
+    market: market.symbol,
+    asset: market.asset,
+    quote: market.quote,
+    liquidationId: l.liquidationId,
+    price,
+    quantity,
+    positionSide: l.positionSide,
+    ts,
+    receivedAt,
+  };
+}
+
+/**
+ * How far a venue's event time may lie before or after our receive time (ingest/EVENTS.md): an
+ * older one would make the sink's duplicate lookup scan the asset's history, a later one is a
+ * clock or parse error. A day covers recent-trade replays on reconnect; a minute, clock skew.
+ */
+export const eventTimeBounds = { beforeMs: 86_400_000, afterMs: 60_000 };
+
+/**
+ * Whether an event's venue time is within the bounds around its receive time. The first event a
+ * collector refuses is logged with a sample (the others are counted as unknown messages).
+ */
+export function eventTimeCheck(log: Logger): (event: { market: string; ts: number; receivedAt: number }) => boolean {
+  let logged = false;
+  return ({ market, ts, receivedAt }) => {
+    if (ts >= receivedAt - eventTimeBounds.beforeMs && ts <= receivedAt + eventTimeBounds.afterMs) return true;
+    if (!logged) {
+      logged = true;
+      log.warn({ market, ts, receivedAt, bounds: eventTimeBounds }, 'event time implausibly far from its receipt: refused (further ones only counted as unknown)');
+    }
+    return false;
+  };
+}
+
+/** The connection status of markets, as published on the `statuses` topic. */
+export function statusEvents(venue: string, markets: readonly VenueMarket[], connected: boolean, at: number): StatusEvent[] {
+  return markets.map((m) => ({ type: 'status', venue, market: m.symbol, asset: m.asset, quote: m.quote, ts: at, receivedAt: at, connected }));
+}
+
+/** Book levels in base units. */
+export function toLevels(raw: readonly RawLevel[], market: Pick<MarketListing, 'contractSize' | 'inverse'>): Level[] {
+  return raw.map(([p, q]) => [Number(p), baseQuantity(market, q, p)]);
+}
+
+/**
+ * The markets to follow: quoted in one of the venue's followed quotes, base asset in the catalog's
+ * explicit venue table (and in `assets`, when the operator chose some). Markets whose base asset is
+ * not in the table are listed as unmapped, never guessed.
+ */
+export function selectMarkets(
+  venue: Pick<VenueDescriptor, 'id' | 'quotes'>,
+  listings: readonly MarketListing[],
+  assets?: ReadonlySet<string>,
+): { markets: VenueMarket[]; unmapped: string[] } {
+  const markets = new Map<string, VenueMarket>();
+  const unmapped = new Set<string>();
+  for (const l of listings) {
+    if (!venue.quotes.includes(l.quote) || markets.has(l.symbol)) continue;
+    const asset = assetIdForVenueTicker(venue.id, l.base);
+    if (!asset) unmapped.add(l.symbol);
+    else if (!assets || assets.has(asset)) markets.set(l.symbol, { ...l, asset });
+  }
+  return { markets: [...markets.values()], unmapped: [...unmapped].sort() };
+}
