@@ -1,8 +1,7 @@
 // Bitfinex's websocket v2 and pair-list REST over the SIMULATED market model, for exchange pairs
 // and perpetual futures: channels numbered per connection (chanId), trades (te then tu), P0 books
 // one level per message with checksums (conf flag 131072), the liq:global status feed, heartbeats.
-import { OrderBook } from '../../ingest/orderBook.ts';
-import { bitfinexChecksum } from '../../ingest/venues/bitfinex.ts';
+import { bitfinexBookChecksum } from './checksums.ts';
 import { simulatedTickers, sortedLevels, type ListingSpec, type SimMarket } from './market.ts';
 import type { SimClient, SimVenueServer, VenueProtocol } from './venueServer.ts';
 
@@ -26,17 +25,15 @@ interface Connection {
 }
 
 /** [PRICE, COUNT, AMOUNT]: asks carry negative amounts; COUNT 0 removes the level (AMOUNT 1 a bid, -1 an ask). */
-const bookRow = (side: 'bid' | 'ask', [price, qty]: [string, string]) => {
+const bookRow = (side: 'bid' | 'ask', [price, qty]: [string, string]): [number, number, number] => {
   const sign = side === 'bid' ? 1 : -1;
   return Number(qty) === 0 ? [Number(price), 0, sign] : [Number(price), 1, sign * Number(qty)];
 };
 
-/** The checksum the venue sends, over its own top 25 levels as numbers print in JavaScript. */
+/** The checksum the venue sends, over the [PRICE, AMOUNT] of the rows it publishes for its top 25 levels. */
 function checksumOf(m: SimMarket): number {
-  const book = new OrderBook();
-  for (const [p, q] of sortedLevels(m.bids, 'bid', 25)) book.set('bid', [String(Number(p)), String(Number(q))]);
-  for (const [p, q] of sortedLevels(m.asks, 'ask', 25)) book.set('ask', [String(Number(p)), String(Number(q))]);
-  return bitfinexChecksum(book);
+  const rows = (side: 'bid' | 'ask') => sortedLevels(side === 'bid' ? m.bids : m.asks, side, 25).map((l) => bookRow(side, l)).map(([price, , amount]) => [price, amount] as const);
+  return bitfinexBookChecksum(rows('bid'), rows('ask'));
 }
 
 /** A price of the step's changes within the top 25 the checksum covers, bids first; none if the step changed only deeper levels. */

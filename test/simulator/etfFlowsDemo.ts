@@ -1,10 +1,10 @@
-// Writes the SIMULATED ETF flow files of the demo (btc.csv, eth.csv, sol.csv beside this file).
+// Writes the SIMULATED ETF flow files of the demo (infra/reference/etf-flows-demo/btc.csv, eth.csv, sol.csv).
 // The numbers are random, of a plausible size and sign; they are not fund disclosures. Run:
-//   node infra/reference/etf-flows-demo/generate.ts
+//   node test/simulator/etfFlowsDemo.ts
 // Same seed, same files: the output is committed and only changes when this script does.
 import { writeFileSync } from 'node:fs';
-import { etfAssetId, etfFundsOf, type EtfAssetId } from '../etfFunds.ts';
-import { seededRandom } from '../../../test/simulator/market.ts';
+import { etfAssetId, etfFundsOf, type EtfAssetId } from '../../infra/reference/etfFunds.ts';
+import { seededRandom } from './market.ts';
 
 const seed = 20261122;
 const lastDay = '2026-11-20';
@@ -44,8 +44,8 @@ function simulate(asset: EtfAssetId, next: () => number): string {
   const funds = etfFundsOf(asset);
   const normal = () => Math.sqrt(-2 * Math.log(1 - next())) * Math.cos(2 * Math.PI * next());
   const lines = [
-    `# SIMULATED DEMO DATA, not fund disclosures: random flows of a plausible size, written by generate.ts (seed ${seed}).`,
-    '# source: SIMULATED demo data (infra/reference/etf-flows-demo/generate.ts)',
+    `# SIMULATED DEMO DATA, not fund disclosures: random flows of a plausible size, written by test/simulator/etfFlowsDemo.ts (seed ${seed}).`,
+    '# source: SIMULATED demo data (test/simulator/etfFlowsDemo.ts)',
     '# simulated: true',
     'date,fund,flow_usd',
   ];
@@ -75,5 +75,5 @@ function simulate(asset: EtfAssetId, next: () => number): string {
 
 const next = seededRandom(seed);
 for (const asset of etfAssetId.options) {
-  writeFileSync(new URL(`./${asset}.csv`, import.meta.url), simulate(asset, next));
+  writeFileSync(new URL(`../../infra/reference/etf-flows-demo/${asset}.csv`, import.meta.url), simulate(asset, next));
 }

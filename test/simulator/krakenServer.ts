@@ -1,7 +1,6 @@
 // Kraken spot websocket v2 over the SIMULATED market model: instrument, trade and book channels,
 // checksums, heartbeats. Prices and quantities go out as JSON numbers, as Kraken sends them.
-import { OrderBook } from '../../ingest/orderBook.ts';
-import { krakenChecksum } from '../../ingest/venues/kraken.ts';
+import { krakenBookChecksum } from './checksums.ts';
 import { simulatedTickers, sortedLevels, type ListingSpec, type SimMarket } from './market.ts';
 import type { SimClient, SimVenueServer, VenueProtocol } from './venueServer.ts';
 
@@ -11,13 +10,8 @@ export function krakenListings(tickers: readonly string[] = simulatedTickers): L
 
 const levels = (raw: [string, string][]) => raw.map(([price, qty]) => ({ price: Number(price), qty: Number(qty) }));
 
-/** The checksum the venue sends, over its own top 10 levels. */
-function checksumOf(m: SimMarket): number {
-  const book = new OrderBook();
-  for (const level of sortedLevels(m.bids, 'bid', 10)) book.set('bid', level);
-  for (const level of sortedLevels(m.asks, 'ask', 10)) book.set('ask', level);
-  return krakenChecksum(book, m);
-}
+/** The checksum the venue sends, over its own top 10 levels, in its strings at the pair's precision. */
+const checksumOf = (m: SimMarket) => krakenBookChecksum(sortedLevels(m.bids, 'bid', 10), sortedLevels(m.asks, 'ask', 10));
 
 function touchesTop10(m: SimMarket, bids: [string, string][], asks: [string, string][]): boolean {
   const bidFloor = Number(sortedLevels(m.bids, 'bid', 10).at(-1)?.[0] ?? Infinity);

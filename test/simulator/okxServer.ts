@@ -1,7 +1,6 @@
 // OKX v5's public websocket and instruments REST over the SIMULATED market model, for spot
 // (instType SPOT) and linear perpetual swaps (SWAP, sizes in contracts of ctVal base units).
-import { OrderBook } from '../../ingest/orderBook.ts';
-import { okxChecksum } from '../../ingest/venues/okx.ts';
+import { okxBookChecksum } from './checksums.ts';
 import { simulatedTickers, sortedLevels, type ListingSpec, type SimMarket } from './market.ts';
 import type { SimClient, SimVenueServer, VenueProtocol } from './venueServer.ts';
 
@@ -17,12 +16,7 @@ export function okxSwapListings(tickers: readonly string[] = simulatedTickers, p
 const okxLevels = (levels: [string, string][]) => levels.map(([p, q]) => [p, q, '0', '1']);
 
 /** The checksum the venue sends: computed over its own book, in its own strings. */
-function checksumOf(m: SimMarket): number {
-  const book = new OrderBook();
-  for (const level of sortedLevels(m.bids, 'bid', 25)) book.set('bid', level);
-  for (const level of sortedLevels(m.asks, 'ask', 25)) book.set('ask', level);
-  return okxChecksum(book);
-}
+const checksumOf = (m: SimMarket) => okxBookChecksum(sortedLevels(m.bids, 'bid', 25), sortedLevels(m.asks, 'ask', 25));
 
 export function okxProtocol(server: SimVenueServer, instType: 'SPOT' | 'SWAP'): VenueProtocol {
   const bySymbol = new Map(server.listing.markets.map((m) => [m.symbol, m]));
