@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { redactUrl } from './redact.ts';
 
 const optionalUrl = (what: string) =>
   z
@@ -9,6 +10,8 @@ const optionalUrl = (what: string) =>
     .refine((v) => v === undefined || URL.canParse(v), { message: `must be a URL (${what})` });
 
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+/** For variables whose default belongs to the code that reads them (the index engine's). */
+const optionalPositiveInt = z.coerce.number().int().positive().optional();
 
 /**
  * Every environment variable the service reads, with its default. One schema for all roles:
@@ -50,6 +53,12 @@ export const configSchema = z.object({
   STORE_INSERT_TIMEOUT_MS: positiveInt(30_000),
   /** pino log level. */
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /**
+   * Level of the API's access log line (request id, method, route, status, ms; one per request).
+   * Default debug: hidden at LOG_LEVEL=info, since a busy API would drown the log; set info to see
+   * them. A 5xx answer is logged at warn or above whatever this says (silent: none at all).
+   */
+  ACCESS_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('debug'),
   /** Set by `npm run demo`: responses that name their source say the data is simulated. */
   MDS_SIMULATED: z
     .enum(['0', '1', 'false', 'true'])
@@ -78,40 +87,42 @@ export const configSchema = z.object({
     .transform((v) => v === '1' || v === 'true'),
   /** An index price older than this (ms) is reported with measured=false. */
   INDEX_STALE_AFTER_MS: positiveInt(60_000),
-  // Index price engine (aggregate/indexPrice.ts, aggregate/METHODOLOGY.md "Index price": precedents of each default).
-  /** outlier: a market more than this many percent from the median of the markets still in (Coin Metrics 3 %; CF Benchmarks 5-10 %). */
-  INDEX_OUTLIER_PCT: z.coerce.number().positive().max(100).default(3),
-  /** An outlier is re-admitted once within this percentage of INDEX_OUTLIER_PCT (CF Benchmarks: 50). */
-  INDEX_OUTLIER_READMIT_PCT: z.coerce.number().positive().max(100).default(50),
-  /** low_share: a market with less than this percentage of the asset's trailing volume (Coin Metrics: 1 for CEX markets). */
-  INDEX_MIN_SHARE_PCT: z.coerce.number().min(0).max(100).default(1),
-  /** stale: never before the last trade is this old (ms; Coin Metrics inactivity rule: 1 min)... */
-  INDEX_STALE_MIN_MS: positiveInt(60_000),
-  /** ...always once it is this old (ms; Coin Metrics: 10 min)... */
-  INDEX_STALE_MAX_MS: positiveInt(600_000),
-  /** ...and in between once it is older than this many mean inter-trade intervals (Coin Metrics: 100). */
-  INDEX_STALE_INTERVALS: z.coerce.number().positive().default(100),
-  /** Fewest healthy venues behind the price of an asset with that many eligible venues; fewer = fail closed, last price carried. */
-  INDEX_MIN_VENUES: positiveInt(2),
-  /** crossed_book applies when the market's latest book was measured within this many ms of the second. */
-  INDEX_CROSSED_BOOK_MAX_AGE_MS: positiveInt(60_000),
-  /** Include perpetual markets in the index price (Coin Metrics: spot only). */
+  // Index price engine. Unset = the engine's default: its one home is indexParamsSchema in
+  // aggregate/indexPrice.ts and indexScheduleSchema in aggregate/indexRunner.ts (with precedents, as
+  // in aggregate/METHODOLOGY.md "Index price"); indexSettingsFromConfig maps these variables onto them.
+  /** outlier: a market more than this many percent from the median of the markets still in (outlierThreshold × 100). */
+  INDEX_OUTLIER_PCT: z.coerce.number().positive().max(100).optional(),
+  /** An outlier is re-admitted once within this percentage of INDEX_OUTLIER_PCT (outlierReadmitFraction × 100). */
+  INDEX_OUTLIER_READMIT_PCT: z.coerce.number().positive().max(100).optional(),
+  /** low_share: a market with less than this percentage of the asset's trailing volume (minShare × 100). */
+  INDEX_MIN_SHARE_PCT: z.coerce.number().min(0).max(100).optional(),
+  /** stale: never before the last trade is this old (ms; staleMinMs)... */
+  INDEX_STALE_MIN_MS: optionalPositiveInt,
+  /** ...always once it is this old (ms; staleMaxMs)... */
+  INDEX_STALE_MAX_MS: optionalPositiveInt,
+  /** ...and in between once it is older than this many mean inter-trade intervals (staleIntervals). */
+  INDEX_STALE_INTERVALS: z.coerce.number().positive().optional(),
+  /** Fewest healthy venues behind the price of an asset with that many eligible venues; fewer = fail closed, last price carried (minHealthyVenues). */
+  INDEX_MIN_VENUES: optionalPositiveInt,
+  /** crossed_book applies when the market's latest book was measured within this many ms of the second (crossedBookMaxAgeMs). */
+  INDEX_CROSSED_BOOK_MAX_AGE_MS: optionalPositiveInt,
+  /** Include perpetual markets in the index price: 1/true or 0/false (includePerpetuals). */
   INDEX_PERPETUALS: z
     .enum(['0', '1', 'false', 'true'])
-    .default('0')
-    .transform((v) => v === '1' || v === 'true'),
-  /** Trailing window of the volume weights and shares, whole minutes (CCData, CoinMarketCap: 24 h). */
-  INDEX_VOLUME_WINDOW_MIN: positiveInt(1_440),
-  /** Trailing window of the mean inter-trade interval, whole minutes (Coin Metrics: 60). */
-  INDEX_INTERVAL_WINDOW_MIN: positiveInt(60),
-  /** The index of a second is computed once it ended this long ago (ms), so late trades land first. */
-  INDEX_LAG_MS: z.coerce.number().int().min(0).default(2_000),
-  /** Seconds already computed that the index runner computes again each second, for late trades. */
-  INDEX_RECOMPUTE_S: z.coerce.number().int().min(0).default(10),
-  /** Most seconds the index runner computes in one step while catching up. */
-  INDEX_MAX_SECONDS_PER_TICK: positiveInt(600),
-  /** With no index stored yet, the runner starts at most this many hours back. */
-  INDEX_BACKFILL_HOURS: positiveInt(168),
+    .optional()
+    .transform((v) => (v === undefined ? undefined : v === '1' || v === 'true')),
+  /** Trailing window of the volume weights and shares, whole minutes (volumeWindowMinutes). */
+  INDEX_VOLUME_WINDOW_MIN: optionalPositiveInt,
+  /** Trailing window of the mean inter-trade interval, whole minutes (intervalWindowMinutes). */
+  INDEX_INTERVAL_WINDOW_MIN: optionalPositiveInt,
+  /** The index of a second is computed once it ended this long ago (ms), so late trades land first (lagMs). */
+  INDEX_LAG_MS: z.coerce.number().int().min(0).optional(),
+  /** Seconds already computed that the index runner computes again each second, for late trades (recomputeSeconds). */
+  INDEX_RECOMPUTE_S: z.coerce.number().int().min(0).optional(),
+  /** Most seconds the index runner computes in one step while catching up (maxSecondsPerTick). */
+  INDEX_MAX_SECONDS_PER_TICK: optionalPositiveInt,
+  /** With no index stored yet, the runner starts at most this many hours back (backfillMs / 3600000). */
+  INDEX_BACKFILL_HOURS: optionalPositiveInt,
   /**
    * EVM chains whose DEX activity is indexed (RPC URL, factories, tokens): the path of a JSON file
    * or the JSON itself, validated by aggregate/jobs/chains/chainsConfig.ts. Unset = no chain indexed.
@@ -148,10 +159,18 @@ export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
+/** Variables whose value an error message must not repeat. */
+const secretVariables = new Set(['DEMO_API_KEY', 'METRICS_TOKEN']);
+
+/** A wrong value as the error shows it: URLs without their credentials, secrets by length only. */
+function shownValue(name: string, value: string): string {
+  return secretVariables.has(name) ? `(${value.length} characters)` : JSON.stringify(redactUrl(value));
+}
+
 /** Parses the environment once at start; the error names every variable that is wrong. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const result = configSchema.safeParse(env);
   if (result.success) return result.data;
-  const lines = result.error.issues.map((i) => `  ${i.path.join('.')}=${JSON.stringify(env[String(i.path[0])] ?? '')}: ${i.message}`);
+  const lines = result.error.issues.map((i) => `  ${i.path.join('.')}=${shownValue(String(i.path[0]), env[String(i.path[0])] ?? '')}: ${i.message}`);
   throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
 }

@@ -2,6 +2,8 @@ import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import express, { type RequestHandler, type Router } from 'express';
 import { Counter, Histogram } from 'prom-client';
+import type { LevelWithSilent } from 'pino';
+import type { Logger } from './log.ts';
 import type { Metrics } from './metrics.ts';
 
 /** One condition of readiness: `ok` false makes /ready answer 503, with `reason` saying why. */
@@ -80,11 +82,20 @@ export function opsRouter(options: { metrics: Metrics; checks: () => readonly Re
   return router;
 }
 
+/** The access log: one line per request at `level`; a 5xx answer at warn or above, whatever `level` says (silent: none). */
+export interface AccessLog {
+  log: Logger;
+  level: LevelWithSilent;
+}
+
+const levelRank: Record<LevelWithSilent, number> = { trace: 0, debug: 1, info: 2, warn: 3, error: 4, fatal: 5, silent: 6 };
+
 /**
  * Counts every HTTP request by route template (not the raw path, which would make one series per
- * id) and status, and times it. Mounted first, so 401s and 429s are counted too.
+ * id) and status, and times it; with `access`, logs it (request id, method, route, status, ms).
+ * Mounted first, so 401s and 429s are counted too.
  */
-export function observeRequests(metrics: Metrics): RequestHandler {
+export function observeRequests(metrics: Metrics, access?: AccessLog): RequestHandler {
   const registers = [metrics.registry];
   const requests = new Counter({ name: 'mds_http_requests_total', help: 'HTTP requests by route and status.', labelNames: ['route', 'status'], registers });
   const seconds = new Histogram({
@@ -98,8 +109,13 @@ export function observeRequests(metrics: Metrics): RequestHandler {
     const start = process.hrtime.bigint();
     res.once('finish', () => {
       const route = (req.route?.path as string | undefined) ?? 'unmatched';
+      const elapsedS = Number(process.hrtime.bigint() - start) / 1e9;
       requests.inc({ route, status: String(res.statusCode) });
-      seconds.observe({ route }, Number(process.hrtime.bigint() - start) / 1e9);
+      seconds.observe({ route }, elapsedS);
+      if (!access || access.level === 'silent') return;
+      const level = res.statusCode >= 500 && levelRank[access.level] < levelRank.warn ? 'warn' : access.level;
+      // requestId is set by the API's first middleware (api/requestId.ts), which runs after this one.
+      access.log[level]({ requestId: res.locals.requestId as string | undefined, method: req.method, route, status: res.statusCode, ms: Math.round(elapsedS * 10_000) / 10 }, 'request');
     });
     next();
   };

@@ -34,11 +34,11 @@ Engines, and how to read them:
 Examples:
 
 \`\`\`sql
--- Daily index candles of bitcoin (markets of the index's quotes), last 30 days
+-- Daily candles of bitcoin's USD-quoted markets, all venues together, last 30 days
 SELECT bucket, argMinMerge(open) AS open, max(high) AS high, min(low) AS low,
        argMaxMerge(close) AS close, sum(volume) AS volume
 FROM candles_1d
-WHERE asset = 'bitcoin' AND quote IN ('USD', 'USDT', 'USDC') AND bucket >= now() - INTERVAL 30 DAY
+WHERE asset = 'bitcoin' AND quote = 'USD' AND bucket >= now() - INTERVAL 30 DAY
 GROUP BY bucket ORDER BY bucket;
 
 -- The index price of ethereum, second by second, over the last hour

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { answerHelpAndVersion } from '../infra/cli.ts';
 import { openStore, type Store } from '../infra/store.ts';
 import { migrate } from '../infra/migrate.ts';
 import { findVenue } from '../infra/catalog/catalog.ts';
@@ -336,10 +337,16 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
+  const usage = `usage: npm run soak -- [--minutes 10] [--keep]
+  --minutes N   length of the run (default 10)
+  --keep        keep the data directory and the service log afterwards
+  --help, -h    this text
+  --version     the service's version`;
+  answerHelpAndVersion(process.argv.slice(2), usage);
   const { values } = parseArgs({ options: { minutes: { type: 'string', default: '10' }, keep: { type: 'boolean', default: false } } });
   const durationMs = Number(values.minutes) * 60_000;
   if (!(durationMs > 0)) {
-    console.error('usage: npm run soak -- [--minutes 10] [--keep]');
+    console.error(usage);
     process.exit(2);
   }
   const result = await runSoak({

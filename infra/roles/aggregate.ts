@@ -43,6 +43,7 @@ export async function startAggregate(ctx: RoleContext, { store, activity }: Role
   sampledCounter(metrics, { name: 'mds_index_rows_total', help: 'Rows the index runner wrote to index_ticks.', labelNames: [], read: () => one(index.stats().rows) });
   sampledCounter(metrics, { name: 'mds_index_failures_total', help: 'Index steps that failed (retried).', labelNames: [], read: () => one(index.stats().failures) });
   sampledCounter(metrics, { name: 'mds_sink_duplicates_total', help: 'Events the trade sink dropped because the store already held them.', labelNames: [], read: () => one(trades.stats().duplicates) });
+  reportCatchUp(ctx, () => index.stats().lastComputed, indexLagMs);
   checks.push({
     name: 'index',
     check: () => {
@@ -57,4 +58,32 @@ export async function startAggregate(ctx: RoleContext, { store, activity }: Role
       return at === undefined ? { ok: false, reason: 'no trade inserted yet' } : withinMs('lastTradeInsertAgeMs', Date.now() - at, config.READY_MAX_INGEST_AGE_MS, 'no trade inserted for');
     },
   });
+}
+
+/**
+ * The index runner's catch-up (its backfill on a fresh store, or the seconds missed while stopped)
+ * can take minutes: every 10 s until it is within READY_MAX_INDEX_LAG_MS of now, one line with how
+ * far it got, then one line when it is there.
+ */
+function reportCatchUp({ config, log, life }: RoleContext, lastComputed: () => number | undefined, lagMs: () => number | undefined): void {
+  const startedAt = Date.now();
+  let from: number | undefined;
+  let reported = false;
+  const timer = setInterval(() => {
+    const last = lastComputed();
+    const lag = lagMs();
+    if (last === undefined || lag === undefined) return;
+    from ??= last;
+    if (lag <= config.READY_MAX_INDEX_LAG_MS) {
+      if (reported) log.info({ part: 'index', tookS: Math.round((Date.now() - startedAt) / 1000) }, 'index caught up');
+      clearInterval(timer);
+      return;
+    }
+    const target = last + lag / 1000;
+    const donePct = target > from ? Math.floor(((last - from) / (target - from)) * 100) : 0;
+    log.info({ part: 'index', computedUpTo: new Date((last + 1) * 1000).toISOString(), behindS: Math.round(lag / 1000), donePct }, 'index catching up');
+    reported = true;
+  }, 10_000);
+  timer.unref();
+  life.add('index-progress', async () => clearInterval(timer));
 }

@@ -25,7 +25,7 @@ export async function startHttp(ctx: RoleContext, opened: RoleStore | undefined,
   const ops = opsRouter({ metrics, checks: () => checks, access: { token: config.METRICS_TOKEN } });
   if (opened?.faults) ops.use(storeFaultRoute(opened.faults, log));
   if (options.api && store) {
-    const api = await startApi({ store, config, log: log.child({ part: 'api' }), ops: { observe: observeRequests(metrics), router: ops } });
+    const api = await startApi({ store, config, log: log.child({ part: 'api' }), ops: { observe: observeRequests(metrics, { log: log.child({ part: 'access' }), level: config.ACCESS_LOG_LEVEL }), router: ops } });
     life.add('api', () => api.close());
     log.info({ url: api.url }, 'api listening');
   } else {

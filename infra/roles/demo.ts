@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import { closeSync, mkdirSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { etfFlowsDemoDir } from '../../aggregate/jobs/etfFlows.ts';
 import { fxDemoSnapshotFile } from '../../aggregate/jobs/fxReference.ts';
 import { KeyStore } from '../../api/keys.ts';
@@ -49,9 +51,45 @@ export async function seedDemo({ log }: RoleContext, store: Store, simulator: Si
   if (seeded > 0) log.info({ trades: seeded, days: 45 }, 'demo store seeded with SIMULATED history');
 }
 
-/** The demo's key, provisioned and printed once for the person running it; it never goes to the log stream. */
-export async function provisionDemoKey({ config }: RoleContext, store: Store): Promise<void> {
+/**
+ * Shows `text` to the person at the terminal, never on stdout (the log stream, which a collector
+ * may capture): on stderr when it is a terminal, else on the process's controlling terminal
+ * (/dev/tty). False when there is no terminal at all (a service manager, a container without -t).
+ */
+function tellTerminal(text: string): boolean {
+  if (process.stderr.isTTY) {
+    process.stderr.write(text);
+    return true;
+  }
+  try {
+    const tty = openSync('/dev/tty', 'w');
+    try {
+      writeSync(tty, text);
+    } finally {
+      closeSync(tty);
+    }
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The demo's key, provisioned and shown once to the person running it; it never goes to the log
+ * stream. With no terminal, a generated key is written to `<MDS_DATA_DIR>/demo-api-key` (readable by
+ * its owner only) and the log says where; a DEMO_API_KEY the operator set is not repeated anywhere.
+ */
+export async function provisionDemoKey({ config, log }: RoleContext, store: Store): Promise<void> {
   const key = config.DEMO_API_KEY ?? `mds_demo_${randomBytes(16).toString('hex')}`;
   await new KeyStore(store).ensure(key, 'demo');
-  process.stdout.write(`\nDemo API key: ${key}\nTry: curl -H 'x-api-key: ${key}' 'http://127.0.0.1:${config.PORT}/v1/prices?ids=bitcoin'\n\n`);
+  if (tellTerminal(`\nDemo API key: ${key}\nTry: curl -H 'x-api-key: ${key}' 'http://127.0.0.1:${config.PORT}/v1/prices?ids=bitcoin'\n\n`)) return;
+  if (config.DEMO_API_KEY !== undefined) {
+    log.info('demo key provisioned: the DEMO_API_KEY you set');
+    return;
+  }
+  const file = resolve(config.MDS_DATA_DIR, 'demo-api-key');
+  mkdirSync(dirname(file), { recursive: true });
+  rmSync(file, { force: true }); // a new file, so that it is created with the owner-only mode
+  writeFileSync(file, `${key}\n`, { mode: 0o600 });
+  log.info({ file }, 'no terminal to show the demo key on: it is in this file');
 }

@@ -1,5 +1,6 @@
 import { startCcxtCollector } from '../../ingest/ccxtCollector.ts';
-import { startCollector, type CollectorMetrics } from '../../ingest/collector.ts';
+import { startCollector } from '../../ingest/collector.ts';
+import type { CollectorMetrics } from '../../ingest/collectorKit.ts';
 import { venueEndpoints, type VenueDescriptor, type VenueEndpoints } from '../../ingest/venue.ts';
 import type { CcxtVenue } from '../../ingest/venues/ccxtVenues.ts';
 import type { Bus } from '../bus/bus.ts';

@@ -2,10 +2,12 @@ import { parseArgs } from 'node:util';
 import { selectAssets } from '../../ingest/assetSelection.ts';
 import { selectCcxtVenues, selectVenues, venueTable } from '../../ingest/venues/registry.ts';
 import { isSimulatedVenue, type Simulator } from '../../test/simulator/simulator.ts';
+import { answerHelpAndVersion } from '../cli.ts';
 import { loadConfig, ConfigError } from '../config.ts';
 import { startJobs } from '../jobs.ts';
 import { createLogger } from '../log.ts';
 import { createMetrics, sampledCounter } from '../metrics.ts';
+import { redactCredentials } from '../redact.ts';
 import { startAggregate } from './aggregate.ts';
 import { startHttp } from './api.ts';
 import { openRoleBus } from './bus.ts';
@@ -14,24 +16,30 @@ import { provisionDemoKey, seedDemo, startDemoWorld } from './demo.ts';
 import { startIngest } from './ingest.ts';
 import { serviceJobs } from './jobList.ts';
 import { Lifecycle } from './lifecycle.ts';
-import { openRoleStore, type RoleStore } from './store.ts';
+import { migrateStore, openRoleStore, type RoleStore } from './store.ts';
 
 // The composition root: the only code that imports every layer. Each role is the parts below, in
 // this order; each part registers its stop, its metrics and its readiness checks in the context.
-const usage = `usage: node infra/roles/main.ts <role> [options]
+const usage = `usage: node infra/roles/main.ts <role> [options]   (npm run <role> -- [options])
 roles:
-  all                     collectors, bus, aggregator, store and API in one process (npm start)
+  all                     collectors, bus, aggregator, store and API in one process (npm start); migrates the store first
   demo                    the same against the local market simulator (npm run demo)
+  migrate                 applies the store's pending migrations and exits (npm run migrate); the roles
+                          below refuse to start on a store that needs it
   ingest [--venues list]  collectors only, publishing to the bus (needs KAFKA_BROKERS to be useful);
                           --venues binance,okx (default: every native venue), --list-venues prints them;
                           ccxt venues run when named (--venues bitget,woo-swap), or all with --venues ccxt;
                           --assets top100 (the catalog's first 100) or --assets bitcoin,ethereum
   aggregate               bus consumer writing to ClickHouse
   api                     the HTTP API over ClickHouse
-  jobs                    scheduled reference and indicator jobs (bullmq workers when REDIS_URL is set)`;
+  jobs                    scheduled reference and indicator jobs (bullmq workers when REDIS_URL is set)
+options of every role:
+  --help, -h              this text
+  --version               the service's version
+configuration: environment variables, listed in the README and infra/config.ts`;
 
 
-const roles = ['all', 'demo', 'ingest', 'aggregate', 'api', 'jobs'] as const;
+const roles = ['all', 'demo', 'migrate', 'ingest', 'aggregate', 'api', 'jobs'] as const;
 type Role = (typeof roles)[number];
 
 /** Process-wide: what stops the process, and what a stray error does. */
@@ -64,6 +72,11 @@ async function run(role: Role, args: string[]): Promise<void> {
     return;
   }
   const selection = { venues: selectVenues(values.venues), ccxtVenues: selectCcxtVenues(values.venues), assets: selectAssets(values.assets) };
+  if (role === 'migrate') {
+    const config = loadConfig();
+    await migrateStore({ config, log: createLogger(config.LOG_LEVEL, { role }) });
+    return;
+  }
   const ctx = startProcess(role);
   const whole = role === 'all' || role === 'demo';
   const withIngest = whole || role === 'ingest';
@@ -74,7 +87,7 @@ async function run(role: Role, args: string[]): Promise<void> {
     let simulator: Simulator | undefined;
     if (role === 'demo') ({ simulator, config: ctx.config } = await startDemoWorld(ctx));
     let opened: RoleStore | undefined;
-    if (withAggregate || withApi || withJobs) opened = await openRoleStore(ctx);
+    if (withAggregate || withApi || withJobs) opened = await openRoleStore(ctx, { migrate: whole });
     if (simulator && opened) await seedDemo(ctx, opened.store, simulator);
     const bus = withIngest || withAggregate ? await openRoleBus(ctx, !whole) : undefined;
     if (withAggregate && opened && bus) await startAggregate(ctx, opened, bus);
@@ -96,11 +109,16 @@ async function run(role: Role, args: string[]): Promise<void> {
 }
 
 const [role, ...rest] = process.argv.slice(2);
+answerHelpAndVersion(process.argv.slice(2), usage);
 if (!roles.includes(role as Role)) {
   console.error(usage);
   process.exit(2);
 }
 run(role as Role, rest).catch((err: unknown) => {
-  console.error(err instanceof ConfigError ? err.message : err);
+  if ((err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+    console.error(`${(err as Error).message}\n${usage}`);
+    process.exit(2);
+  }
+  console.error(err instanceof ConfigError ? err.message : redactCredentials(err instanceof Error ? (err.stack ?? err.message) : String(err)));
   process.exit(err instanceof ConfigError ? 2 : 1);
 });
