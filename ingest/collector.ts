@@ -215,7 +215,9 @@ export async function startCollector(options: CollectorOptions): Promise<Collect
           break;
         case 'unknown':
           counters.unknownMessages += 1;
-          if (counters.unknownMessages <= 10) log.debug({ text: text.slice(0, 200) }, 'unknown message');
+          // A frame no rule knows (a message version the parser does not know, garbage): always counted
+          // (mds_venue_unknown_messages_total), shown once with a sample so the format can be looked at.
+          if (counters.unknownMessages === 1) log.warn({ sample: text.slice(0, 300) }, 'unknown message from the venue: counted, not logged again');
           break;
       }
     }

@@ -45,6 +45,18 @@ describe.each(['binance', 'okx'] as const)('%s: a quiet market is not a dead soc
   });
 });
 
+test('frames no rule knows are counted every time and logged once, with the venue and a sample', async () => {
+  const lines: Record<string, unknown>[] = [];
+  const log = pino({ level: 'info' }, new Writable({ write: (chunk, _enc, done) => (lines.push(JSON.parse(String(chunk))), done()) }));
+  const { sim, collector } = await startLive('okx', { seed: 24, tuning: fast, log });
+  await until(() => collector.metrics().connected, 'connected');
+  for (let i = 0; i < 3; i++) sim.venue('okx').faults.garbage();
+  await until(() => collector.metrics().unknownMessages >= 3, 'three unknown frames counted');
+  const unknown = lines.filter((l) => l.msg === 'unknown message from the venue: counted, not logged again');
+  expect(unknown).toHaveLength(1);
+  expect(unknown[0]).toMatchObject({ level: 40, venue: 'okx', sample: expect.any(String) });
+});
+
 describe('planned rotation and venue reconnect requests', () => {
   test('rotation before the venue lifetime, with overlap: no reconnect, every trade exactly once', async () => {
     const { sim, collector, events } = await startLive('binance', {

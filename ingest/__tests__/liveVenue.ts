@@ -3,7 +3,7 @@
 // recomputed here from what the simulator says it sent.
 import { afterEach, describe, expect, test } from 'vitest';
 import type { BookEvent, LiquidationEvent, MarketEvent, TradeEvent } from '../../infra/events.ts';
-import { createLogger } from '../../infra/log.ts';
+import { createLogger, type Logger } from '../../infra/log.ts';
 import { startCollector, type CollectorTuning } from '../collector.ts';
 import type { Collector } from '../collectorKit.ts';
 import type { SimMarket } from '../../test/simulator/market.ts';
@@ -43,7 +43,7 @@ afterEach(async () => {
 
 export async function startLive(
   id: SimulatedVenueId,
-  options: { seed: number; tuning?: Partial<CollectorTuning>; sim?: Partial<SimulatorOptions> },
+  options: { seed: number; tuning?: Partial<CollectorTuning>; sim?: Partial<SimulatorOptions>; log?: Logger },
 ): Promise<Live> {
   const venue = findNativeVenue(id);
   if (!venue) throw new Error(`no native venue ${id}`);
@@ -62,7 +62,7 @@ export async function startLive(
     venue,
     endpoints: sim.endpoints(id),
     bus: { publish: (e) => void events.push(...e) },
-    log: createLogger('silent'),
+    log: options.log ?? createLogger('silent'),
     tuning: { bookEveryMs: 100, ...options.tuning },
   });
   const live = { sim, collector, events, sentTrades };
