@@ -1,4 +1,4 @@
-// Frames recorded from the live ccxt long-tail venues (see ingest/venues/ccxt/__fixtures__/SOURCES.md),
+// Frames recorded from the live ccxt long-tail venues (see ingest/__tests__/__fixtures__/ccxt/SOURCES.md),
 // fed through ccxt's own websocket parsing (the exchange class's handleMessage, as its socket
 // would call it). What ccxt yields is checked against values read here from the raw JSON.
 import ccxt, { type Exchange } from 'ccxt';
@@ -8,7 +8,7 @@ import { placedSide } from './recorded.ts';
 
 /** A recorded fixture's frames, parsed as ccxt's socket parses them (`{ at, text }` frames keep their text). */
 function recordedFrames(venue: string, name: string): Record<string, unknown>[] {
-  const rows = JSON.parse(readFileSync(new URL(`../venues/ccxt/__fixtures__/${venue}/${name}`, import.meta.url), 'utf8')) as unknown[];
+  const rows = JSON.parse(readFileSync(new URL(`./__fixtures__/ccxt/${venue}/${name}`, import.meta.url), 'utf8')) as unknown[];
   return rows.map((r) => (typeof r === 'object' && r !== null && 'text' in r ? JSON.parse((r as { text: string }).text) : r) as Record<string, unknown>);
 }
 
@@ -100,7 +100,7 @@ describe('poloniex (v2 public: cryptofeed 2022-08-21 recording, Tardis.dev sampl
 
   // BTC_USDT's book_lv2 frames of the same connection: a snapshot, then updates in receive order.
   const bookFrames = recordedFrames('poloniex', 'ws_recorded_cryptofeed_book.json').filter((f) => f.channel === 'book_lv2' && f.data);
-  const atOf = (name: string) => (JSON.parse(readFileSync(new URL(`../venues/ccxt/__fixtures__/poloniex/${name}`, import.meta.url), 'utf8')) as { at: number; text: string }[]).map((r) => ({ at: r.at, message: JSON.parse(r.text) as Raw }));
+  const atOf = (name: string) => (JSON.parse(readFileSync(new URL(`./__fixtures__/ccxt/poloniex/${name}`, import.meta.url), 'utf8')) as { at: number; text: string }[]).map((r) => ({ at: r.at, message: JSON.parse(r.text) as Raw }));
   /** The book rebuilt from the raw levels: snapshot replaces, a level of size 0 is deleted. */
   function applyRaw(book: { bids: Map<number, number>; asks: Map<number, number> }, m: Raw): void {
     const d = m.data[0];
