@@ -3,12 +3,15 @@
 # starts them on loopback ports chosen here, runs vitest, and always stops them.
 #   MDS_TEST_KAFKA_BROKERS  librdkafka's Kafka-protocol mock cluster, started by kcat
 #   MDS_TEST_REDIS_URL      a throwaway redis-server
+# and Debian's chromium for the page tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 missing=()
 command -v kcat >/dev/null || missing+=(kcat)
 command -v redis-server >/dev/null || missing+=(redis-server)
+# Page tests drive Debian's chromium through playwright-core (test/support/browser.ts).
+[ -x "${CHROMIUM_PATH:-/usr/bin/chromium}" ] || missing+=(chromium)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "test/run.sh: installing ${missing[*]} with apt-get" >&2
   export DEBIAN_FRONTEND=noninteractive
