@@ -1,0 +1,180 @@
+// The service split as an operator runs it at scale, every part its own process: collectors (ingest),
+// the aggregator, the jobs and two API replicas, over Kafka (the Kafka-protocol mock of test/run.sh),
+// one ClickHouse store (a ClickHouse HTTP endpoint over chDB: test/support/clickhouseFront.ts) and
+// Redis (the shared quota). The collectors read the market simulator, reached through the
+// VENUE_<ID>_WS_URL / _REST_URL overrides as real venues would be.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import { venueEnvName } from '../ingest/venue.ts';
+import { startSimulator, type SimulatedVenueId, type Simulator } from './simulator/simulator.ts';
+
+const root = fileURLToPath(new URL('../', import.meta.url));
+const brokers = process.env.MDS_TEST_KAFKA_BROKERS;
+const redisUrl = process.env.MDS_TEST_REDIS_URL;
+const venues: SimulatedVenueId[] = ['binance', 'okx', 'coinbase', 'kraken'];
+
+interface Started {
+  name: string;
+  child: ChildProcess;
+  output: string;
+}
+const started: Started[] = [];
+const dirs: string[] = [];
+let simulator: Simulator | undefined;
+
+/** Starts `node <args>`; resolves with the process once `ready` matches what it printed. */
+function start(name: string, args: string[], env: NodeJS.ProcessEnv, ready: RegExp, timeoutMs = 90_000): Promise<Started & { match: RegExpMatchArray }> {
+  const child = spawn(process.execPath, args, { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc: Started = { name, child, output: '' };
+  started.push(proc);
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${name} did not get ready in ${timeoutMs} ms:\n${proc.output.slice(-3000)}`)), timeoutMs);
+    const onData = (chunk: Buffer) => {
+      proc.output += chunk.toString();
+      const match = proc.output.match(ready);
+      if (match) {
+        clearTimeout(timer);
+        resolve({ ...proc, match });
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      reject(new Error(`${name} exited (${code ?? signal}) before it was ready:\n${proc.output.slice(-3000)}`));
+    });
+  });
+}
+
+/** Runs `node <args>` to its end; its stdout, or a rejection with everything it printed. */
+function runToEnd(args: string[], env: NodeJS.ProcessEnv): Promise<string> {
+  const child = spawn(process.execPath, args, { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+  return new Promise((resolve, reject) => child.once('close', (code) => (code === 0 ? resolve(stdout) : reject(new Error(`node ${args.join(' ')} exited ${code}:\n${stdout}\n${stderr}`)))));
+}
+
+async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs: number): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const value = await probe();
+      if (value !== undefined) return value;
+    } catch (err) {
+      last = err;
+    }
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}\n${started.map((p) => `--- ${p.name}\n${p.output.slice(-1500)}`).join('\n')}`);
+}
+
+let env: NodeJS.ProcessEnv;
+let apis: string[] = [];
+
+beforeAll(async () => {
+  expect(brokers, 'MDS_TEST_KAFKA_BROKERS must point at a Kafka-protocol broker (npm test starts one)').toBeTruthy();
+  expect(redisUrl, 'MDS_TEST_REDIS_URL must point at a redis-server (npm test starts one)').toBeTruthy();
+  const dataDir = mkdtempSync(join(tmpdir(), 'mds-split-'));
+  dirs.push(dataDir);
+  const front = await start('clickhouse-front', ['test/support/clickhouseFront.ts', dataDir], process.env, /listening on (http:\/\/\S+)/);
+
+  simulator = await startSimulator({ seed: 7, tickMs: 250, tradesPerSecondPerMarket: 2, venues, tickers: ['BTC', 'ETH'] });
+  const base: NodeJS.ProcessEnv = { ...process.env };
+  for (const name of ['MDS_DATA_DIR', 'DEMO_API_KEY', 'LOG_LEVEL']) delete base[name];
+  env = {
+    ...base,
+    PORT: '0',
+    LOG_LEVEL: 'info',
+    CLICKHOUSE_URL: front.match[1],
+    KAFKA_BROKERS: brokers,
+    REDIS_URL: redisUrl,
+    // Every replica verifies keys with the same secret.
+    API_KEY_SECRET: randomBytes(32).toString('hex'),
+    // Four venues: the index needs several to measure a price.
+    INDEX_MIN_VENUES: '2',
+  };
+  for (const venue of venues) {
+    env[venueEnvName(venue, 'WS')] = simulator.endpoints(venue).ws;
+    env[venueEnvName(venue, 'REST')] = simulator.endpoints(venue).rest;
+  }
+  await runToEnd(['infra/roles/main.ts', 'migrate'], env);
+
+  const main = 'infra/roles/main.ts';
+  const listening = /"url":"(http:\/\/[^"]+)"[^\n]*"msg":"api listening"/;
+  const servesOps = /"msg":"health and metrics listening"/;
+  await Promise.all([
+    start('ingest', [main, 'ingest', '--venues', venues.join(','), '--assets', 'bitcoin,ethereum'], env, servesOps),
+    start('aggregate', [main, 'aggregate'], env, servesOps),
+    start('jobs', [main, 'jobs'], env, servesOps),
+  ]);
+  const replicas = await Promise.all([start('api-1', [main, 'api'], env, listening), start('api-2', [main, 'api'], env, listening)]);
+  apis = replicas.map((r) => r.match[1]!);
+}, 180_000);
+
+afterAll(async () => {
+  await Promise.all(
+    started.map(
+      ({ child }) =>
+        new Promise<void>((resolve) => {
+          if (child.exitCode !== null || child.signalCode !== null) return resolve();
+          const kill = setTimeout(() => child.kill('SIGKILL'), 20_000);
+          child.once('exit', () => {
+            clearTimeout(kill);
+            resolve();
+          });
+          child.kill('SIGTERM');
+        }),
+    ),
+  );
+  await simulator?.close();
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+}, 60_000);
+
+/** Spec 2.5. */
+interface PriceEntry {
+  assetId: string;
+  price: number;
+  measured: boolean;
+  updatedAt: number;
+}
+
+test('collectors, aggregator, jobs and two API replicas in their own processes serve one measured price, one quota', async () => {
+  const key = (await runToEnd(['api/keysCli.ts', 'create', '--name', 'split-deployment'], env)).trim().split('\n').at(-1)!;
+  expect(key.length).toBeGreaterThanOrEqual(32);
+  const get = (api: string, path: string) => fetch(`${api}${path}`, { headers: { 'x-api-key': key } });
+
+  // Trades went collector -> Kafka -> aggregator -> store, and the index runner measured them; both replicas read it.
+  const measured = await until(
+    'a measured bitcoin price on both replicas',
+    async () => {
+      const answers = await Promise.all(
+        apis.map(async (api) => {
+          const response = await get(api, '/v1/prices?ids=bitcoin');
+          if (response.status !== 200) throw new Error(`${api}: ${response.status} ${await response.text()}`);
+          return ((await response.json()) as { prices: PriceEntry[] }).prices[0];
+        }),
+      );
+      return answers.every((a) => a?.measured) ? answers : undefined;
+    },
+    120_000,
+  );
+  const reference = simulator!.reference('BTC', 'USD');
+  for (const entry of measured) expect(Math.abs(entry!.price / reference - 1)).toBeLessThan(0.02);
+
+  // Both replicas count one key's requests in the one Redis quota.
+  const remaining = async (api: string) => Number((await get(api, '/v1/prices?ids=ethereum')).headers.get('x-ratelimit-remaining'));
+  const first = await remaining(apis[0]!);
+  const second = await remaining(apis[1]!);
+  expect(second).toBe(first - 1);
+
+  // The replicas see the pipeline through the store: ready once the index is fresh.
+  await until('both replicas ready', async () => ((await Promise.all(apis.map(async (api) => (await fetch(`${api}/ready`)).status))).every((s) => s === 200) ? true : undefined), 60_000);
+}, 240_000);
