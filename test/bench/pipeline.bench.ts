@@ -10,6 +10,7 @@ import { migrate } from '../../infra/migrate.ts';
 import { openStore } from '../../infra/store.ts';
 import type { TradeEvent } from '../../infra/events.ts';
 import { startTradeSink } from '../../aggregate/tradeSink.ts';
+import { timeRawInsert } from './rawInsert.ts';
 
 const total = Number(process.argv[2] ?? 200_000);
 const batchRows = 10_000;
@@ -36,24 +37,14 @@ function makeTrades(prefix: string): TradeEvent[] {
   }));
 }
 
-const rowOf = (e: TradeEvent) => ({
-  venue: e.venue, market: e.market, asset: e.asset, quote: e.quote, trade_id: e.tradeId,
-  ts: e.ts, received_at: e.receivedAt, price: e.price, quantity: e.quantity, side: e.side,
-});
-
 // Warm-up: the first inserts into fresh tables are slower; neither measured run should pay for them.
-const warm = makeTrades('warm').slice(0, 2 * batchRows);
-for (let i = 0; i < warm.length; i += batchRows) await store.insert('trades', warm.slice(i, i + batchRows).map(rowOf), `bench-warm-${i}`);
-
-const raw = makeTrades('raw');
-let start = performance.now();
-for (let i = 0; i < raw.length; i += batchRows) await store.insert('trades', raw.slice(i, i + batchRows).map(rowOf), `bench-raw-${i}`);
-const rawSeconds = (performance.now() - start) / 1000;
+await timeRawInsert(store, makeTrades('warm').slice(0, 2 * batchRows), batchRows, 'bench-warm');
+const rawSeconds = await timeRawInsert(store, makeTrades('raw'), batchRows, 'bench-raw');
 
 const events = makeTrades('e2e');
 const bus = createMemoryBus({ maxRecordsPerTopic: total, maxBytesPerTopic: Number.MAX_SAFE_INTEGER });
 const sink = await startTradeSink({ bus, store, log: createLogger('warn'), batchRows, batchMs: 200, group: 'bench' });
-start = performance.now();
+const start = performance.now();
 for (let i = 0; i < events.length; i += 1_000) bus.publish(events.slice(i, i + 1_000));
 while (sink.stats().inserted < total) await new Promise((r) => setTimeout(r, 5));
 const e2eSeconds = (performance.now() - start) / 1000;

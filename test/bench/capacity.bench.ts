@@ -1,0 +1,401 @@
+// Capacity of the service as a user runs it: websocket frames in (the load generator,
+// test/loadgen/, its own process, speaking the venues' formats on loopback), trades queryable out.
+// Ramps the trade rate in steps and keeps the highest step sustained with lag p99 < 2 s and nothing
+// lost; at that rate, the API under autocannon (64 connections) and a burst (trades x10); then
+// what was lost, bytes per trade on disk, and the bare ceilings measured in the same run.
+//
+// Lag, as measured here: from the venue time of a trade to the moment the service reports it
+// stored (`mds_store_inserted_rows_total{table="trades"}` on /metrics, scraped every 200 ms). The
+// insert is synchronous with the candle views, so a stored trade is in its 1m candle; the API's
+// response cache (5 s on /v1/prices, 60 s on ohlc) and the index lag (2 s) come on top of this and
+// are not measured. For each second s of venue time: the first scrape whose count reaches every
+// trade the generator sent up to the end of s, minus that end.
+//
+// Usage: npm run bench:capacity [-- --steps 2000,5000,10000,20000 --step-seconds 20 --books-per-trade 1
+//          --markets 10 --venues binance,bybit,okx,coinbase --api-seconds 10 --burst-seconds 30 --kafka]
+// With KAFKA_BROKERS set or --kafka (starts the Kafka mock with kcat): roles ingest, aggregate and
+// api as separate processes over one store (test/support/clickhouseFront.ts over chDB).
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import autocannon from 'autocannon';
+import { venueEnvName } from '../../ingest/venue.ts';
+import { loadConfig } from '../../infra/config.ts';
+import { openStore, type Store } from '../../infra/store.ts';
+import type { SentCounts, VenueRate } from '../loadgen/generator.ts';
+import { sampleFrames, sampleTrades } from '../loadgen/samples.ts';
+import { timeRawInsert } from './rawInsert.ts';
+
+const { values: args } = parseArgs({
+  options: {
+    steps: { type: 'string', default: '2000,5000,10000,15000,20000,30000' },
+    'step-seconds': { type: 'string', default: '20' },
+    'books-per-trade': { type: 'string', default: '1' },
+    markets: { type: 'string', default: '10' },
+    venues: { type: 'string', default: 'binance,bybit,okx,coinbase' },
+    'api-seconds': { type: 'string', default: '10' },
+    'burst-seconds': { type: 'string', default: '30' },
+    'burst-factor': { type: 'string', default: '10' },
+    kafka: { type: 'boolean', default: false },
+  },
+});
+const steps = args.steps.split(',').map(Number);
+const stepSeconds = Number(args['step-seconds']);
+const booksPerTrade = Number(args['books-per-trade']);
+const markets = Number(args.markets);
+const venues = args.venues.split(',');
+const apiSeconds = Number(args['api-seconds']);
+const burstSeconds = Number(args['burst-seconds']);
+const burstFactor = Number(args['burst-factor']);
+const lagTargetMs = 2_000;
+const scrapeMs = 200;
+const root = join(import.meta.dirname, '../..');
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+// ---- processes ----------------------------------------------------------------------------------
+
+interface Proc {
+  name: string;
+  child: ChildProcess;
+  output: string;
+}
+const procs: Proc[] = [];
+
+/** Starts `node <args>` and resolves once its output matches `ready` (the match returned). */
+function start(name: string, argv: string[], env: NodeJS.ProcessEnv, ready: RegExp, timeoutMs = 120_000): Promise<{ proc: Proc; match: RegExpMatchArray }> {
+  const child = spawn(name === 'kafka mock' ? 'kcat' : process.execPath, argv, { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc: Proc = { name, child, output: '' };
+  procs.push(proc);
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${name} not ready in ${timeoutMs} ms:\n${proc.output.slice(-3000)}`)), timeoutMs);
+    const onData = (chunk: Buffer) => {
+      // Keep the tail only: a long run logs a lot.
+      proc.output = (proc.output + chunk.toString()).slice(-20_000);
+      const match = proc.output.match(ready);
+      if (match) {
+        clearTimeout(timer);
+        child.stdout!.removeAllListeners('data');
+        child.stderr!.removeAllListeners('data');
+        child.stdout!.on('data', (c: Buffer) => (proc.output = (proc.output + c.toString()).slice(-20_000)));
+        child.stderr!.on('data', (c: Buffer) => (proc.output = (proc.output + c.toString()).slice(-20_000)));
+        resolve({ proc, match });
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      reject(new Error(`${name} exited (${code ?? signal}):\n${proc.output.slice(-3000)}`));
+    });
+  });
+}
+
+function runToEnd(argv: string[], env: NodeJS.ProcessEnv): string {
+  return execFileSync(process.execPath, argv, { cwd: root, env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+async function stop(proc: Proc): Promise<void> {
+  if (proc.child.exitCode !== null || proc.child.signalCode !== null) return;
+  const exited = new Promise((r) => proc.child.once('exit', r));
+  proc.child.kill('SIGTERM');
+  await Promise.race([exited, sleep(30_000).then(() => proc.child.kill('SIGKILL'))]);
+}
+
+process.once('exit', () => {
+  for (const p of procs) if (p.child.exitCode === null) p.child.kill('SIGKILL');
+});
+
+// ---- what the processes report ------------------------------------------------------------------
+
+/** Sum of a Prometheus series over the lines that carry `label` (all when unset). */
+function metric(text: string, name: string, label = ''): number {
+  let sum = 0;
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(name) || (line[name.length] !== '{' && line[name.length] !== ' ') || !line.includes(label)) continue;
+    sum += Number(line.slice(line.lastIndexOf(' ') + 1));
+  }
+  return sum;
+}
+
+const getText = async (url: string) => (await fetch(url, { signal: AbortSignal.timeout(5_000) })).text();
+
+const clockTicks = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }));
+/** CPU seconds of a process, in total and by thread name (chDB names its threads; the JS thread is the process name). */
+function cpuOf(pid: number): { total: number; threads: Map<string, number> } {
+  const threads = new Map<string, number>();
+  let total = 0;
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const seconds = (Number(fields[11]) + Number(fields[12])) / clockTicks;
+      // Numbered pools (QueryPipelineEx, BgSchPool...) are one group.
+      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')).replace(/[\d-]+$/, '');
+      threads.set(name, (threads.get(name) ?? 0) + seconds);
+      total += seconds;
+    } catch {
+      // The thread ended between the listing and the read.
+    }
+  }
+  return { total, threads };
+}
+
+const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
+
+const quantile = (sorted: readonly number[], q: number) => (sorted.length === 0 ? Number.NaN : sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!);
+
+// ---- the run ------------------------------------------------------------------------------------
+
+const kafka = args.kafka || process.env.KAFKA_BROKERS !== undefined;
+const dataDir = mkdtempSync(join(tmpdir(), 'mds-capacity-'));
+const baseEnv: NodeJS.ProcessEnv = {
+  ...process.env,
+  MDS_DATA_DIR: dataDir,
+  LOG_LEVEL: 'info',
+  PORT: '0',
+  QUOTA_PER_HOUR: '1000000000',
+  API_KEY_SECRET: randomBytes(32).toString('hex'),
+};
+
+console.log(`capacity bench: ${kafka ? 'split roles over Kafka' : 'embedded (one process)'}, venues ${venues.join(',')}, ${markets} markets each, ${booksPerTrade} book msg per trade, steps ${steps.join(',')} trades/s x ${stepSeconds} s, node ${process.version}`);
+
+// Bare ceiling 1: JSON.parse of the same frames on one core (this process, before anything runs).
+const frames = sampleFrames(venues, markets, 5_000, booksPerTrade);
+let parsed = 0;
+const parseStart = performance.now();
+while (performance.now() - parseStart < 1_000) for (const f of frames) parsed += JSON.parse(f) ? 1 : 0;
+const parseCeiling = parsed / ((performance.now() - parseStart) / 1000);
+const frameBytes = frames.reduce((s, f) => s + f.length, 0) / frames.length;
+
+if (kafka && !process.env.KAFKA_BROKERS) {
+  // The mock cluster lives as long as this idle kcat consumer (as in test/run.sh).
+  const { match } = await start('kafka mock', ['-b', 'mock:1', '-X', 'test.mock.num.brokers=1', '-X', 'debug=mock', '-C', '-q', '-t', 'mds-capacity-idle'], baseEnv, /bootstrap\.servers=([0-9.:]+)/, 30_000);
+  baseEnv.KAFKA_BROKERS = match[1];
+}
+if (kafka) {
+  const { match } = await start('clickhouse front', ['test/support/clickhouseFront.ts', join(dataDir, 'chdb')], baseEnv, /listening on (http:\S+)/);
+  baseEnv.CLICKHOUSE_URL = match[1];
+}
+
+const { proc: loadgen, match: loadgenReady } = await start('loadgen', ['test/loadgen/main.ts', '--venues', venues.join(','), '--markets', String(markets)], baseEnv, /^\{.*\}$/m);
+const { control, endpoints } = JSON.parse(loadgenReady[0]) as { control: string; endpoints: Record<string, { ws: string; rest: string }> };
+const serviceEnv: NodeJS.ProcessEnv = { ...baseEnv };
+for (const [id, e] of Object.entries(endpoints)) {
+  serviceEnv[venueEnvName(id, 'WS')] = e.ws;
+  serviceEnv[venueEnvName(id, 'REST')] = e.rest;
+}
+
+runToEnd(['infra/roles/main.ts', 'migrate'], serviceEnv);
+const apiKey = runToEnd(['api/keysCli.ts', 'create', '--name', 'capacity-bench'], serviceEnv).trim();
+
+const listening = /"msg":"(?:api|health and metrics) listening"[^\n]*"url":"(http:[^"]+)"|"url":"(http:[^"]+)"[^\n]*"msg":"(?:api|health and metrics) listening"/;
+const urlOf = (m: RegExpMatchArray) => (m[1] ?? m[2])!;
+/** Where the API is, where collectors and the aggregator report. */
+let apiUrl: string;
+let ingestUrl: string;
+let aggregateUrl: string;
+const service: Proc[] = [];
+if (kafka) {
+  const ingest = await start('ingest', ['infra/roles/main.ts', 'ingest', '--venues', venues.join(',')], serviceEnv, listening);
+  const aggregate = await start('aggregate', ['infra/roles/main.ts', 'aggregate'], serviceEnv, listening);
+  const api = await start('api', ['infra/roles/main.ts', 'api'], serviceEnv, listening);
+  [ingestUrl, aggregateUrl, apiUrl] = [urlOf(ingest.match), urlOf(aggregate.match), urlOf(api.match)];
+  service.push(ingest.proc, aggregate.proc, api.proc);
+} else {
+  const all = await start('service', ['infra/roles/main.ts', 'all', '--venues', venues.join(',')], serviceEnv, listening);
+  apiUrl = ingestUrl = aggregateUrl = urlOf(all.match);
+  service.push(all.proc);
+}
+
+const sent = async () => (await fetch(`${control}/sent`)).json() as Promise<SentCounts>;
+const post = (path: string, body: unknown) => fetch(control + path, { method: 'POST', body: JSON.stringify(body) });
+const setRate = (tradesPerSecond: number) =>
+  post('/rates', Object.fromEntries(venues.map((v): [string, VenueRate] => [v, { trades: tradesPerSecond / venues.length, books: (tradesPerSecond * booksPerTrade) / venues.length }])));
+
+// Every collector connected and its books synced before any load.
+const deadline = Date.now() + 90_000;
+while (metric(await getText(`${ingestUrl}/metrics`), 'mds_venue_connected') < venues.length) {
+  if (Date.now() > deadline) throw new Error(`collectors not connected:\n${service.map((p) => p.output.slice(-2000)).join('\n')}`);
+  await sleep(500);
+}
+await sleep(2_000);
+
+/** Stored-trade counts over time, scraped all run long. */
+const scrapes: { at: number; stored: number; dropped: number }[] = [];
+let scraping = true;
+const scraper = (async () => {
+  while (scraping) {
+    const at = Date.now();
+    try {
+      const text = await getText(`${aggregateUrl}/metrics`);
+      scrapes.push({ at, stored: metric(text, 'mds_store_inserted_rows_total', 'table="trades"'), dropped: metric(text, 'mds_bus_dropped_total') });
+    } catch {
+      // A scrape that times out is a gap in the samples, not a failure of the run.
+    }
+    await sleep(Math.max(0, scrapeMs - (Date.now() - at)));
+  }
+})();
+
+/** Lag of each whole second in [from, to) whose trades the store reached (censored at the last scrape when it has not). */
+function lags(counts: SentCounts, from: number, to: number): number[] {
+  const seconds = Object.keys(counts.perSecond).map(Number).sort((a, b) => a - b);
+  let cumulative = 0;
+  const out: number[] = [];
+  let i = 0;
+  const last = scrapes.at(-1)!;
+  for (const s of seconds) {
+    cumulative += counts.perSecond[s]!;
+    const end = (s + 1) * 1000;
+    if (end <= from || end > to) continue;
+    while (i < scrapes.length && scrapes[i]!.stored < cumulative) i++;
+    out.push((i < scrapes.length ? scrapes[i]!.at : last.at) - end);
+  }
+  return out.sort((a, b) => a - b);
+}
+
+interface Usage {
+  at: number;
+  cpu: Map<string, ReturnType<typeof cpuOf>>;
+}
+const watched = [...service, loadgen];
+const usage = (): Usage => ({ at: Date.now(), cpu: new Map(watched.map((p) => [p.name, cpuOf(p.child.pid!)])) });
+const cpuShare = (a: Usage, b: Usage, name: string) => (b.cpu.get(name)!.total - a.cpu.get(name)!.total) / ((b.at - a.at) / 1000);
+const threadShares = (a: Usage, b: Usage, name: string) =>
+  [...b.cpu.get(name)!.threads]
+    .map(([thread, s]): [string, number] => [thread, (s - (a.cpu.get(name)!.threads.get(thread) ?? 0)) / ((b.at - a.at) / 1000)])
+    .filter(([, share]) => share >= 0.01)
+    .sort((x, y) => y[1] - x[1]);
+const pct = (share: number) => `${Math.round(share * 100)} %`;
+
+interface Step {
+  target: number;
+  tradesPerSecond: number;
+  messagesPerSecond: number;
+  storedPerSecond: number;
+  p50: number;
+  p99: number;
+  dropped: number;
+  ok: boolean;
+}
+
+async function runStep(target: number): Promise<Step> {
+  await setRate(target);
+  const before = await sent();
+  const droppedBefore = scrapes.at(-1)?.dropped ?? 0;
+  const storedBefore = scrapes.at(-1)?.stored ?? 0;
+  const a = usage();
+  const from = Date.now();
+  await sleep(stepSeconds * 1000);
+  const b = usage();
+  const after = await sent();
+  const to = Date.now();
+  // Lags of the step's seconds after its first two (the rate change settling), each given up to 2 s more to land.
+  await sleep(lagTargetMs + scrapeMs);
+  const stepLags = lags(after, from + 2_000, to);
+  const seconds = (to - from) / 1000;
+  const last = scrapes.at(-1)!;
+  const step: Step = {
+    target,
+    tradesPerSecond: (after.trades - before.trades) / seconds,
+    messagesPerSecond: (after.frames - before.frames) / seconds,
+    storedPerSecond: (last.stored - storedBefore) / ((last.at - from) / 1000),
+    p50: quantile(stepLags, 0.5),
+    p99: quantile(stepLags, 0.99),
+    dropped: last.dropped - droppedBefore,
+    ok: false,
+  };
+  // Sustained: the lag holds, the bus refused nothing, and the generator kept up with the rate asked.
+  step.ok = step.p99 < lagTargetMs && step.dropped === 0 && step.tradesPerSecond >= 0.95 * target && after.droppedClients === 0;
+  const cpu = watched.map((p) => `${p.name} ${pct(cpuShare(a, b, p.name))}`).join(', ');
+  console.log(
+    `step ${target} trades/s: sent ${Math.round(step.tradesPerSecond)} trades/s, ${Math.round(step.messagesPerSecond)} msg/s; stored ${Math.round(step.storedPerSecond)} trades/s; ` +
+      `lag p50 ${step.p50} ms, p99 ${step.p99} ms; bus dropped ${step.dropped}; CPU ${cpu}; RSS ${service.map((p) => `${p.name} ${Math.round(rssMb(p.child.pid!))} MB`).join(', ')} -> ${step.ok ? 'sustained' : 'NOT sustained'}`,
+  );
+  for (const p of service) console.log(`  ${p.name} threads: ${threadShares(a, b, p.name).map(([t, s]) => `${t} ${pct(s)}`).join(', ')}`);
+  return step;
+}
+
+let best: Step | undefined;
+for (const target of steps) {
+  const step = await runStep(target);
+  if (!step.ok) break;
+  best = step;
+}
+const sustainedRate = best?.target ?? steps[0]!;
+
+// The API at the sustained rate: 64 connections over the three cached routes.
+await setRate(sustainedRate);
+const apiRun = (duration: number) =>
+  autocannon({
+    url: apiUrl,
+    connections: 64,
+    duration,
+    headers: { 'x-api-key': apiKey },
+    requests: [{ path: '/v1/prices?ids=bitcoin,ethereum' }, { path: '/v1/coins' }, { path: '/v1/coins/bitcoin/ohlc?interval=1m' }],
+  });
+// Warm-up: the first requests build the cached responses; what is measured is the API serving them.
+await apiRun(2);
+const apiLoad = await apiRun(apiSeconds);
+const apiErrors = apiLoad.errors + apiLoad.timeouts + apiLoad.non2xx;
+console.log(`API at ${sustainedRate} trades/s, 64 connections, ${apiSeconds} s: ${Math.round(apiLoad.requests.average)} req/s, p50 ${apiLoad.latency.p50} ms, p99 ${apiLoad.latency.p99} ms, errors ${apiErrors}`);
+
+// A burst: trades x factor for burstSeconds, then how long until every trade of it is stored.
+await post('/burst', { factor: burstFactor, seconds: burstSeconds });
+await sleep(burstSeconds * 1000);
+const atBurstEnd = await sent();
+const burstEnd = Date.now();
+let caughtUpMs: number | undefined;
+while (Date.now() - burstEnd < 120_000) {
+  if ((scrapes.at(-1)?.stored ?? 0) >= atBurstEnd.trades) {
+    caughtUpMs = scrapes.at(-1)!.at - burstEnd;
+    break;
+  }
+  await sleep(scrapeMs);
+}
+console.log(`burst: trades x${burstFactor} for ${burstSeconds} s at ${sustainedRate} trades/s: ${caughtUpMs === undefined ? 'NOT caught up within 120 s' : `caught up ${(caughtUpMs / 1000).toFixed(1)} s after it ended`}`);
+
+// Nothing more sent: wait for the store to settle, then count what never arrived.
+await setRate(0);
+let final = await sent();
+let settled = 0;
+while (settled < 5_000 && (scrapes.at(-1)?.stored ?? 0) < final.trades) {
+  const before = scrapes.at(-1)?.stored;
+  await sleep(1_000);
+  settled = scrapes.at(-1)?.stored === before ? settled + 1_000 : 0;
+}
+final = await sent();
+const ingestMetrics = await getText(`${ingestUrl}/metrics`);
+const stored = scrapes.at(-1)!.stored;
+const lost = final.trades - stored;
+for (const v of venues) {
+  const collected = metric(ingestMetrics, 'mds_venue_trades_total', `venue="${v}"`);
+  console.log(`  ${v}: sent ${final.perVenue[v]?.trades} trades, ${final.perVenue[v]?.books} book msgs; collector published ${collected} trades, resyncs ${metric(ingestMetrics, 'mds_venue_resyncs_total', `venue="${v}"`)}`);
+}
+scraping = false;
+await scraper;
+
+// Bytes per trade on disk and the raw insert ceiling, on the store the service used (once it has stopped, for chDB).
+for (const p of service) await stop(p);
+await stop(loadgen);
+const store: Store = await openStore(loadConfig(kafka ? serviceEnv : { ...serviceEnv, CLICKHOUSE_URL: undefined }));
+const [parts] = await store.rows<{ rows: number; bytes: number }>(
+  "SELECT sum(rows) AS rows, sum(bytes_on_disk) AS bytes FROM system.parts WHERE database = currentDatabase() AND table = 'trades' AND active",
+);
+const ceilingTrades = sampleTrades(venues, markets, 50_000).map((t) => ({ ...t, venue: `ceiling-${t.venue}` }));
+await timeRawInsert(store, ceilingTrades.slice(0, 20_000), 10_000, 'capacity-warm');
+const insertCeiling = ceilingTrades.length / (await timeRawInsert(store, ceilingTrades, 10_000, 'capacity-raw'));
+await store.close();
+for (const p of procs) await stop(p);
+rmSync(dataDir, { recursive: true, force: true });
+
+const sustained = best ?? { tradesPerSecond: 0, messagesPerSecond: 0, p50: Number.NaN, p99: Number.NaN };
+console.log(`bare ceilings: JSON.parse of the same frames (${Math.round(frameBytes)} B avg) on one core ${Math.round(parseCeiling)} msg/s; raw chDB insert of the same trades ${Math.round(insertCeiling)} rows/s`);
+console.log(
+  `sustained: ${Math.round(sustained.tradesPerSecond)} trades/s (${(sustained.tradesPerSecond / insertCeiling).toFixed(2)} of the raw insert), ${Math.round(sustained.messagesPerSecond)} msg/s (${(sustained.messagesPerSecond / parseCeiling).toFixed(2)} of JSON.parse alone); lag p50 ${sustained.p50} ms, p99 ${sustained.p99} ms`,
+);
+console.log(`on disk: ${parts ? (Number(parts.bytes) / Number(parts.rows)).toFixed(1) : '?'} bytes per trade (${parts?.rows} trades, system.parts)`);
+console.log(`capacity: ${Math.round(sustained.tradesPerSecond)} trades/s, ${Math.round(sustained.messagesPerSecond)} msg/s, lag p99 ${sustained.p99} ms, lost ${lost}, api p99 ${apiLoad.latency.p99} ms`);
+process.exit(0);
