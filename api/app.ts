@@ -6,11 +6,12 @@ import type { Config } from '../infra/config.ts';
 import type { Logger } from '../infra/log.ts';
 import type { Store } from '../infra/store.ts';
 import { requireKey } from './auth.ts';
-import { errorHandler, methodNotAllowed, notFound } from './errors.ts';
+import { ApiError, errorHandler, methodNotAllowed, notFound } from './errors.ts';
 import type { KeyStore } from './keys.ts';
 import type { Quota } from './quota.ts';
 import { requestId } from './requestId.ts';
 import { openApiDocument } from './openapi.ts';
+import { docsRouter } from './docs.ts';
 import { cachedHandler } from './responseCache.ts';
 import { coinImageHandler } from './coinImages.ts';
 import { categoriesRoute } from './routes/categories.ts';
@@ -30,19 +31,23 @@ import { newCoinsRoute } from './routes/newCoins.ts';
 import { ohlcRoute } from './routes/ohlc.ts';
 import { searchRoute } from './routes/search.ts';
 import { pricesRoute } from './routes/prices.ts';
+import type { ProcessStatusSources } from './status/processStatus.ts';
+import { statusPage } from './status/statusPage.ts';
 
 export interface AppDeps {
   store: Store;
   keys: KeyStore;
   quota: Quota;
-  config: Pick<Config, 'INDEX_STALE_AFTER_MS' | 'MDS_SIMULATED'>;
+  config: Pick<Config, 'INDEX_STALE_AFTER_MS' | 'MDS_SIMULATED' | 'STATUS_ASSETS' | 'PUBLIC_BASE_URL'>;
   log: Logger;
-  /** Operator endpoints (/health, /ready, /metrics) and the request metrics, wired by the composition root. */
-  ops?: { observe: express.RequestHandler; router: express.Router };
+  /** Operator endpoints (/health, /ready, /metrics), the request metrics and what the status page reads of this process, wired by the composition root. */
+  ops?: { observe: express.RequestHandler; router: express.Router; status?: ProcessStatusSources };
+  /** POST /v1/stream/token (api/stream/streamServer.ts); unset = no such route. */
+  streamToken?: express.RequestHandler;
 }
 
 const exposedHeaders = ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'x-request-id', 'retry-after', 'etag', 'age', 'x-data-stale'] as const;
-const docsPage = readFileSync(new URL('./docs.html', import.meta.url));
+const asyncApi = readFileSync(new URL('./asyncapi.json', import.meta.url));
 
 /** The /v1 HTTP API, without a listening socket (server.ts listens; tests may too). */
 export function createApp(deps: AppDeps): express.Application {
@@ -52,12 +57,13 @@ export function createApp(deps: AppDeps): express.Application {
   app.set('etag', false);
 
   const routes = [pricesRoute(deps), ohlcRoute(deps), marketsRoute(deps), exchangesRoute(deps), exchangeRoute(deps), searchRoute(), liquidationsRoute(deps), newCoinsRoute(deps), etfFlowsRoute(deps), etfAssetFlowsRoute(deps), chainsRoute(deps), marketStatusRoute(deps), fearGreedRoute(deps), coinsRoute(deps), coinRoute(deps), chartRoute(deps), globalRoute(deps), categoriesRoute(deps)];
-  const openApi = Buffer.from(JSON.stringify(openApiDocument(routes)));
+  const openApi = Buffer.from(JSON.stringify(openApiDocument(routes, { publicBaseUrl: deps.config.PUBLIC_BASE_URL })));
 
   if (deps.ops) app.use(deps.ops.observe);
   app.use(requestId(deps.log));
   // Browsers may call the API from any origin, and read the quota and request-id headers.
-  const preflight = cors({ methods: ['GET', 'HEAD'], exposedHeaders: [...exposedHeaders] });
+  // POST: only /v1/stream/token.
+  const preflight = cors({ methods: ['GET', 'HEAD', 'POST'], exposedHeaders: [...exposedHeaders] });
   const exposed = exposedHeaders.join(',');
   app.use((req, res, next) => {
     if (req.method === 'OPTIONS') return preflight(req, res, next);
@@ -70,12 +76,20 @@ export function createApp(deps: AppDeps): express.Application {
   const compress = compression();
   // The reference is public; everything under it needs a key.
   app.get('/v1/openapi.json', compress, (_req, res) => void res.type('json').send(openApi));
-  app.get('/docs', compress, (_req, res) => void res.type('html').send(docsPage));
+  app.use(docsRouter());
+  app.get('/v1/asyncapi.json', compress, (_req, res) => void res.type('json').send(asyncApi));
+  // The stream is a WebSocket (server.ts hands its upgrades to api/stream): a plain GET is a mistake.
+  app.get('/v1/stream', () => {
+    throw new ApiError(426, 'bad_request', 'GET /v1/stream is a WebSocket endpoint: connect with a WebSocket client (api/asyncapi.json)', { Upgrade: 'websocket' });
+  });
   // Coin logos are public pictures, like the reference.
   app.get('/assets/coins/:id.svg', coinImageHandler());
+  // The status page and its data: no key; what it shows of the keyed data is STATUS_ASSETS (README "Status page").
+  app.use(statusPage({ store: deps.store, config: deps.config, process: deps.ops?.status }));
   if (deps.ops) app.use(deps.ops.router);
   app.use(requireKey(deps.keys));
   app.use(deps.quota.middleware);
+  if (deps.streamToken) app.post('/v1/stream/token', deps.streamToken);
 
   for (const route of routes) {
     app.route(route.path).get(cachedHandler(route)).all(methodNotAllowed);

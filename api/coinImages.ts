@@ -81,3 +81,13 @@ export function coinImageHandler(): RequestHandler {
     res.send(image.body);
   };
 }
+
+/**
+ * A URL a response carries: a path on the API's own origin (the bundled catalog's logos) made
+ * absolute under PUBLIC_BASE_URL when it is set; an absolute URL (an operator's catalog may name
+ * one) as it is. The base comes from configuration, never from a request's Host header: responses
+ * are cached and shared by every client.
+ */
+export function publicUrl(baseUrl: string | undefined, url: string): string {
+  return baseUrl !== undefined && url.startsWith('/') ? baseUrl + url : url;
+}

@@ -32,3 +32,28 @@ export async function loadRate(store: Store, vs: Currency, at: number): Promise<
   if (vs === 'usd') return { rate: 1, source: 'usd' };
   return rateFor(await loadUsdRates(store, at), vs);
 }
+
+/** `rates` of a converted history (ohlc, chart): each rate applied, from the first bucket it applies to. */
+export const rateRunsSchema = z
+  .array(
+    z.object({
+      since: z.number().int().describe('unix ms: start of the first bucket converted at this rate; it applies up to the next entry'),
+      rate: z.number().describe('units of the served currency per 1 USD'),
+      source: z.string().describe('measured:<venues> <CUR>/USD cross in the bucket, reference:<publisher> <date> (the daily rate of that day), or index:<asset> close <time>'),
+    }),
+  )
+  .optional()
+  .describe(
+    'present when vs is not usd: every bucket is converted at the rate of its own time (measured within the bucket when venues traded the currency against USD, else the reference rate of its UTC day; btc and eth: 1 / that bucket\'s index close), listed here oldest first, one entry per run of buckets sharing a rate. Buckets before the first known rate are left out',
+  );
+export type RateRun = { since: number; rate: number; source: string };
+
+/** The runs of equal rate and source in buckets listed oldest first: what a response lists in `rates`. */
+export function rateRuns(applied: readonly { t: number; rate: number; source: string }[]): RateRun[] {
+  const runs: RateRun[] = [];
+  for (const { t, rate, source } of applied) {
+    const last = runs.at(-1);
+    if (!last || last.rate !== rate || last.source !== source) runs.push({ since: t, rate, source });
+  }
+  return runs;
+}

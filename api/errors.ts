@@ -2,6 +2,10 @@ import type { ErrorRequestHandler, RequestHandler } from 'express';
 import type { z } from 'zod';
 import { requestLog } from './requestId.ts';
 
+/** Every `error.code` the API sends: the enum of the OpenAPI document, and the only codes an ApiError takes. */
+export const errorCodes = ['bad_request', 'missing_key', 'invalid_key', 'not_found', 'method_not_allowed', 'quota_exceeded', 'unavailable', 'internal'] as const;
+export type ErrorCode = (typeof errorCodes)[number];
+
 /** The one error body of the API (spec section 7). */
 export interface ErrorBody {
   error: { code: string; message: string; status: number };
@@ -11,11 +15,11 @@ export interface ErrorBody {
 export class ApiError extends Error {
   override name = 'ApiError';
   readonly status: number;
-  readonly code: string;
+  readonly code: ErrorCode;
   /** Extra response headers, e.g. Retry-After on 429 or Allow on 405. */
   readonly headers: Readonly<Record<string, string>>;
 
-  constructor(status: number, code: string, message: string, headers: Record<string, string> = {}) {
+  constructor(status: number, code: ErrorCode, message: string, headers: Record<string, string> = {}) {
     super(message);
     this.status = status;
     this.code = code;

@@ -1,4 +1,4 @@
-import type { RequestHandler, Response } from 'express';
+import type { RequestHandler } from 'express';
 import { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import type { Logger } from '../infra/log.ts';
@@ -23,6 +23,11 @@ export interface Quota {
   readonly perHour: number;
   /** Runs after `requireKey`: counts the request and sets the x-ratelimit-* headers. */
   readonly middleware: RequestHandler;
+  /**
+   * Counts one request of the key outside Express (the stream's connections and subscriptions);
+   * returns the x-ratelimit-* headers, or throws ApiError 429 quota_exceeded or 503 unavailable.
+   */
+  consume(keyHash: string): Promise<Record<string, string>>;
   close(): Promise<void>;
 }
 
@@ -55,42 +60,47 @@ export function createQuota(options: QuotaOptions): Quota {
     limiter = new RateLimiterMemory({ points: perHour, duration: windowSeconds, keyPrefix });
   }
 
-  const middleware: RequestHandler = async (_req, res, next) => {
+  /** `log` says where a failing quota store is reported (the request's logger for HTTP requests). */
+  async function consume(keyHash: string, log: () => Logger | undefined = () => options.log): Promise<Record<string, string>> {
     let state: RateLimiterRes;
     try {
-      state = await limiter.consume(apiKeyOf(res).keyHash);
+      state = await limiter.consume(keyHash);
     } catch (err) {
       if (!(err instanceof RateLimiterRes)) {
-        requestLog(res).error({ err }, 'quota check failed');
+        log()?.error({ err }, 'quota check failed');
         throw new ApiError(503, 'unavailable', 'the request quota cannot be checked right now; retry in a few seconds', {
           'Retry-After': '5',
         });
       }
-      const reset = setHeaders(res, perHour, err);
-      throw new ApiError(429, 'quota_exceeded', `more than ${perHour} requests in the hour; retry in ${reset} s`, {
-        'Retry-After': String(reset),
+      const headers = rateLimitHeaders(perHour, err);
+      throw new ApiError(429, 'quota_exceeded', `more than ${perHour} requests in the hour; retry in ${headers['x-ratelimit-reset']} s`, {
+        ...headers,
+        'Retry-After': headers['x-ratelimit-reset'],
       });
     }
-    setHeaders(res, perHour, state);
+    return rateLimitHeaders(perHour, state);
+  }
+
+  const middleware: RequestHandler = async (_req, res, next) => {
+    res.set(await consume(apiKeyOf(res).keyHash, () => requestLog(res)));
     next();
   };
 
   return {
     perHour,
     middleware,
+    consume: (keyHash) => consume(keyHash),
     async close() {
       if (redis && redis.status !== 'end') await redis.quit().catch(() => redis?.disconnect());
     },
   };
 }
 
-/** Sets the x-ratelimit-* headers; returns the whole seconds until the window resets. */
-function setHeaders(res: Response, limit: number, state: RateLimiterRes): number {
-  const reset = Math.max(0, Math.ceil(state.msBeforeNext / 1000));
-  res.set({
+/** The x-ratelimit-* headers of a quota state; reset is in whole seconds until the window resets. */
+function rateLimitHeaders(limit: number, state: RateLimiterRes): { 'x-ratelimit-limit': string; 'x-ratelimit-remaining': string; 'x-ratelimit-reset': string } {
+  return {
     'x-ratelimit-limit': String(limit),
     'x-ratelimit-remaining': String(Math.max(0, state.remainingPoints)),
-    'x-ratelimit-reset': String(reset),
-  });
-  return reset;
+    'x-ratelimit-reset': String(Math.max(0, Math.ceil(state.msBeforeNext / 1000))),
+  };
 }

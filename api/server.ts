@@ -1,18 +1,23 @@
-import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
-import { STATUS_CODES, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import type { Bus } from '../infra/bus/bus.ts';
 import type { Config } from '../infra/config.ts';
 import type { Logger } from '../infra/log.ts';
 import type { Store } from '../infra/store.ts';
 import { createApp, type AppDeps } from './app.ts';
+import { ApiError } from './errors.ts';
 import { KeyStore, type KeyStoreOptions } from './keys.ts';
 import { createQuota } from './quota.ts';
+import { writeRawError } from './rawError.ts';
+import { startStream, type StreamConfig } from './stream/streamServer.ts';
 
 export interface ApiServer {
   /** http://127.0.0.1:<port> */
   url: string;
   port: number;
+  /** The API keys this server checks: a key made or revoked through it applies at once here (the admin channel uses it). */
+  keys: KeyStore;
   /**
    * Stops accepting requests, waits for those in flight at most `shutdownTimeoutMs`, then closes
    * every connection; stops the key reloads and releases the quota store. The store stays open.
@@ -23,7 +28,7 @@ export interface ApiServer {
 export interface StartApiOptions {
   /** A migrated store; the caller owns it and closes it. */
   store: Store;
-  config: Pick<Config, 'PORT' | 'QUOTA_PER_HOUR' | 'REDIS_URL' | 'INDEX_STALE_AFTER_MS' | 'MDS_SIMULATED'>;
+  config: Pick<Config, 'PORT' | 'QUOTA_PER_HOUR' | 'REDIS_URL' | 'INDEX_STALE_AFTER_MS' | 'MDS_SIMULATED' | 'STATUS_ASSETS' | 'PUBLIC_BASE_URL'> & StreamConfig;
   log: Logger;
   /** Namespace of the quota counters in Redis (default mds:quota). */
   quotaKeyPrefix?: string;
@@ -33,6 +38,8 @@ export interface StartApiOptions {
   shutdownTimeoutMs?: number;
   /** Reload interval and staleness bound of the in-memory API keys (KeyStore defaults: 5 s, 10 min). */
   keyStore?: KeyStoreOptions;
+  /** The bus whose trades the stream's trades channel sends; unset = that channel sends nothing. */
+  bus?: Bus;
 }
 
 /** Runs the API on config.PORT (0 = any free port). */
@@ -48,13 +55,16 @@ export async function startApi(options: StartApiOptions): Promise<ApiServer> {
     keyPrefix: options.quotaKeyPrefix,
     log,
   });
-  const app = createApp({ store, keys, quota, config, log, ops: options.ops });
+  const stream = await startStream({ store, keys, quota, bus: options.bus, config, log: log.child({ part: 'stream' }) });
+  const app = createApp({ store, keys, quota, config, log, ops: options.ops, streamToken: stream.tokenHandler });
   const server = app.listen(config.PORT);
   answerParserErrors(server);
+  stream.attach(server);
   try {
     await once(server, 'listening');
   } catch (err) {
     keys.close();
+    await stream.close();
     await quota.close();
     throw err;
   }
@@ -63,9 +73,12 @@ export async function startApi(options: StartApiOptions): Promise<ApiServer> {
   return {
     url: `http://127.0.0.1:${port}`,
     port,
+    keys,
     async close() {
       keys.close();
       const closed = new Promise<void>((resolve, reject) => server.close((err) => (err ? reject(err) : resolve())));
+      // Upgraded sockets count as the server's connections: they must go for it to close.
+      await stream.close();
       // A request stuck on the store must not hold the shutdown: past the deadline its connection is cut.
       const deadline = setTimeout(() => {
         log.warn({ shutdownTimeoutMs }, 'closing connections with requests still in flight');
@@ -84,20 +97,9 @@ export async function startApi(options: StartApiOptions): Promise<ApiServer> {
 /** Node's request-header limit (16 KiB, `--max-http-header-size`): the request line counts in it. */
 const headerLimitKiB = 16;
 
-/** Writes a whole error response on a raw socket and closes it: Express never saw the request. */
+/** A request Express never saw, refused with the API's error body. */
 function refuse(socket: Socket, status: number, message: string): void {
-  if (!socket.writable) return void socket.destroy();
-  const body = JSON.stringify({ error: { code: status === 405 ? 'method_not_allowed' : 'bad_request', message, status } });
-  const head = [
-    `HTTP/1.1 ${status} ${STATUS_CODES[status]}`,
-    'Content-Type: application/json; charset=utf-8',
-    `Content-Length: ${Buffer.byteLength(body)}`,
-    `x-request-id: ${randomUUID()}`,
-    'Access-Control-Allow-Origin: *',
-    'Connection: close',
-  ];
-  if (status === 405) head.push('Allow: GET, HEAD');
-  socket.end(`${head.join('\r\n')}\r\n\r\n${body}`);
+  writeRawError(socket, status === 405 ? new ApiError(405, 'method_not_allowed', message, { Allow: 'GET, HEAD' }) : new ApiError(status, 'bad_request', message));
 }
 
 /**

@@ -20,6 +20,20 @@ const optionalPositiveInt = z.coerce.number().int().positive().optional();
 export const configSchema = z.object({
   /** HTTP port of the API. */
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  /**
+   * The address clients reach the API at (http(s)://host[:port][/prefix]): every URL a response
+   * carries (coin logos) is made absolute with it. Unset = those URLs are paths on the API's own
+   * origin (`npm run demo` sets http://127.0.0.1:<PORT>). Never taken from a request's Host header,
+   * which a client chooses and a cached response would hand to everyone.
+   */
+  PUBLIC_BASE_URL: z
+    .string()
+    .trim()
+    .optional()
+    .transform((v) => (v ? v.replace(/\/+$/, '') : undefined))
+    .refine((v) => v === undefined || (/^https?:\/\/[^/?#\s]+(\/[^?#\s]*)?$/.test(v) && URL.canParse(v)), {
+      message: 'must be an http(s) URL without query or fragment, e.g. https://api.example.com',
+    }),
   /** Data directory of the embedded ClickHouse engine (chDB), used when CLICKHOUSE_URL is unset. */
   MDS_DATA_DIR: z.string().min(1).default('./data'),
   /**
@@ -43,10 +57,23 @@ export const configSchema = z.object({
     }),
   /** Redis URL (redis://host:port) for the shared quota and jobs; unset = in-memory quota. */
   REDIS_URL: optionalUrl('redis://host:port'),
-  /** API key provisioned by `npm run demo`; a random one is generated and printed when unset. */
-  DEMO_API_KEY: z.string().min(16, 'must be at least 16 characters').optional(),
+  /** API key provisioned by `npm run demo`; a random one is generated and shown on the terminal when unset. As long as a generated key, so it cannot be guessed. */
+  DEMO_API_KEY: z.string().min(32, 'must be at least 32 characters, as a generated key (e.g. the output of `openssl rand -hex 16`)').optional(),
+  /**
+   * Server secret the API keys are hashed with (HMAC-SHA256), so a copy of the api_keys table does
+   * not reveal them; never logged. Every API replica and `npm run keys` must share it. Unset with
+   * the embedded store: generated once into <MDS_DATA_DIR>/api-key-secret (api/keySecret.ts);
+   * required with CLICKHOUSE_URL.
+   */
+  API_KEY_SECRET: z.string().min(32, 'must be at least 32 characters (e.g. the output of `openssl rand -hex 32`)').optional(),
   /** Requests per key per fixed hour. */
   QUOTA_PER_HOUR: positiveInt(600),
+  /** Open connections to the stream (GET /v1/stream) one key may hold on one API replica; opening one counts one request of the quota. */
+  STREAM_MAX_CONNECTIONS_PER_KEY: positiveInt(5),
+  /** Subscriptions (channel x asset, x interval for candles) one stream connection may hold; each subscribe message counts one request. */
+  STREAM_MAX_SUBSCRIPTIONS_PER_CONNECTION: positiveInt(100),
+  /** Bytes a stream connection may leave unsent (its client reads too slowly) before it is closed with code 4008. */
+  STREAM_MAX_BUFFERED_BYTES: positiveInt(1_048_576),
   /** Longest wait (ms) for one store query; past it the caller gets StoreTimeoutError (the API answers 503 or stale data). */
   STORE_QUERY_TIMEOUT_MS: positiveInt(10_000),
   /** Longest wait (ms) for one store insert; a timed-out insert may still land; the event sinks retry it with the same dedup token. */
@@ -87,6 +114,16 @@ export const configSchema = z.object({
     .transform((v) => v === '1' || v === 'true'),
   /** An index price older than this (ms) is reported with measured=false. */
   INDEX_STALE_AFTER_MS: positiveInt(60_000),
+  /**
+   * Catalog asset ids whose index price, sparkline and 1m candles the public status page at `/`
+   * shows without a key (comma-separated, at most 10; empty = none): the operator's choice of what
+   * the page gives away. Unknown ids stop the API at start.
+   */
+  STATUS_ASSETS: z
+    .string()
+    .default('bitcoin,ethereum,solana')
+    .transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean))
+    .refine((v) => v.length <= 10, { message: 'at most 10 asset ids' }),
   // Index price engine. Unset = the engine's default: its one home is indexParamsSchema in
   // aggregate/indexPrice.ts and indexScheduleSchema in aggregate/indexRunner.ts (with precedents, as
   // in aggregate/METHODOLOGY.md "Index price"); indexSettingsFromConfig maps these variables onto them.
@@ -160,7 +197,7 @@ export class ConfigError extends Error {
 }
 
 /** Variables whose value an error message must not repeat. */
-const secretVariables = new Set(['DEMO_API_KEY', 'METRICS_TOKEN']);
+const secretVariables = new Set(['DEMO_API_KEY', 'API_KEY_SECRET', 'METRICS_TOKEN']);
 
 /** A wrong value as the error shows it: URLs without their credentials, secrets by length only. */
 function shownValue(name: string, value: string): string {

@@ -61,3 +61,8 @@ test('the USD quote list is written once, outside the frozen migrations', () => 
     .filter((file) => quoteList.test(readFileSync(join(root, file), 'utf8')));
   expect(holders).toEqual(['infra/currency/currencies.ts']);
 });
+
+test('the spec schemas, the oracle of the API responses, import nothing from the API', () => {
+  // Written from the spec alone (test/api/specConformance.test.ts): a schema derived from the routes would agree with any bug.
+  expect(importsOf('test/api/specSchemas.ts').filter((target) => layer(target) === 'api')).toEqual([]);
+});

@@ -4,6 +4,7 @@
 //   npm run soak                 10 minutes, the default bounds
 //   npm run soak -- --minutes 30 --keep   longer, and keep the data directory and the service log
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, createWriteStream } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -176,7 +177,9 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
   // A key, made before the service opens the store (chDB allows one process per data directory).
   const setup = await openStore({ MDS_DATA_DIR: dataDir, CLICKHOUSE_DATABASE: 'mds', CLICKHOUSE_URL: undefined });
   await migrate(setup);
-  const { key } = await new KeyStore(setup).create('soak');
+  // The service hashes keys with the same secret (API_KEY_SECRET below).
+  const keySecret = randomBytes(32).toString('hex');
+  const { key } = await new KeyStore(setup, { secret: keySecret }).create('soak');
   await setup.close();
 
   const simulator: Simulator = await startSimulator({ seed: 7, tickMs: 250, tradesPerSecondPerMarket: 1 });
@@ -188,6 +191,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     ...process.env,
     PORT: String(port),
     MDS_DATA_DIR: dataDir,
+    API_KEY_SECRET: keySecret,
     MDS_SIMULATED: '1',
     MDS_FAULT_INJECTION: '1',
     LOG_LEVEL: 'info',

@@ -150,7 +150,13 @@ describe('sweepIndex', () => {
         fc.record({
           venue: fc.integer({ min: 0, max: 4 }),
           quote: fc.integer({ min: 0, max: 3 }),
-          offsetMs: fc.integer({ min: 0, max: 599_999 }),
+          // Sparse minutes anywhere, and dense ones: many trades in a few milliseconds of minutes 2 and 7,
+          // some in the same millisecond (ordered by trade id), some on a minute's first or last.
+          offsetMs: fc.oneof(
+            fc.integer({ min: 0, max: 599_999 }),
+            fc.integer({ min: 119_990, max: 120_010 }),
+            fc.integer({ min: 419_997, max: 420_003 }),
+          ),
           noise: fc.double({ min: -0.004, max: 0.004, noNaN: true }),
           quantity: fc.double({ min: 0.01, max: 5, noNaN: true }),
           late: fc.boolean(),
@@ -175,12 +181,20 @@ describe('sweepIndex', () => {
       fc.property(scenario, (sc) => {
         const params = { ...sc.params, includePerpetuals: sc.includePerpetuals };
         const epoch = epochS * 1000;
-        const trades: RawTrade[] = sc.trades.map((t, i) => ({
+        // Each market numbers its own trades, so ids collide across markets; numbering out of time
+        // order, and unpadded ('10' sorts before '9'), as the store's (ts, trade_id) order does.
+        const nextId = new Map<string, number>();
+        const idFor = (key: string) => {
+          const n = nextId.get(key) ?? 0;
+          nextId.set(key, n + 1);
+          return String(n);
+        };
+        const trades: RawTrade[] = sc.trades.map((t) => ({
           venue: venues[t.venue]!,
           market: marketName(quotes[t.quote]!),
           asset,
           quote: quotes[t.quote]!,
-          trade_id: String(i).padStart(4, '0'),
+          trade_id: idFor(`${t.venue}:${t.quote}`),
           ts: epoch + t.offsetMs,
           price: 100 * (1 + sc.biases[t.venue]!) * (1 + t.noise),
           quantity: t.quantity,

@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, expect, test, vi } from 'vitest';
 import { findAsset, supplyAt } from '../../infra/catalog/catalog.ts';
-import { loadUsdRates } from '../../infra/currency/usdRates.ts';
 import { KeyStore } from '../keys.ts';
 import { startApi, type ApiServer } from '../server.ts';
 import { buckets, closeTo, day, fixtureTrades, hour, minute, referenceRates, T } from './assetMarketFixture.ts';
@@ -101,12 +100,19 @@ test('defaults: range 24h, metric price, vs usd', async () => {
   expect(body.points).toEqual(expectedPoints('bitcoin', '24h', 'price', 1));
 });
 
-test('vs converts with the current rate', async () => {
-  const rate = (await loadUsdRates(env.store, T)).perUsd('eur')!;
-  expect(rate).toBe(0.9);
-  const body = (await get(`${api.url}/v1/coins/bitcoin/chart?range=7d&metric=market_cap&vs=eur`, auth())).json as ChartBody;
+test('vs converts each point at the reference rate of its own day', async () => {
+  // referenceRates: eur 0.875 from 40 days before T's day, 0.9 from T's day on; no venue trades EUR and USD legs together.
+  const dayOfT = Math.floor(T / day) * day;
+  const body = (await get(`${api.url}/v1/coins/bitcoin/chart?range=7d&metric=market_cap&vs=eur`, auth())).json as ChartBody & { rates: unknown };
   expect(body.currency).toBe('eur');
-  expect(closeTo(body.points, expectedPoints('bitcoin', '7d', 'market_cap', rate))).toEqual([]);
+  const usd = expectedPoints('bitcoin', '7d', 'market_cap', 1);
+  expect(usd.some(([t]) => t < dayOfT) && usd.some(([t]) => t >= dayOfT)).toBe(true);
+  expect(closeTo(body.points, usd.map(([t, v]) => [t, v * (t >= dayOfT ? 0.9 : 0.875)]))).toEqual([]);
+  const dayOf = (t: number) => new Date(t).toISOString().slice(0, 10);
+  expect(body.rates).toEqual([
+    { since: usd[0]![0], rate: 0.875, source: `reference:test ${dayOf(T - 40 * day)}` },
+    { since: usd.find(([t]) => t >= dayOfT)![0], rate: 0.9, source: `reference:test ${dayOf(T)}` },
+  ]);
 });
 
 test('an asset with no index trade: no points, partial', async () => {

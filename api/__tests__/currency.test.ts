@@ -1,15 +1,15 @@
 import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
 import { parseFxReferenceCsv, importFxReference } from '../../aggregate/jobs/fxReference.ts';
 import { fiatCurrencies, servedCurrencies } from '../../infra/currency/currencies.ts';
-import { defaultFxMeasurement, loadStablecoinRates } from '../../infra/currency/fxMeasured.ts';
+import { loadStablecoinRates } from '../../infra/currency/fxMeasured.ts';
 import { loadUsdRates } from '../../infra/currency/usdRates.ts';
 import { KeyStore } from '../keys.ts';
 import { startApi, type ApiServer } from '../server.ts';
 import { defaultIndexParams } from '../../aggregate/indexPrice.ts';
-import { loadQuoteRates } from '../../aggregate/indexInputs.ts';
 import { defaultIndexSchedule } from '../../aggregate/indexRunner.ts';
 import { referenceTicks } from '../../aggregate/__tests__/indexReference.ts';
-import { computeIndex, get, indexQuotes, openTestStore, silentLog, testConfig, trade, type TradeRow } from '../../test/support/harness.ts';
+import { computeIndex, get, openTestStore, silentLog, testConfig, trade, type TradeRow } from '../../test/support/harness.ts';
+import { measuredPerUsd, quoteUsdPer, type ReferenceRateRow } from '../../test/support/fxReference.ts';
 
 const minute = 60_000;
 const close = (a: number, b: number) => expect(Math.abs(a / b - 1), `${a} vs ${b}`).toBeLessThan(1e-9);
@@ -34,6 +34,15 @@ const referenceCsv = [
   '2026-06-09,1.25,0.875,150,0.94,',
   '2026-06-01,1.2,0.86,160,0.96,',
 ].join('\n');
+
+/** The reference file read by hand: its columns are units per EUR, so units per USD = column / USD column. */
+const referenceRows: ReferenceRateRow[] = referenceCsv
+  .split('\n')
+  .filter((line) => /^\d{4}-/.test(line))
+  .flatMap((line) => {
+    const [date, usd, gbp, jpy, chf] = line.split(',').map((cell, i) => (i === 0 ? cell : Number(cell))) as [string, number, number, number, number];
+    return ([['eur', 1], ['gbp', gbp], ['jpy', jpy], ['chf', chf]] as const).map(([currency, perEur]) => ({ date, currency, per_usd: perEur / usd }));
+  });
 
 /** One trade per entry; ids unique per market. */
 let tradeSeq = 0;
@@ -67,52 +76,18 @@ measuredTrades.push(
   at(minuteStart - 4 * minute, 'kraken', 'XBTGBP', 'bitcoin', 'GBP', 76_000, 1),
 );
 
-/** Independent recomputation of the measured rule from the raw trades. */
-function expectedMeasured(trades: TradeRow[], quote: string, asOf: number): { perUsd: number; minutes: number; venues: string[] } | undefined {
-  const inWindow = trades.filter((t) => {
-    const bucket = t.ts - (t.ts % minute);
-    return bucket > asOf - defaultFxMeasurement.windowMs && bucket <= asOf;
-  });
-  const vwap = (legs: TradeRow[]) => legs.reduce((s, t) => s + t.price * t.quantity, 0) / legs.reduce((s, t) => s + t.quantity, 0);
-  const obs: { value: number; weight: number; venue: string }[] = [];
-  const groups = new Set(inWindow.map((t) => `${t.venue}|${t.asset}|${t.ts - (t.ts % minute)}`));
-  for (const g of groups) {
-    const [venue, asset, bucket] = g.split('|');
-    const same = inWindow.filter((t) => t.venue === venue && t.asset === asset && t.ts - (t.ts % minute) === Number(bucket));
-    const fiatLeg = same.filter((t) => t.quote === quote);
-    const usdLeg = same.filter((t) => t.quote === 'USD');
-    if (!fiatLeg.length || !usdLeg.length) continue;
-    const value = vwap(fiatLeg) / vwap(usdLeg);
-    const usdValue = usdLeg.reduce((s, t) => s + t.price * t.quantity, 0);
-    const fiatValueInUsd = fiatLeg.reduce((s, t) => s + t.price * t.quantity, 0) / value;
-    obs.push({ value, weight: Math.min(usdValue, fiatValueInUsd), venue: venue! });
-  }
-  if (obs.length < defaultFxMeasurement.minMinutes) return undefined;
-  // Weighted median: the smallest value whose weight at or below it reaches half of the total.
-  const total = obs.reduce((s, o) => s + o.weight, 0);
-  const candidates = obs.map((o) => o.value).sort((a, b) => a - b);
-  const perUsd = candidates.find((v) => obs.filter((o) => o.value <= v).reduce((s, o) => s + o.weight, 0) >= total / 2)!;
-  return { perUsd, minutes: obs.length, venues: [...new Set(obs.map((o) => o.venue))].sort() };
-}
-
 /** How far back each computeIndex call of this file starts: less than one of its steps, so every second uses the FX rates of that step's end. */
 const indexSinceMs = 3 * 3_600_000;
 
 /**
  * The index price as computeIndex(store, computedAt, indexSinceMs) left it, recomputed from the
  * trades (aggregate/__tests__/indexReference.ts) with the FX and stablecoin rates at the end of
- * the computed seconds, the ones the runner applies.
+ * the computed seconds, the ones the runner applies, themselves recomputed from every stored trade
+ * and the reference file (test/support/fxReference.ts).
  */
-async function expectedIndexPrice(trades: TradeRow[], asset: string, computedAt: number): Promise<number> {
+function expectedIndexPrice(trades: TradeRow[], asset: string, computedAt: number): number {
   const lastSecond = Math.floor((computedAt - defaultIndexSchedule.lagMs) / 1000) - 1;
-  const rates = await loadQuoteRates(env.store, (lastSecond + 1) * 1000);
-  const usdPer = (quote: string) => {
-    if (quote === 'USD') return 1;
-    if (quote === 'USDT' || quote === 'USDC') return rates.stablecoins[quote === 'USDT' ? 'tether' : 'usd-coin'].usdPer;
-    const fiat = fiatCurrencies.find((c) => c === quote.toLowerCase());
-    const perUsd = fiat && rates.fiat.perUsd(fiat);
-    return perUsd ? 1 / perUsd : undefined;
-  };
+  const usdPer = quoteUsdPer([...measuredTrades, ...liveTrades], referenceRows, (lastSecond + 1) * 1000);
   const ticks = referenceTicks(trades, asset, Math.floor((computedAt - indexSinceMs) / 1000), lastSecond, { params: defaultIndexParams, usdPer });
   expect(ticks.at(-1)?.second).toBe(lastSecond);
   return ticks.at(-1)!.price;
@@ -156,14 +131,14 @@ describe('loadUsdRates', () => {
     const rates = await loadUsdRates(env.store, T);
     expect(rates.perUsd('usd')).toBe(1);
 
-    const eur = expectedMeasured(measuredTrades, 'EUR', T)!;
+    const eur = measuredPerUsd(measuredTrades, 'EUR', T)!;
     // kraken's five minutes and bitstamp's five: the binance minute has no USD leg and the 70-minute-old pair is outside the window.
     expect(eur).toMatchObject({ minutes: 10, venues: ['bitstamp', 'kraken'] });
     close(rates.perUsd('eur')!, eur.perUsd);
     expect(rates.source('eur')).toBe('measured:bitstamp,kraken EUR/USD cross, 10 min');
 
     // GBP traded against USD in only two minutes: fewer than minMinutes, so the reference of the latest day on or before T.
-    expect(expectedMeasured(measuredTrades, 'GBP', T)).toBeUndefined();
+    expect(measuredPerUsd(measuredTrades, 'GBP', T)).toBeUndefined();
     close(rates.perUsd('gbp')!, 0.875 / 1.25);
     expect(rates.source('gbp')).toBe('reference:test-ecb 2026-06-09');
     close(rates.perUsd('jpy')!, 150 / 1.25);
@@ -185,7 +160,7 @@ describe('loadUsdRates', () => {
 
   test('btc and eth are 1 / our index price, when we have one', async () => {
     const rates = await loadUsdRates(env.store, T);
-    close(rates.perUsd('btc')!, 1 / (await expectedIndexPrice(measuredTrades, 'bitcoin', T + 2_500)));
+    close(rates.perUsd('btc')!, 1 / expectedIndexPrice(measuredTrades, 'bitcoin', T + 2_500));
     expect(rates.source('btc')).toMatch(/^index:bitcoin 2026-06-10T12:00:0\dZ$/);
     expect(rates.perUsd('eth')).toBeUndefined();
     // More than 48 h after the last bitcoin trade of that day.
@@ -257,7 +232,7 @@ describe('endpoints in other currencies', () => {
     const res = await get(`${api.url}/v1/coins/solana/markets?vs=btc`, auth());
     expect(res.status).toBe(200);
     const body = res.json as any;
-    const btcPerUsd = 1 / (await expectedIndexPrice(liveTrades, 'bitcoin', now));
+    const btcPerUsd = 1 / expectedIndexPrice(liveTrades, 'bitcoin', now);
     close(body.rate, btcPerUsd);
     expect(body.currency).toBe('btc');
     expect(body.rateSource).toMatch(/^index:bitcoin \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
@@ -278,8 +253,8 @@ describe('endpoints in other currencies', () => {
     close(binance.depthAsk, 1_800_000 * btcPerUsd);
     close(binance.depthBid1, 900_000 * btcPerUsd);
     close(binance.depthAsk1, 800_000 * btcPerUsd);
-    // Cost to trade: bps per order size in USD; neither is money in the served currency.
-    expect(binance.costBuy).toEqual({ '10000': 0.8, '100000': 3.2, '1000000': null });
+    // Cost to trade: bps per order size in USD; neither is money in the served currency. A size the book cannot fill is left out.
+    expect(binance.costBuy).toEqual({ '10000': 0.8, '100000': 3.2 });
     expect(body.markets.find((m: any) => m.venueId === 'coinbase').depthBid).toBeNull();
   });
 

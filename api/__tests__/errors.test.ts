@@ -31,7 +31,7 @@ describe('error middleware', () => {
       throw new TypeError('undefined is not a function at internals.ts:12');
     });
     app.get('/teapot', () => {
-      throw new ApiError(418, 'teapot', 'short and stout', { 'x-extra': 'yes' });
+      throw new ApiError(418, 'unavailable', 'short and stout', { 'x-extra': 'yes' });
     });
     app.route('/only-get').get((_req, res) => void res.json({ ok: true })).all(methodNotAllowed);
     app.use(notFound);
@@ -61,7 +61,7 @@ describe('error middleware', () => {
     lines.length = 0;
     const res = await get(`${url}/teapot`);
     expect(res.status).toBe(418);
-    expect(res.json).toEqual({ error: { code: 'teapot', message: 'short and stout', status: 418 } });
+    expect(res.json).toEqual({ error: { code: 'unavailable', message: 'short and stout', status: 418 } });
     expect(res.headers.get('x-extra')).toBe('yes');
     expect(lines).toHaveLength(0);
   });

@@ -1,22 +1,23 @@
 import { afterAll, beforeAll, expect, test, vi } from 'vitest';
 import { findAsset } from '../../infra/catalog/catalog.ts';
-import { loadUsdRates } from '../../infra/currency/usdRates.ts';
 import { KeyStore } from '../keys.ts';
 import { startApi, type ApiServer } from '../server.ts';
 import { capBefore, close, closeTo, day, expectedRanking, fixtureTrades, minute, referenceRates, T, universeChange } from './assetMarketFixture.ts';
 import { computeIndex, get, openTestStore, silentLog, testConfig } from '../../test/support/harness.ts';
+import { fiatPerUsd } from '../../test/support/fxReference.ts';
 
 let env: Awaited<ReturnType<typeof openTestStore>>;
 let api: ApiServer;
 let key: string;
+// No SEK rate: sek is left out of the totals (and the coin profile, whose maps need it, answers 503).
+const fxRows = referenceRates(['ars', 'brl']);
 
 beforeAll(async () => {
   vi.useFakeTimers({ toFake: ['Date'], now: T });
   env = await openTestStore();
   await env.store.insert('trades', fixtureTrades);
   await computeIndex(env.store, T);
-  // No SEK rate: sek is left out of the totals (and the coin profile, whose maps need it, answers 503).
-  await env.store.insert('fx_reference_rates', referenceRates(['ars', 'brl']));
+  await env.store.insert('fx_reference_rates', fxRows);
   key = (await new KeyStore(env.store).create('global-test')).key;
   api = await startApi({ store: env.store, config: testConfig(), log: silentLog });
 });
@@ -32,10 +33,10 @@ test('GET /v1/global: totals, dominance and the 24 h change over one fixed unive
   const res = await get(`${api.url}/v1/global`, auth());
   expect(res.status).toBe(200);
   const ranking = expectedRanking();
-  const rates = await loadUsdRates(env.store, T);
   const totalCap = ranking.reduce((s, e) => s + e.marketCap, 0);
   const totalVolume = ranking.reduce((s, e) => s + e.volume24h, 0);
-  const perCurrency = (usd: number) => Object.fromEntries(['usd', 'ars', 'brl'].map((c) => [c, usd * rates.perUsd(c as 'usd')!]));
+  // The rates at T, recomputed from the stored reference rows and trades.
+  const perCurrency = (usd: number) => Object.fromEntries(['usd', 'ars', 'brl'].map((c) => [c, usd * fiatPerUsd(fixtureTrades, fxRows, c, T)!]));
   // Markets: venue and symbol, any quote, with a trade in a 1-minute bucket starting in the last 24 h.
   const from = Math.floor(T / 1000 - 86_400) * 1000;
   const markets = new Set(fixtureTrades.filter((t) => Math.floor(t.ts / minute) * minute >= from && t.ts <= T).map((t) => `${t.venue}|${t.market}`));

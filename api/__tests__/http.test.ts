@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Store } from '../../infra/store.ts';
 import { createApp } from '../app.ts';
 import { KeyStore } from '../keys.ts';
@@ -67,7 +67,7 @@ describe('API keys, quota, errors and request ids', () => {
   it('accepts a key by x-api-key or by Authorization: Bearer, and refuses it once revoked', async () => {
     const { key, prefix } = await keys.create('to-revoke');
     expect(key).toMatch(/^mds_[A-Za-z0-9]{32}$/);
-    expect(prefix).toBe(key.slice(0, 12));
+    expect(prefix).toBe(key.slice(0, 8));
     expect((await get(`${api.url}/v1/prices`, { 'x-api-key': key })).status).toBe(200);
     expect((await get(`${api.url}/v1/prices`, { authorization: `bearer ${key}` })).status).toBe(200);
 
@@ -113,39 +113,49 @@ describe('API keys, quota, errors and request ids', () => {
     expect(dump).not.toContain(key);
     expect(dump).toContain(prefix);
     const listed = (await keys.list()).find((k) => k.prefix === prefix);
-    expect(listed).toEqual({ prefix, name: 'listed', createdAt: expect.any(Number), revokedAt: null });
+    expect(listed).toEqual({ prefix, name: 'listed', createdAt: expect.any(Number), revokedAt: null, legacy: false });
     expect(JSON.stringify(await keys.list())).not.toContain(key);
   });
 
   it('provisions a chosen key once with ensure, and keeps a revoked one revoked', async () => {
     const chosen = 'demo-key-0123456789abcdef';
-    expect(await keys.ensure(chosen, 'demo')).toEqual({ prefix: chosen.slice(0, 12), created: true });
-    expect(await keys.ensure(chosen, 'demo')).toEqual({ prefix: chosen.slice(0, 12), created: false });
+    expect(await keys.ensure(chosen, 'demo')).toEqual({ prefix: chosen.slice(0, 8), created: true });
+    expect(await keys.ensure(chosen, 'demo')).toEqual({ prefix: chosen.slice(0, 8), created: false });
     expect((await get(`${api.url}/v1/prices`, { 'x-api-key': chosen })).status).toBe(200);
-    expect((await keys.list()).filter((k) => k.prefix === chosen.slice(0, 12))).toHaveLength(1);
-    await keys.revoke(chosen.slice(0, 12));
+    expect((await keys.list()).filter((k) => k.prefix === chosen.slice(0, 8))).toHaveLength(1);
+    await keys.revoke(chosen.slice(0, 8));
     await expect(keys.ensure(chosen, 'demo')).rejects.toThrow(/revoked/);
   });
 
   it('sets the quota headers and answers 429 quota_exceeded with Retry-After once the hour is used up', async () => {
     const key = await newKey();
-    for (let i = 1; i <= perHour; i++) {
-      const res = await get(`${api.url}/v1/prices`, { 'x-api-key': key });
-      expect(res.status).toBe(200);
-      expect(res.headers.get('x-ratelimit-limit')).toBe(String(perHour));
-      expect(res.headers.get('x-ratelimit-remaining')).toBe(String(perHour - i));
-      const reset = Number(res.headers.get('x-ratelimit-reset'));
-      expect(Number.isInteger(reset)).toBe(true);
-      expect(reset).toBeGreaterThan(3500);
-      expect(reset).toBeLessThanOrEqual(3600);
+    // The window is a fixed hour from the key's first request; reset is the whole seconds left, rounded
+    // up. With the clock held and stepped 61.5 s per request, every reset is exact.
+    const first = Date.now();
+    const step = 61_500;
+    const resetAt = (elapsedMs: number) => String(Math.ceil((3_600_000 - elapsedMs) / 1000));
+    vi.useFakeTimers({ toFake: ['Date'], now: first });
+    try {
+      for (let i = 1; i <= perHour; i++) {
+        vi.setSystemTime(first + (i - 1) * step);
+        const res = await get(`${api.url}/v1/prices`, { 'x-api-key': key });
+        expect(res.status).toBe(200);
+        expect(res.headers.get('x-ratelimit-limit')).toBe(String(perHour));
+        expect(res.headers.get('x-ratelimit-remaining')).toBe(String(perHour - i));
+        expect(res.headers.get('x-ratelimit-reset')).toBe(resetAt((i - 1) * step));
+      }
+      expect(resetAt(0)).toBe('3600');
+      vi.setSystemTime(first + perHour * step);
+      const over = await get(`${api.url}/v1/prices`, { 'x-api-key': key });
+      expect(over.status).toBe(429);
+      expect(over.json).toEqual({ error: { code: 'quota_exceeded', message: expect.any(String), status: 429 } });
+      expect(over.headers.get('x-ratelimit-remaining')).toBe('0');
+      expect(over.headers.get('x-ratelimit-reset')).toBe(resetAt(perHour * step));
+      expect(over.headers.get('retry-after')).toBe(over.headers.get('x-ratelimit-reset'));
+      expect(over.headers.get('x-request-id')).toMatch(uuid);
+    } finally {
+      vi.useRealTimers();
     }
-    const over = await get(`${api.url}/v1/prices`, { 'x-api-key': key });
-    expect(over.status).toBe(429);
-    expect(over.json).toEqual({ error: { code: 'quota_exceeded', message: expect.any(String), status: 429 } });
-    expect(over.headers.get('x-ratelimit-remaining')).toBe('0');
-    expect(over.headers.get('retry-after')).toBe(over.headers.get('x-ratelimit-reset'));
-    expect(Number(over.headers.get('retry-after'))).toBeGreaterThan(3500);
-    expect(over.headers.get('x-request-id')).toMatch(uuid);
 
     // The quota is per key: another key is untouched.
     const other = await get(`${api.url}/v1/prices`, { 'x-api-key': await newKey() });

@@ -7,12 +7,10 @@ import { KeyStore } from '../keys.ts';
 import { startApi, type ApiServer } from '../server.ts';
 import { defaultListingWarmupMs, loadNewCoins, newForMs, type NewCoinsResponse } from '../routes/newCoins.ts';
 import { defaultIndexParams } from '../../aggregate/indexPrice.ts';
-import { loadQuoteRates } from '../../aggregate/indexInputs.ts';
 import { defaultIndexSchedule } from '../../aggregate/indexRunner.ts';
 import { referenceTicks, storedRows } from '../../aggregate/__tests__/indexReference.ts';
-import type { Store } from '../../infra/store.ts';
-import { fiatCurrencies } from '../../infra/currency/currencies.ts';
 import { computeIndex, get, indexQuotes, openTestStore, silentLog, testConfig, trade, type TradeRow } from '../../test/support/harness.ts';
+import { quoteUsdPer } from '../../test/support/fxReference.ts';
 
 let env: Awaited<ReturnType<typeof openTestStore>>;
 beforeAll(async () => {
@@ -45,23 +43,19 @@ const indexSinceMs = 26 * hour;
 /**
  * The index price /v1/prices serves at `now`, as computeIndex(store, now, indexSinceMs) left it,
  * recomputed from the trades (aggregate/__tests__/indexReference.ts): the latest index row within
- * the 48 h it reads. BTC quotes are valued through the bitcoin index of the same second, fiat
- * quotes through the FX rates at the end of the computed seconds, as the runner does.
+ * the 48 h it reads. BTC quotes are valued through the bitcoin index of the same second, other
+ * quotes through the FX rates at the end of the computed seconds, as the runner does, recomputed
+ * from the trades (test/support/fxReference.ts; no reference rates are stored here).
  */
-async function expectedPrices(store: Store, trades: readonly TradeRow[], now: number): Promise<Map<string, { price: number; measured: boolean }>> {
+function expectedPrices(trades: readonly TradeRow[], now: number): Map<string, { price: number; measured: boolean }> {
   const fromS = Math.floor((now - indexSinceMs) / 1000);
   const lastSecond = Math.floor((now - defaultIndexSchedule.lagMs) / 1000) - 1;
-  const rates = await loadQuoteRates(store, (lastSecond + 1) * 1000);
-  const fiat = (quote: string) => {
-    const currency = fiatCurrencies.find((c) => c === quote.toLowerCase());
-    const perUsd = currency && rates.fiat.perUsd(currency);
-    return perUsd ? 1 / perUsd : undefined;
-  };
-  const btc = new Map(referenceTicks(trades, 'bitcoin', fromS, lastSecond, { params: defaultIndexParams, usdPer: (q) => (indexQuotes.has(q) ? 1 : fiat(q)) }).map((t) => [t.second, t.price]));
+  const quoteRate = quoteUsdPer(trades, [], (lastSecond + 1) * 1000);
+  const btc = new Map(referenceTicks(trades, 'bitcoin', fromS, lastSecond, { params: defaultIndexParams, usdPer: quoteRate }).map((t) => [t.second, t.price]));
   const prices = new Map<string, { price: number; measured: boolean }>();
   for (const asset of new Set(trades.map((t) => t.asset))) {
     const usdPer = (quote: string, second: number) =>
-      indexQuotes.has(quote) ? 1 : quote === 'BTC' ? (asset === 'bitcoin' || asset === 'ethereum' ? undefined : btc.get(second)) : fiat(quote);
+      quote === 'BTC' ? (asset === 'bitcoin' || asset === 'ethereum' ? undefined : btc.get(second)) : quoteRate(quote);
     const rows = storedRows(referenceTicks(trades, asset, fromS, lastSecond, { params: defaultIndexParams, usdPer }));
     const latest = rows.filter((t) => t.second >= Math.floor(now / 1000) - 2 * 86_400).at(-1);
     if (latest) prices.set(asset, { price: latest.price, measured: latest.status !== 'fail_closed' && now - latest.lastTradeAt <= staleAfterMs });
@@ -174,7 +168,7 @@ test('random trades: listings, prices since listing, volumes and stats equal a r
       for (let i = 0; i < trades.length; i += size) await store.insert('trades', trades.slice(i, i + size));
       await computeIndex(store, now, indexSinceMs);
 
-      const expected = recompute(trades, now, warmupMs, limit, await expectedPrices(store, trades, now));
+      const expected = recompute(trades, now, warmupMs, limit, expectedPrices(trades, now));
       compare(await loadNewCoins(store, { limit, now, warmupMs, staleAfterMs }), expected, 'from the view');
       // The migration that backfills first prints of trades stored before the view existed gives the same.
       await store.client.command({ query: 'TRUNCATE TABLE asset_first_prints' });

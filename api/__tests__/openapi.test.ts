@@ -1,14 +1,17 @@
 // The OpenAPI document is generated from the route schemas; real responses must validate against it.
-import { Ajv2020 } from 'ajv/dist/2020.js';
+import { readdirSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, expect, test } from 'vitest';
+import { errorCodes } from '../errors.ts';
 import { KeyStore } from '../keys.ts';
 import { startApi, type ApiServer } from '../server.ts';
 import { computeIndex, get, openTestStore, silentLog, testConfig, trade } from '../../test/support/harness.ts';
+import { openApiValidators, resolveRef, type OpenApiDocument } from '../../test/support/openapi.ts';
 
 let env: Awaited<ReturnType<typeof openTestStore>>;
 let api: ApiServer;
 let key: string;
-let doc: any;
+let doc: OpenApiDocument;
+let validators: ReturnType<typeof openApiValidators>;
 
 beforeAll(async () => {
   env = await openTestStore();
@@ -27,19 +30,20 @@ beforeAll(async () => {
   ]);
   key = (await new KeyStore(env.store).create('openapi-test')).key;
   api = await startApi({ store: env.store, config: testConfig(), log: silentLog });
-  doc = (await get(`${api.url}/v1/openapi.json`)).json;
+  doc = (await get(`${api.url}/v1/openapi.json`)).json as OpenApiDocument;
+  validators = openApiValidators(doc);
 });
 afterAll(async () => {
   await api.close();
   await env.dispose();
 });
 
-function validator(path: string, status: number) {
-  const response = doc.paths[path].get.responses[status];
-  expect(response, `${path} documents ${status}`).toBeDefined();
-  const schema = response.content['application/json'].schema;
-  const resolved = schema.$ref ? doc.components.schemas[schema.$ref.split('/').at(-1)] : schema;
-  return new Ajv2020({ strict: false }).compile(resolved);
+/** The headers the document says a response always carries. */
+function requiredHeaders(path: string, status: number): string[] {
+  const response = resolveRef(doc, doc.paths[path]!.get!.responses[status]);
+  return Object.entries<any>(response.headers ?? {})
+    .filter(([, header]) => resolveRef(doc, header).required)
+    .map(([name]) => name);
 }
 
 const cases: [docPath: string, url: string, status: number, headers?: Record<string, string>][] = [
@@ -95,15 +99,14 @@ const cases: [docPath: string, url: string, status: number, headers?: Record<str
 test.each(cases)('%s: GET %s -> %i matches the document', async (docPath, url, status, headers) => {
   const res = await get(api.url + url, headers ?? { 'x-api-key': key });
   expect(res.status).toBe(status);
-  const validate = validator(docPath, status);
+  expect(doc.paths[docPath]!.get!.responses[status], `${docPath} documents ${status}`).toBeDefined();
+  const validate = validators.response(docPath, status);
   expect(validate(res.json), JSON.stringify(validate.errors)).toBe(true);
-  if (status === 200) {
-    for (const header of Object.keys(doc.paths[docPath].get.responses[200].headers)) expect(res.headers.get(header), header).not.toBeNull();
-  }
+  for (const header of requiredHeaders(docPath, status)) expect(res.headers.get(header), header).not.toBeNull();
 });
 
 test('the document describes parameters with their allowed values and defaults', () => {
-  const params = doc.paths['/v1/coins/{id}/ohlc'].get.parameters;
+  const params = doc.paths['/v1/coins/{id}/ohlc']!.get!.parameters;
   expect(params.find((p: any) => p.name === 'id')).toMatchObject({ in: 'path', required: true });
   expect(params.find((p: any) => p.name === 'interval')).toMatchObject({
     in: 'query',
@@ -122,6 +125,120 @@ test('the reference page is served locally and needs no key', async () => {
   expect(html).toContain('/v1/openapi.json');
   // Nothing loaded from another origin: the page works with no internet.
   expect(html).not.toMatch(/(src|href)="https?:/);
+  const script = await fetch(`${api.url}/docs/assets/scalar.js`);
+  expect(script.status).toBe(200);
+  expect(script.headers.get('content-type')).toMatch(/javascript/);
+  expect(await script.text()).toContain('createApiReference');
+});
+
+test('responses, and the parts of them clients handle alone, are named schemas', () => {
+  const { schemas } = doc.components;
+  const named = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+  expect(doc.paths['/v1/prices']!.get!.responses[200].content['application/json'].schema).toEqual(named('PricesResponse'));
+  expect(schemas.PricesResponse.properties.prices.items).toEqual(named('PriceEntry'));
+  expect(schemas.CoinsResponse.properties.coins.items).toEqual(named('Coin'));
+  expect(schemas.CoinOhlcResponse.properties.candles.items).toEqual(named('Candle'));
+  expect(schemas.CoinMarketsResponse.properties.markets.items).toEqual(named('Market'));
+  expect(schemas.ExchangesResponse.properties.exchanges.items).toEqual(named('Exchange'));
+  expect(resolveRef(doc, doc.paths['/v1/prices']!.get!.responses[400]).content['application/json'].schema).toEqual(named('Error'));
+  // Every 200 body is a named schema, and every $ref of the document leads somewhere.
+  for (const { path, operation } of operations()) {
+    const ok = operation.responses[200] ?? operation.responses[101];
+    if (ok.content) expect(ok.content['application/json'].schema.$ref, path).toMatch(/^#\/components\/schemas\/\w+$/);
+  }
+  for (const [, target] of JSON.stringify(doc).matchAll(/"\$ref":"([^"]+)"/g)) expect(resolveRef(doc, { $ref: target! }), target).toBeDefined();
+});
+
+const examplesDir = new URL('../openapi-examples/', import.meta.url);
+
+/** Every operation of the document (GET routes, and the stream's POST /v1/stream/token). */
+function operations(): { path: string; method: string; operation: any }[] {
+  return Object.entries(doc.paths).flatMap(([path, item]) => Object.entries<any>(item).map(([method, operation]) => ({ path, method, operation })));
+}
+
+test('every response has an example captured from the demo, and it validates against its own schema', () => {
+  let examples = 0;
+  for (const { path, method, operation } of operations()) {
+    for (const [status, documented] of Object.entries<any>(operation.responses)) {
+      const response = resolveRef(doc, documented);
+      if (status === '304' || status === '101') {
+        expect(response.content, `${status} has no body`).toBeUndefined();
+        continue;
+      }
+      const media = response.content['application/json'];
+      const example = media.examples?.demo?.value;
+      expect(example, `${method} ${path} ${status} has an example`).toBeDefined();
+      const validate = validators.compile(media.schema);
+      expect(validate(example), `${method} ${path} ${status}: ${JSON.stringify(validate.errors)}`).toBe(true);
+      if (status !== '200') expect(example.error.status, `${method} ${path} ${status}`).toBe(Number(status));
+      examples += 1;
+    }
+  }
+  expect(examples).toBeGreaterThan(Object.keys(doc.paths).length * 4);
+  // Each fixture is some operation's example (or the errors'): none is left behind by a renamed route.
+  const operationIds = new Set(operations().map(({ operation }) => operation.operationId));
+  for (const file of readdirSync(examplesDir).filter((f) => f.endsWith('.json'))) {
+    expect(operationIds.has(file.slice(0, -'.json'.length)) || file === 'errors.json', file).toBe(true);
+  }
+});
+
+test('error.code is an enum of exactly the codes the API sends', () => {
+  const apiDir = new URL('../', import.meta.url);
+  const sources = readdirSync(apiDir, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts') && !f.includes('__tests__'));
+  const sent = new Set<string>();
+  for (const file of sources) {
+    for (const [, code] of readFileSync(new URL(file, apiDir), 'utf8').matchAll(/new ApiError\(\s*\d{3},\s*'(\w+)'/g)) sent.add(code!);
+  }
+  expect(sent.size).toBeGreaterThanOrEqual(8);
+  const documented = doc.components.schemas.Error.properties.error.properties.code.enum as string[];
+  expect([...documented].sort()).toEqual([...sent].sort());
+  expect([...errorCodes].sort()).toEqual([...sent].sort());
+});
+
+test('every status an endpoint may answer carries the headers the document says it always has', async () => {
+  const url = `${api.url}/v1/prices`;
+  const auth = { 'x-api-key': key };
+  const fresh = await fetch(url, { headers: auth });
+  // cache-control: fetch adds no-cache to a conditional request otherwise, which forbids a 304.
+  const answers: [number, Response][] = [
+    [304, await fetch(url, { headers: { ...auth, 'if-none-match': fresh.headers.get('etag')!, 'cache-control': 'max-age=0' } })],
+    [405, await fetch(url, { method: 'POST', headers: auth })],
+    [401, await fetch(url)],
+    [400, await fetch(`${url}?ids=Not_A_Slug`, { headers: auth })],
+    [404, await fetch(`${api.url}/v1/coins/no-such-coin/ohlc`, { headers: auth })],
+  ];
+  const limited = await startApi({ store: env.store, config: testConfig({ QUOTA_PER_HOUR: '1' }), log: silentLog });
+  try {
+    expect((await fetch(`${limited.url}/v1/prices`, { headers: auth })).status).toBe(200);
+    answers.push([429, await fetch(`${limited.url}/v1/prices`, { headers: auth })]);
+  } finally {
+    await limited.close();
+  }
+  for (const [status, res] of answers) {
+    expect(res.status).toBe(status);
+    const path = status === 404 ? '/v1/coins/{id}/ohlc' : '/v1/prices';
+    const headers = requiredHeaders(path, status);
+    expect(headers.length, `${status} documents headers`).toBeGreaterThan(0);
+    for (const header of headers) expect(res.headers.get(header), `${status} ${header}`).not.toBeNull();
+    if (status === 304) continue;
+    const validate = validators.response(path, status);
+    expect(validate(await res.json()), `${status}: ${JSON.stringify(validate.errors)}`).toBe(true);
+  }
+  expect(requiredHeaders('/v1/prices', 405)).toContain('Allow');
+  expect(requiredHeaders('/v1/prices', 429)).toContain('Retry-After');
+});
+
+test('servers, license and the attribution the spec requires', async () => {
+  // Relative without PUBLIC_BASE_URL: the origin the document was read from.
+  expect(doc.servers).toEqual([{ url: '/', description: 'this server' }]);
+  const behindProxy = await startApi({ store: env.store, config: testConfig({ PUBLIC_BASE_URL: 'https://md.example.org/' }), log: silentLog });
+  try {
+    expect(((await get(`${behindProxy.url}/v1/openapi.json`)).json as OpenApiDocument).servers).toEqual([{ url: 'https://md.example.org' }]);
+  } finally {
+    await behindProxy.close();
+  }
+  expect(doc.info.license.name).toMatch(/attribution/);
+  expect(doc.info.description).toMatch(/Attribution.*data provider is a condition of use/);
 });
 
 test('compression and CORS', async () => {

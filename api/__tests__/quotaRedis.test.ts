@@ -1,4 +1,4 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { createHmac, randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer, type AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
@@ -7,6 +7,7 @@ import type { Store } from '../../infra/store.ts';
 import { KeyStore } from '../keys.ts';
 import { startApi, type ApiServer } from '../server.ts';
 import { get, openTestStore, silentLog, testConfig } from '../../test/support/harness.ts';
+import { resetBounds, type RequestTiming } from '../../test/support/quotaWindow.ts';
 
 /** test/run.sh starts a redis-server and sets this; without it the shared quota is untested, which must not pass silently. */
 function redisUrl(): string {
@@ -43,17 +44,21 @@ describe('quota shared through Redis', () => {
     // A fresh namespace per run, so counters left in Redis by an earlier run do not count.
     const quotaKeyPrefix = `mds-test:${randomUUID()}`;
     // Made before the instances start, so both hold them from their first load of the keys.
-    const { key } = await new KeyStore(store).create('shared-quota');
-    const other = await new KeyStore(store).create('other');
+    const secret = randomUUID().repeat(2);
+    const { key } = await new KeyStore(store, { secret }).create('shared-quota');
+    const other = await new KeyStore(store, { secret }).create('other');
     // chDB binds one data dir per process: both instances share one store, as replicas share a ClickHouse.
-    const a = await startApi({ store, config, log: silentLog, quotaKeyPrefix });
+    const a = await startApi({ store, config, log: silentLog, quotaKeyPrefix, keyStore: { secret } });
     servers.push(a);
-    const b = await startApi({ store, config, log: silentLog, quotaKeyPrefix });
+    const b = await startApi({ store, config, log: silentLog, quotaKeyPrefix, keyStore: { secret } });
     servers.push(b);
 
     const remaining: string[] = [];
+    let first: RequestTiming | undefined;
     for (const url of [...Array(6).fill(a.url), ...Array(4).fill(b.url)] as string[]) {
+      const sentAt = Date.now();
       const res = await get(`${url}/v1/prices`, { 'x-api-key': key });
+      first ??= { sentAt, receivedAt: Date.now() };
       expect(res.status).toBe(200);
       expect(res.headers.get('x-ratelimit-limit')).toBe('10');
       remaining.push(res.headers.get('x-ratelimit-remaining')!);
@@ -61,20 +66,25 @@ describe('quota shared through Redis', () => {
     expect(remaining).toEqual(['9', '8', '7', '6', '5', '4', '3', '2', '1', '0']);
 
     for (const url of [a.url, b.url]) {
+      const sentAt = Date.now();
       const res = await get(`${url}/v1/prices`, { 'x-api-key': key });
+      const [min, max] = resetBounds(first!, { sentAt, receivedAt: Date.now() });
       expect(res.status).toBe(429);
       expect((res.json as { error: { code: string } }).error.code).toBe('quota_exceeded');
-      expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(3500);
+      // The hour from the first request, whichever replica answers.
+      const reset = Number(res.headers.get('retry-after'));
+      expect(reset).toBeGreaterThanOrEqual(min);
+      expect(reset).toBeLessThanOrEqual(max);
     }
 
     // Another key has its own count.
     expect((await get(`${b.url}/v1/prices`, { 'x-api-key': other.key })).status).toBe(200);
 
-    // Redis holds one counter per key hash, never a key.
+    // Redis holds one counter per keyed hash (HMAC under the server secret), never a key.
     const redis = new Redis(redisUrl());
     try {
       const stored = await redis.keys(`${quotaKeyPrefix}:*`);
-      const hashOf = (k: string) => createHash('sha256').update(k).digest('hex');
+      const hashOf = (k: string) => createHmac('sha256', secret).update(k).digest('hex');
       expect(stored.sort()).toEqual([`${quotaKeyPrefix}:${hashOf(key)}`, `${quotaKeyPrefix}:${hashOf(other.key)}`].sort());
       expect(await redis.get(`${quotaKeyPrefix}:${hashOf(key)}`)).toBe('12');
     } finally {

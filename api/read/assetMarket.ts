@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { catalogAssets, supplyAt, type CatalogAsset } from '../../infra/catalog/catalog.ts';
 import { usdQuotes } from '../../infra/currency/currencies.ts';
-import { latestIndexPrices, type LatestIndexPrice, type PricePoint } from '../../infra/indexPrices/latestIndexPrices.ts';
+import { latestIndexPrices, percentChange, type LatestIndexPrice, type PricePoint } from '../../infra/indexPrices/latestIndexPrices.ts';
 import type { Store } from '../../infra/store.ts';
 
 const assetMarketSql = readFileSync(new URL('./assetMarket.sql', import.meta.url), 'utf8');
@@ -110,7 +110,7 @@ interface Row {
 
 const seconds = (ms: number) => Math.floor(ms / 1000);
 const fromSeconds = (p: StoredPoint | null): PricePoint | null => (p ? { price: p[0], at: p[1] * 1000 } : null);
-const percent = (now: number, then: number | undefined | null) => (then ? (now / then - 1) * 100 : null);
+const percent = (now: number, then: number | undefined | null) => (then ? percentChange(now, then) : null);
 
 /**
  * The market snapshot of every catalog asset at `now`, in rank order. Every part reads a bounded

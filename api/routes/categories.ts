@@ -6,6 +6,7 @@ import { parseParams } from '../errors.ts';
 import { flagParam, idListParam } from '../listQuery.ts';
 import { isPriced, sharedAssetMarkets, universeCapChange } from '../read/assetMarket.ts';
 import type { CachedRoute } from '../responseCache.ts';
+import { publicUrl } from '../coinImages.ts';
 
 const universeRule = 'over the assets of the category with a price now and at or before that time (one fixed universe, so a new listing fakes no change); 0 when none has both';
 
@@ -32,7 +33,7 @@ const categoriesQuery = z.object({
 const categoriesResponse = z.array(categoryRow).describe('largest market cap first');
 
 /** GET /v1/categories (spec 4.11). */
-export function categoriesRoute(deps: { store: Store; config: Pick<Config, 'INDEX_STALE_AFTER_MS'> }): CachedRoute {
+export function categoriesRoute(deps: { store: Store; config: Pick<Config, 'INDEX_STALE_AFTER_MS' | 'PUBLIC_BASE_URL'> }): CachedRoute {
   return {
     path: '/v1/categories',
     refreshSeconds: 300,
@@ -68,7 +69,7 @@ export function categoriesRoute(deps: { store: Store; config: Pick<Config, 'INDE
               volume_24h: members.reduce((sum, m) => sum + m.volume24h, 0),
               dominance: totalCap > 0 ? (marketCap / totalCap) * 100 : 0,
               asset_count: members.length,
-              top_3_coins: top.map((m) => m.asset.image.small),
+              top_3_coins: top.map((m) => publicUrl(deps.config.PUBLIC_BASE_URL, m.asset.image.small)),
               top_3_coins_id: top.map((m) => m.asset.id),
             };
           });

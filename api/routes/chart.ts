@@ -2,11 +2,13 @@ import { z } from 'zod';
 import { findAsset, supplyAt } from '../../infra/catalog/catalog.ts';
 import type { Config } from '../../infra/config.ts';
 import type { Store } from '../../infra/store.ts';
-import { loadRate, vsParam } from '../currency.ts';
+import { loadRate, rateRuns, rateRunsSchema, vsParam } from '../currency.ts';
 import { ApiError, parseParams } from '../errors.ts';
 import { sharedAssetMarkets } from '../read/assetMarket.ts';
-import { loadIndexCloses, type CandleTable } from '../read/indexCloses.ts';
+import { loadBucketRates } from '../read/bucketRates.ts';
+import { bucketStart, candleBucketMs, loadIndexCloses, type CandleTable } from '../read/indexCloses.ts';
 import type { CachedRoute } from '../responseCache.ts';
+import { checkRange, timeParam } from '../timeRange.ts';
 
 const minuteMs = 60_000;
 const hourMs = 60 * minuteMs;
@@ -25,6 +27,17 @@ const ranges = [...(Object.keys(chartRanges) as (keyof typeof chartRanges)[]), '
 export type ChartRange = (typeof ranges)[number];
 /** `max` draws daily points while our history is at most this long, weekly points beyond. */
 const maxDailyPoints = 1_000;
+/** A from-to range draws the finest of these whose buckets over the range number at most maxRangePoints. */
+const rangeTables = ['candles_1m', 'candles_5m', 'candles_1h', 'candles_4h', 'candles_1d', 'candles_1w'] as const satisfies readonly CandleTable[];
+const maxRangePoints = 1_000;
+/** Longest from-to range: 1,000 weekly points. */
+const maxRangeMs = maxRangePoints * candleBucketMs.candles_1w;
+
+/** The candles that draw [from, to): the finest table that keeps the points under maxRangePoints, from the bucket that holds `from`. */
+function rangeDrawing(from: number, to: number): { table: CandleTable; from: number } {
+  const table = rangeTables.find((t) => (to - from) / candleBucketMs[t] <= maxRangePoints) ?? 'candles_1w';
+  return { table, from: bucketStart(table, from) };
+}
 
 /** The candles that draw `range` up to `now`, from the bucket that holds the window start; max has no window start. */
 function drawing(range: ChartRange, now: number, observedSince: number | null): { table: CandleTable; from: number; windowStart: number | null } {
@@ -41,14 +54,21 @@ const chartPath = z.object({ id: z.string().describe('asset id, e.g. bitcoin') }
 const chartQuery = z.object({
   range: z.enum(ranges, { error: `must be one of ${ranges.join(', ')}` }).default('24h').describe('the window drawn, up to now; max = all our history'),
   metric: z.enum(['price', 'market_cap'], { error: 'must be one of price, market_cap' }).default('price').describe('price, or market cap (price x circulating supply at each point)'),
-  vs: vsParam.describe('quote currency; the whole series is converted at the current rate (one rate for every point)'),
+  vs: vsParam.describe('quote currency; each point is converted at the rate of its own time (listed in rates)'),
+  from: timeParam(
+    'start of a range instead of `range`, default 24 h before to (unix ms, or ISO 8601 such as 2026-01-01 or 2026-01-01T00:00:00Z): points of the buckets that hold an instant of [from, to), ' +
+      `drawn from the finest of 1 min, 5 min, 1 h, 4 h, 1 day, 1 week buckets that keeps them at most ${maxRangePoints}; the longest range is ${maxRangeMs / 86_400_000} days`,
+  ),
+  to: timeParam('end of the range, excluded (unix ms or ISO 8601); default now'),
 });
 
 const chartResponse = z.object({
   id: z.string().describe('asset id served'),
-  range: z.enum(ranges).describe('window served'),
+  range: z.enum([...ranges, 'custom']).describe('window served; custom for a from-to range'),
+  from: z.number().int().optional().describe('with range custom: the from served (unix ms)'),
+  to: z.number().int().optional().describe('with range custom: the to served (unix ms)'),
   metric: z.enum(['price', 'market_cap']).describe('metric served'),
-  currency: z.string().describe('currency served; USD values converted at the current rate (the rate applies to the whole series)'),
+  currency: z.string().describe('currency served; USD values converted at the rate of each point\'s time (rates)'),
   coverage: z
     .enum(['full', 'partial'])
     .describe('partial when our own first measured trade of the asset is after the window start (or we have none); nothing from third parties pads the window'),
@@ -59,6 +79,7 @@ const chartResponse = z.object({
         `4 h for 30d and 90d, 1 day for 1y, and for max 1 day while our history spans at most ${maxDailyPoints} days, else 1 week. ` +
         'price: close of the index candle (last trade on the index markets); market_cap: that close x the circulating supply at the bucket start',
     ),
+  rates: rateRunsSchema,
 });
 export type ChartResponse = z.infer<typeof chartResponse>;
 
@@ -77,29 +98,38 @@ export function chartRoute(deps: { store: Store; config: Pick<Config, 'INDEX_STA
       errors: [400, 404, 503],
     },
     resolve(req) {
-      const { range, metric, vs } = parseParams(chartQuery, req.query);
+      const { range, metric, vs, from, to } = parseParams(chartQuery, req.query);
       const id = String(req.params.id);
       const asset = findAsset(id);
       if (!asset) throw new ApiError(404, 'not_found', `no asset with id ${JSON.stringify(id)}`);
+      const custom = from !== undefined || to !== undefined;
+      if (custom && req.query.range !== undefined) throw new ApiError(400, 'bad_request', 'invalid parameter range: give range or from/to, not both');
+      // With to alone, the default range's window (24h) before it.
+      const asked = custom ? { from: from ?? Math.max(0, to! - chartRanges['24h'].windowMs), to: to ?? Date.now() } : undefined;
+      if (asked) checkRange(asked.from, asked.to, maxRangeMs, 'of a chart');
       return {
-        key: `${id}|${range}|${metric}|${vs}`,
+        key: `${id}|${custom ? `${from ?? ''}-${to ?? ''}` : range}|${metric}|${vs}`,
         build: async (): Promise<ChartResponse> => {
           const { at: now, markets } = await sharedAssetMarkets(deps.store, deps.config.INDEX_STALE_AFTER_MS);
           const observedSince = markets.find((m) => m.asset.id === id)?.observedSince ?? null;
-          const { rate } = await loadRate(deps.store, vs, now);
-          const { table, from, windowStart } = drawing(range, now, observedSince);
-          const closes = (await loadIndexCloses(deps.store, table, [id], from, now)).get(id) ?? [];
-          const points = closes.map(({ t, close }): [number, number] => [
-            t,
-            (metric === 'price' ? close : close * supplyAt(asset, t).circulating) * rate,
-          ]);
+          // The current rate: its 503 when vs has none, as every converting endpoint.
+          await loadRate(deps.store, vs, now);
+          const { table, from: firstBucket, windowStart } = asked ? { ...rangeDrawing(asked.from, asked.to), windowStart: asked.from } : drawing(range, now, observedSince);
+          const closes = (await loadIndexCloses(deps.store, table, [id], firstBucket, asked ? Math.min(asked.to - 1, now) : now)).get(id) ?? [];
+          const rateAt = closes.length > 0 ? await loadBucketRates(deps.store, vs, table, closes[0]!.t, closes.at(-1)!.t) : () => undefined;
+          const converted = closes.flatMap(({ t, close }) => {
+            const fx = rateAt(t);
+            return fx ? [{ t, ...fx, point: [t, (metric === 'price' ? close : close * supplyAt(asset, t).circulating) * fx.rate] as [number, number] }] : [];
+          });
           return {
             id,
-            range,
+            range: asked ? 'custom' : range,
+            ...(asked && { from: asked.from, to: asked.to }),
             metric,
             currency: vs,
             coverage: observedSince !== null && (windowStart === null || observedSince <= windowStart) ? 'full' : 'partial',
-            points,
+            points: converted.map((c) => c.point),
+            ...(vs !== 'usd' && { rates: rateRuns(converted) }),
           };
         },
       };

@@ -7,6 +7,7 @@ import { rateFor, valueCurrencies, type ValueCurrency } from '../currency.ts';
 import { ApiError } from '../errors.ts';
 import { changeWindowMs, isPriced, rangeWindows, sharedAssetMarkets, type ChangeWindow, type PricedMarket, type RangeWindow } from '../read/assetMarket.ts';
 import type { CachedRoute } from '../responseCache.ts';
+import { publicUrl } from '../coinImages.ts';
 
 /** Currency keys of the date maps (spec 2.2). */
 const dateCurrencies = [
@@ -124,7 +125,7 @@ function valueRates(rates: UsdRates): Record<ValueCurrency, number> {
 }
 
 /** The profile of a priced asset (spec 2.2). */
-async function buildProfile(store: Store, m: PricedMarket, now: number, priceSource: string): Promise<CoinProfile> {
+async function buildProfile(store: Store, m: PricedMarket, now: number, priceSource: string, baseUrl: string | undefined): Promise<CoinProfile> {
   const rates = valueRates(await loadUsdRates(store, now));
   const map = (usd: number) => Object.fromEntries(valueCurrencies.map((c) => [c, usd * rates[c]])) as Record<ValueCurrency, number>;
   // Rates at the reference times, loaded once per distinct time.
@@ -149,7 +150,7 @@ async function buildProfile(store: Store, m: PricedMarket, now: number, priceSou
     name: asset.name,
     categories: asset.categories.map((id) => findCategory(id)?.name ?? id),
     description: { en: asset.description },
-    image: asset.image,
+    image: { thumb: publicUrl(baseUrl, asset.image.thumb), small: publicUrl(baseUrl, asset.image.small), large: publicUrl(baseUrl, asset.image.large) },
     links: asset.links,
     platforms: Object.fromEntries(Object.entries(asset.platforms).map(([name, p]) => [name, p.contract_address])),
     detail_platforms: Object.fromEntries(
@@ -192,7 +193,7 @@ async function buildProfile(store: Store, m: PricedMarket, now: number, priceSou
 }
 
 /** GET /v1/coins/{id} (spec 4.3). */
-export function coinRoute(deps: { store: Store; config: Pick<Config, 'INDEX_STALE_AFTER_MS' | 'MDS_SIMULATED'> }): CachedRoute {
+export function coinRoute(deps: { store: Store; config: Pick<Config, 'INDEX_STALE_AFTER_MS' | 'MDS_SIMULATED' | 'PUBLIC_BASE_URL'> }): CachedRoute {
   const priceSource = `mds:index (volume-weighted trades on USD, USDT and USDC markets${deps.config.MDS_SIMULATED ? '; simulated market' : ''})`;
   return {
     path: '/v1/coins/:id',
@@ -218,7 +219,7 @@ export function coinRoute(deps: { store: Store; config: Pick<Config, 'INDEX_STAL
           if (!m || !isPriced(m)) {
             throw new ApiError(503, 'unavailable', `no index price for ${id} yet (no trade on a USD, USDT or USDC market in the last 48 h); retry later`);
           }
-          return buildProfile(deps.store, m, at, priceSource);
+          return buildProfile(deps.store, m, at, priceSource, deps.config.PUBLIC_BASE_URL);
         },
       };
     },

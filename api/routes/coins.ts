@@ -7,6 +7,7 @@ import { flagParam, idListParam, pageOf, paginationQuery } from '../listQuery.ts
 import { isPriced, sharedAssetMarkets, type PricedMarket } from '../read/assetMarket.ts';
 import { loadIndexCloses } from '../read/indexCloses.ts';
 import type { CachedRoute } from '../responseCache.ts';
+import { publicUrl } from '../coinImages.ts';
 
 const hourMs = 3_600_000;
 const sparklineHours = 168;
@@ -74,12 +75,12 @@ const iso = (ms: number) => new Date(ms).toISOString();
 const percent = (now: number, then: number) => (now / then - 1) * 100;
 
 /** A priced asset's row (spec 2.1). */
-function coinRowOf(m: PricedMarket): CoinRow {
+function coinRowOf(m: PricedMarket, baseUrl: string | undefined): CoinRow {
   return {
     id: m.asset.id,
     symbol: m.asset.symbol,
     name: m.asset.name,
-    image: m.asset.image.large,
+    image: publicUrl(baseUrl, m.asset.image.large),
     current_price: m.price,
     market_cap: m.marketCap,
     fully_diluted_valuation: m.fullyDilutedValuation,
@@ -127,7 +128,7 @@ async function loadSparklines(store: Store, assets: readonly string[], now: numb
 }
 
 /** GET /v1/coins (spec 4.2). */
-export function coinsRoute(deps: { store: Store; config: Pick<Config, 'INDEX_STALE_AFTER_MS'> }): CachedRoute {
+export function coinsRoute(deps: { store: Store; config: Pick<Config, 'INDEX_STALE_AFTER_MS' | 'PUBLIC_BASE_URL'> }): CachedRoute {
   const catalogIds = new Set(catalogAssets.map((a) => a.id));
   return {
     path: '/v1/coins',
@@ -153,7 +154,7 @@ export function coinsRoute(deps: { store: Store; config: Pick<Config, 'INDEX_STA
             .filter(isPriced)
             .filter((m) => !wanted || wanted.has(m.asset.id))
             .slice(offset, offset + limit)
-            .map(coinRowOf);
+            .map((m) => coinRowOf(m, deps.config.PUBLIC_BASE_URL));
           if (sparkline) {
             const lines = await loadSparklines(deps.store, rows.map((r) => r.id), at);
             for (const row of rows) row.sparkline_in_7d = { price: lines.get(row.id) ?? [] };

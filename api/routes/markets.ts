@@ -18,9 +18,12 @@ const dayMs = 86_400_000;
 const nullableNumber = (description: string) => z.number().nullable().describe(`${description}; null while no fresh book of the market is measured`);
 const costs = (side: string) =>
   z
-    .record(z.string(), z.number().nullable())
+    .record(z.string(), z.number())
     .nullable()
-    .describe(`order size in USD -> cost in bps against the mid of a ${side} of that size; null for a size the visible book cannot fill, or for the whole field while no fresh book is measured`);
+    .describe(
+      `order size in USD (10000, 100000, 1000000) -> cost in bps against the mid of a ${side} of that size. A size the visible book cannot fill is left out of the map; ` +
+        'the whole field is null when the book fills none of them, or while no fresh book is measured',
+    );
 
 /** Market (spec 2.4). */
 const market = z.object({
@@ -67,8 +70,20 @@ export type MarketsResponse = z.infer<typeof marketsResponse>;
 const marketsPath = z.object({ id: z.string().describe('asset id, e.g. bitcoin') });
 const marketsQuery = z.object({ vs: vsParam });
 
-/** A `market_quality` row as the SQL names it: the measurement and its market (rows stored before the score existed have none). */
-type QualityRow = Omit<MarketQuality, 'liquidityScore'> & { venue: string; market: string; liquidityScore: number | null };
+/**
+ * A `market_quality` row as the SQL names it: the measurement and its market (rows stored before
+ * the score existed have none), the costs without the sizes the book could not fill.
+ */
+type QualityRow = Omit<MarketQuality, 'liquidityScore' | 'costBuy' | 'costSell'> & {
+  venue: string;
+  market: string;
+  liquidityScore: number | null;
+  costBuy: Record<string, number>;
+  costSell: Record<string, number>;
+};
+
+/** The costs of a market as spec 2.4 types them: null rather than an empty map. */
+const costsOrNull = (costs: Record<string, number> | undefined) => (costs && Object.keys(costs).length > 0 ? costs : null);
 
 interface MarketRow {
   venue: string;
@@ -123,8 +138,8 @@ export async function loadMarkets(store: Store, assetId: string, symbol: string,
       depthBid1: inUsd(q?.depthBid1 ?? null),
       depthAsk1: inUsd(q?.depthAsk1 ?? null),
       liquidityScore: q?.liquidityScore ?? null,
-      costBuy: q?.costBuy ?? null,
-      costSell: q?.costSell ?? null,
+      costBuy: costsOrNull(q?.costBuy),
+      costSell: costsOrNull(q?.costSell),
     };
   });
 }

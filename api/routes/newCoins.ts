@@ -7,6 +7,7 @@ import { latestIndexPrices } from '../../infra/indexPrices/latestIndexPrices.ts'
 import type { Store } from '../../infra/store.ts';
 import { parseParams } from '../errors.ts';
 import type { CachedRoute } from '../responseCache.ts';
+import { publicUrl } from '../coinImages.ts';
 
 const listingsSql = readFileSync(new URL('./newCoins.sql', import.meta.url), 'utf8');
 const volumeSql = readFileSync(new URL('./newCoinsVolume.sql', import.meta.url), 'utf8');
@@ -77,9 +78,9 @@ async function loadVolumes(store: Store, assets: readonly string[], now: number)
 /** The new coins at `now`, newest first, the first `limit` of them (see METHODOLOGY.md, "Listings"). */
 export async function loadNewCoins(
   store: Store,
-  options: { limit: number; now: number; warmupMs: number; staleAfterMs: number },
+  options: { limit: number; now: number; warmupMs: number; staleAfterMs: number; baseUrl?: string | undefined },
 ): Promise<NewCoinsResponse> {
-  const { limit, now, warmupMs, staleAfterMs } = options;
+  const { limit, now, warmupMs, staleAfterMs, baseUrl } = options;
   const [listings, [observed]] = await Promise.all([
     store.rows<ListingRow>(listingsSql, { warmup_ms: warmupMs, since_ms: now - newForMs }),
     store.rows<{ first: number; pairs: number }>('SELECT toUnixTimestamp64Milli(min(first_ts)) AS first, count() AS pairs FROM asset_first_prints'),
@@ -100,7 +101,7 @@ export async function loadNewCoins(
       id: asset.id,
       symbol: asset.symbol,
       name: asset.name,
-      image: asset.image.large,
+      image: publicUrl(baseUrl, asset.image.large),
       listedAt,
       firstVenue,
       price: price?.price ?? null,
@@ -124,7 +125,7 @@ export async function loadNewCoins(
 /** GET /v1/new-coins (spec 4.12). */
 export function newCoinsRoute(deps: {
   store: Store;
-  config: Pick<Config, 'INDEX_STALE_AFTER_MS'>;
+  config: Pick<Config, 'INDEX_STALE_AFTER_MS' | 'PUBLIC_BASE_URL'>;
   listingWarmupMs?: number;
 }): CachedRoute {
   return {
@@ -148,6 +149,7 @@ export function newCoinsRoute(deps: {
             now: Date.now(),
             warmupMs: deps.listingWarmupMs ?? defaultListingWarmupMs,
             staleAfterMs: deps.config.INDEX_STALE_AFTER_MS,
+            baseUrl: deps.config.PUBLIC_BASE_URL,
           }),
       };
     },

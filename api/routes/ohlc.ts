@@ -5,25 +5,24 @@ import { findAsset } from '../../infra/catalog/catalog.ts';
 import { usdQuotes } from '../../infra/currency/currencies.ts';
 import type { Store } from '../../infra/store.ts';
 import { ApiError, parseParams } from '../errors.ts';
-import { loadRate, vsParam } from '../currency.ts';
+import { loadRate, rateRuns, rateRunsSchema, vsParam } from '../currency.ts';
+import { loadBucketRates } from '../read/bucketRates.ts';
+import { bucketStart, candleBucketMs } from '../read/indexCloses.ts';
 import type { CachedRoute } from '../responseCache.ts';
+import { checkRange, latestStoredTime, timeParam } from '../timeRange.ts';
 
 const ohlcSql = readFileSync(new URL('./ohlc.sql', import.meta.url), 'utf8');
+const ohlcRangeSql = readFileSync(new URL('./ohlcRange.sql', import.meta.url), 'utf8');
+const dayMs = 86_400_000;
 
 /** Candle intervals (spec 4.4) and how many of the most recent buckets one response holds. */
 export const candleLimits = { '1m': 1440, '5m': 864, '15m': 672, '1h': 720, '4h': 540, '1d': 365, '1w': 260 } as const;
 export type CandleInterval = keyof typeof candleLimits;
 const intervals = Object.keys(candleLimits) as CandleInterval[];
 /** Bucket lengths; 1w buckets start on Mondays (migration 0015), so 7-day steps keep their alignment. */
-const intervalMs: Record<CandleInterval, number> = {
-  '1m': 60_000,
-  '5m': 300_000,
-  '15m': 900_000,
-  '1h': 3_600_000,
-  '4h': 14_400_000,
-  '1d': 86_400_000,
-  '1w': 604_800_000,
-};
+export const intervalMs = Object.fromEntries(intervals.map((i) => [i, candleBucketMs[`candles_${i}`]])) as Record<CandleInterval, number>;
+/** Longest from-to range one request may ask, in days, per interval: at most about 10,000 candles. */
+export const maxRangeDays: Record<CandleInterval, number> = { '1m': 7, '5m': 31, '15m': 93, '1h': 366, '4h': 1_464, '1d': 3_660, '1w': 18_300 };
 
 /** Candle (spec 2.3). */
 const candle = z.object({
@@ -39,9 +38,14 @@ export type Candle = z.infer<typeof candle>;
 export const ohlcResponse = z.object({
   candles: z
     .array(candle)
-    .describe('oldest first, gapless from the first candle we hold to the interval that holds now: an interval without trades repeats the previous close as open, high, low and close, with volume 0'),
-  source: z.string().describe('where the candles come from: our measured trades; for another currency than usd, also where its rate comes from (measured, reference with its date, or index)'),
-  rate: z.number().describe('units of the served currency per 1 USD, applied to every USD price of the response (1 for usd); the latest rate, applied to old candles too'),
+    .describe(
+      'oldest first, gapless: an interval without trades repeats the previous close as open, high, low and close, with volume 0. ' +
+        'Without from and to: the most recent candles (up to 1440 1m, 864 5m, 672 15m, 720 1h, 540 4h, 365 1d, 260 1w) up to the interval that holds now. ' +
+        'With them: every interval starting in [from, to) from the first candle we hold, up to the interval that holds now',
+    ),
+  source: z.string().describe('where the candles come from: our measured trades; for another currency than usd, also where its current rate comes from (measured, reference with its date, or index)'),
+  rate: z.number().describe('units of the served currency per 1 USD now (1 for usd); each candle is converted at the rate of its own time, listed in rates'),
+  rates: rateRunsSchema,
   currency: z.string().describe('quote currency served'),
 });
 export type OhlcResponse = z.infer<typeof ohlcResponse>;
@@ -51,6 +55,11 @@ const ohlcPath = z.object({ id: z.string().describe('asset id, e.g. bitcoin') })
 const ohlcQuery = z.object({
   interval: z.enum(intervals, { error: `must be one of ${intervals.join(', ')}` }).default('1h'),
   vs: vsParam,
+  from: timeParam(
+    'start of the range (unix ms, or ISO 8601 such as 2026-01-01 or 2026-01-01T00:00:00Z): candles whose interval starts at or after it. ' +
+      `Default without from and to: the most recent candles; with to alone: the default count before to. Longest range per interval, in days: ${Object.entries(maxRangeDays).map(([i, d]) => `${i} ${d}`).join(', ')}`,
+  ),
+  to: timeParam('end of the range, excluded (unix ms or ISO 8601); default now'),
 });
 
 /**
@@ -64,7 +73,11 @@ export function forwardFill(candles: readonly Candle[], stepMs: number, now: num
   if (!first || !last) return [];
   // The interval that holds now, on the candles' own grid (or the last candle, should one be ahead of our clock).
   const end = Math.max(last.timestamp, first.timestamp + Math.floor((now - first.timestamp) / stepMs) * stepMs);
-  const start = Math.max(first.timestamp, end - (limit - 1) * stepMs);
+  return fillGrid(candles, stepMs, Math.max(first.timestamp, end - (limit - 1) * stepMs), end);
+}
+
+/** The intervals start, start + step, ... end, gapless; candles before `start` only carry their close into it. */
+function fillGrid(candles: readonly Candle[], stepMs: number, start: number, end: number): Candle[] {
   const filled: Candle[] = [];
   let previous: Candle | undefined;
   let i = 0;
@@ -87,6 +100,35 @@ export async function loadCandles(store: Store, assetId: string, interval: Candl
   return forwardFill(traded, intervalMs[interval], now, limit);
 }
 
+/**
+ * Index candles of an asset whose intervals start in [from, to), oldest first, gapless from the
+ * first candle we hold up to the interval that holds `now`.
+ */
+export async function loadCandleRange(store: Store, assetId: string, interval: CandleInterval, from: number, to: number, now: number): Promise<Candle[]> {
+  const table = `candles_${interval}` as const;
+  const traded = await store.rows<Candle>(ohlcRangeSql, {
+    table,
+    asset: assetId,
+    usd_quotes: usdQuotes,
+    from_s: Math.ceil(from / 1000),
+    to_s: Math.ceil(to / 1000),
+  });
+  const first = traded[0];
+  const last = traded.at(-1);
+  if (!first || !last) return [];
+  const firstInRange = bucketStart(table, from) === from ? from : bucketStart(table, from) + intervalMs[interval];
+  const end = Math.min(bucketStart(table, to - 1), Math.max(bucketStart(table, now), last.timestamp));
+  return fillGrid(traded, intervalMs[interval], Math.max(first.timestamp, firstInRange), end);
+}
+
+/** The [from, to) a request asks for, when it gives either; checked against the interval's longest range. */
+function requestedRange(interval: CandleInterval, from: number | undefined, to: number | undefined, now: number): { from: number; to: number } | undefined {
+  if (from === undefined && to === undefined) return undefined;
+  const range = { from: from ?? Math.max(0, to! - candleLimits[interval] * intervalMs[interval]), to: to ?? now };
+  checkRange(range.from, range.to, maxRangeDays[interval] * dayMs, `for interval=${interval}`);
+  return range;
+}
+
 /** GET /v1/coins/{id}/ohlc (spec 4.4). */
 export function ohlcRoute(deps: { store: Store; config: Pick<Config, 'MDS_SIMULATED'> }): CachedRoute {
   const source = deps.config.MDS_SIMULATED ? 'mds:trades (simulated market)' : 'mds:trades';
@@ -103,21 +145,31 @@ export function ohlcRoute(deps: { store: Store; config: Pick<Config, 'MDS_SIMULA
       errors: [400, 404, 503],
     },
     resolve(req) {
-      const { interval, vs } = parseParams(ohlcQuery, req.query);
+      const { interval, vs, from, to } = parseParams(ohlcQuery, req.query);
       const id = String(req.params.id);
       if (!findAsset(id)) throw new ApiError(404, 'not_found', `no asset with id ${JSON.stringify(id)}`);
+      const range = requestedRange(interval, from, to, Date.now());
       return {
-        key: `${id}|${interval}|${vs}`,
+        // `to` absent means now: the entry then lives one refresh interval, as the default series.
+        key: `${id}|${interval}|${vs}|${from ?? ''}|${to ?? ''}`,
         build: async (): Promise<OhlcResponse> => {
           const now = Date.now();
-          const [fx, candles] = await Promise.all([loadRate(deps.store, vs, now), loadCandles(deps.store, id, interval, now)]);
-          return {
-            candles: candles.map((c) => ({ ...c, open: c.open * fx.rate, high: c.high * fx.rate, low: c.low * fx.rate, close: c.close * fx.rate })),
-            // Built from the trades our collectors measured, not from a third party.
-            source: vs === 'usd' ? source : `${source}; ${vs} rate: ${fx.source}`,
-            rate: fx.rate,
-            currency: vs,
-          };
+          // The rates of a range load beside its candles; the default series' bounds are known once its candles are.
+          const [fx, candles, rangeRates] = await Promise.all([
+            loadRate(deps.store, vs, now),
+            range ? loadCandleRange(deps.store, id, interval, range.from, range.to, now) : loadCandles(deps.store, id, interval, now),
+            range && vs !== 'usd' ? loadBucketRates(deps.store, vs, `candles_${interval}`, range.from, Math.min(range.to, now)) : undefined,
+          ]);
+          // Built from the trades our collectors measured, not from a third party.
+          const response: OhlcResponse = { candles, source: vs === 'usd' ? source : `${source}; ${vs} rate: ${fx.source}`, rate: fx.rate, currency: vs };
+          if (vs === 'usd') return response;
+          if (candles.length === 0) return { ...response, rates: [] };
+          const rateAt = rangeRates ?? (await loadBucketRates(deps.store, vs, `candles_${interval}`, candles[0]!.timestamp, candles.at(-1)!.timestamp));
+          const converted = candles.flatMap((c) => {
+            const fxThen = rateAt(c.timestamp);
+            return fxThen ? [{ candle: { ...c, open: c.open * fxThen.rate, high: c.high * fxThen.rate, low: c.low * fxThen.rate, close: c.close * fxThen.rate }, t: c.timestamp, ...fxThen }] : [];
+          });
+          return { ...response, candles: converted.map((c) => c.candle), rates: rateRuns(converted) };
         },
       };
     },

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { catalogAssets } from '../../infra/catalog/catalog.ts';
 import type { Config } from '../../infra/config.ts';
-import { latestIndexPrices } from '../../infra/indexPrices/latestIndexPrices.ts';
+import { latestIndexPrices, percentChange } from '../../infra/indexPrices/latestIndexPrices.ts';
 import type { Store } from '../../infra/store.ts';
 import { parseParams } from '../errors.ts';
 import { idListParam } from '../listQuery.ts';
@@ -34,7 +34,7 @@ const pricesQuery = z.object({
  * Index prices per asset (latestIndexPrices): an asset with no index row in the 48 h up to now is
  * left out, it has no current index price; change24h compares with its 24 h reference.
  */
-async function loadPrices(store: Store, assetIds: readonly string[], now: number, staleAfterMs: number): Promise<PricesResponse> {
+export async function loadPrices(store: Store, assetIds: readonly string[], now: number, staleAfterMs: number): Promise<PricesResponse> {
   const latest = await latestIndexPrices(store, assetIds, now, staleAfterMs);
   const prices: PriceEntry[] = [];
   // Catalog order is market-cap rank order.
@@ -45,7 +45,7 @@ async function loadPrices(store: Store, assetIds: readonly string[], now: number
       assetId: asset.id,
       symbol: asset.symbol,
       price: p.price,
-      change24h: (p.price / p.reference['24h'].price - 1) * 100,
+      change24h: percentChange(p.price, p.reference['24h'].price),
       measured: p.measured,
       updatedAt: p.updatedAt,
     });

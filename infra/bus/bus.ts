@@ -31,6 +31,12 @@ export interface SubscribeOptions<T extends Topic> {
    * not committed before will be delivered again, so consumers drop their uncommitted buffers.
    */
   onAssignment?: () => void;
+  /**
+   * Where a group with no committed position starts: at the oldest record the bus holds (default,
+   * what durable consumers need) or at the records published after it joined (`latest`: live
+   * readers, such as the API's stream, which must not replay the topic's retention).
+   */
+  start?: 'earliest' | 'latest';
 }
 
 export interface Subscription {
@@ -66,7 +72,7 @@ export interface BusStats {
   /** Events refused because a bounded buffer was full (never grows without bound). */
   dropped: number;
   conflated: number;
-  /** Events refused because they failed the schema check. */
+  /** Events refused because they failed the schema check (Kafka: where events leave and enter a process). */
   invalid: number;
   topics: Record<Topic, TopicStats>;
   lags: GroupLag[];
@@ -74,8 +80,9 @@ export interface BusStats {
 
 /**
  * The message bus between collectors and aggregators. Two adapters: in-process (default)
- * and Kafka. Events are validated on publish and on receive, keyed by base asset, and sent
- * in batches; `close` flushes what is buffered.
+ * and Kafka. Kafka validates events on publish and on receive (a process boundary; in-process,
+ * the collectors build only valid events), keys them by base asset, and sends them in batches;
+ * `close` flushes what is buffered.
  */
 export interface Bus {
   /** Short description for logs, e.g. `memory` or `kafka(127.0.0.1:9092)`. */

@@ -66,6 +66,8 @@ export async function createKafkaBus(options: KafkaBusOptions): Promise<Bus> {
   const lagByPartition = new Map<string, { group: string; topic: Topic; partition: number; lag: number }>();
   const membersOf = new Map<string, number>();
   let pending: { topic: Topic; message: Message }[] = [];
+  /** The events of the produce request under way: taken from `pending`, not sent yet, so still held. */
+  let inFlight: typeof pending = [];
   /** Events taken by publish so far, and how many of them are settled (sent, or dropped after a failure). */
   let accepted = 0;
   let settled = 0;
@@ -81,6 +83,7 @@ export async function createKafkaBus(options: KafkaBusOptions): Promise<Bus> {
     sending = sending.then(async () => {
       while (pending.length > 0) {
         const batch = pending.splice(0, maxBatch);
+        inFlight = batch;
         const byTopic = new Map<Topic, Message[]>();
         for (const { topic, message } of batch) {
           const messages = byTopic.get(topic);
@@ -104,6 +107,8 @@ export async function createKafkaBus(options: KafkaBusOptions): Promise<Bus> {
           log?.error({ err, events: batch.length }, 'kafka produce failed; will retry');
           schedule(produceRetryMs);
           return;
+        } finally {
+          inFlight = [];
         }
       }
     });
@@ -123,7 +128,7 @@ export async function createKafkaBus(options: KafkaBusOptions): Promise<Bus> {
 
   function stats(): BusStats {
     const held = new Map<Topic, { records: number; bytes: number }>(topics.map((t) => [t, { records: 0, bytes: 0 }]));
-    for (const { topic, message } of pending) {
+    for (const { topic, message } of [...inFlight, ...pending]) {
       const h = held.get(topic)!;
       h.records += 1;
       h.bytes += (message.value as string).length;
@@ -186,7 +191,7 @@ export async function createKafkaBus(options: KafkaBusOptions): Promise<Bus> {
         opts.onAssignment?.();
       });
       await consumer.connect();
-      await consumer.subscribe({ topics: [...opts.topics], fromBeginning: true });
+      await consumer.subscribe({ topics: [...opts.topics], fromBeginning: opts.start !== 'latest' });
       await consumer.run({
         autoCommit: false,
         eachBatchAutoResolve: true,

@@ -41,6 +41,11 @@ interface Row {
   volume24hUsd: number;
 }
 
+/** Percent change from `then` to `now`: the one definition every change figure (change24h, 1h, 7d...) uses. */
+export function percentChange(now: number, then: number): number {
+  return (now / then - 1) * 100;
+}
+
 const defaultStaleAfterMs = configSchema.shape.INDEX_STALE_AFTER_MS.parse(undefined);
 const day = 86_400;
 const fromSeconds = ([price, s]: [number, number]): PricePoint => ({ price, at: s * 1000 });

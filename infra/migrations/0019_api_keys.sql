@@ -1,4 +1,5 @@
--- API keys, stored hashed (sha256 of the whole key); the key itself is shown once, at creation.
+-- API keys, stored hashed (sha256 of the whole key here; a keyed hash since 0170, whose scheme
+-- column tells them apart); the key itself is shown once, at creation.
 -- A revocation is a newer version of the row; read with FINAL.
 CREATE TABLE IF NOT EXISTS api_keys
 (

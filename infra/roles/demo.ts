@@ -1,9 +1,8 @@
-import { randomBytes } from 'node:crypto';
 import { closeSync, mkdirSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { etfFlowsDemoDir } from '../../aggregate/jobs/etfFlows.ts';
 import { fxDemoSnapshotFile } from '../../aggregate/jobs/fxReference.ts';
-import { KeyStore } from '../../api/keys.ts';
+import { generateKey, KeyStore } from '../../api/keys.ts';
 import { startDemoChain } from '../../test/simulator/evmChain.ts';
 import { seedDemoHistory } from '../../test/simulator/history.ts';
 import { startSimulator, type Simulator } from '../../test/simulator/simulator.ts';
@@ -38,6 +37,8 @@ export async function startDemoWorld({ config, log, life }: RoleContext): Promis
       // SIMULATED fund flows; the files say so, and so does every response built from them.
       ETF_FLOWS_DIR: config.ETF_FLOWS_DIR ?? etfFlowsDemoDir,
       CHAINS_CONFIG: config.CHAINS_CONFIG ?? JSON.stringify({ chains: [chain.config] }),
+      // Logo URLs absolute, pointing at the demo itself.
+      PUBLIC_BASE_URL: config.PUBLIC_BASE_URL ?? `http://127.0.0.1:${config.PORT}`,
     },
   };
 }
@@ -78,10 +79,11 @@ function tellTerminal(text: string): boolean {
  * The demo's key, provisioned and shown once to the person running it; it never goes to the log
  * stream. With no terminal, a generated key is written to `<MDS_DATA_DIR>/demo-api-key` (readable by
  * its owner only) and the log says where; a DEMO_API_KEY the operator set is not repeated anywhere.
+ * A generated key is made as `npm run keys -- create` makes one; `secret` is the server's key secret.
  */
-export async function provisionDemoKey({ config, log }: RoleContext, store: Store): Promise<void> {
-  const key = config.DEMO_API_KEY ?? `mds_demo_${randomBytes(16).toString('hex')}`;
-  await new KeyStore(store).ensure(key, 'demo');
+export async function provisionDemoKey({ config, log }: RoleContext, store: Store, secret: string): Promise<void> {
+  const key = config.DEMO_API_KEY ?? generateKey();
+  await new KeyStore(store, { secret }).ensure(key, 'demo');
   if (tellTerminal(`\nDemo API key: ${key}\nTry: curl -H 'x-api-key: ${key}' 'http://127.0.0.1:${config.PORT}/v1/prices?ids=bitcoin'\n\n`)) return;
   if (config.DEMO_API_KEY !== undefined) {
     log.info('demo key provisioned: the DEMO_API_KEY you set');

@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { loadApiKeySecret } from '../../api/keySecret.ts';
 import { selectAssets } from '../../ingest/assetSelection.ts';
 import { selectCcxtVenues, selectVenues, venueTable } from '../../ingest/venues/registry.ts';
 import { isSimulatedVenue, type Simulator } from '../../test/simulator/simulator.ts';
@@ -8,12 +9,13 @@ import { startJobs } from '../jobs.ts';
 import { createLogger } from '../log.ts';
 import { createMetrics, sampledCounter } from '../metrics.ts';
 import { redactCredentials } from '../redact.ts';
+import { startAdminChannel } from './admin.ts';
 import { startAggregate } from './aggregate.ts';
 import { startHttp } from './api.ts';
 import { openRoleBus } from './bus.ts';
 import type { RoleContext } from './context.ts';
 import { provisionDemoKey, seedDemo, startDemoWorld } from './demo.ts';
-import { startIngest } from './ingest.ts';
+import { startIngest, startIngestWorker } from './ingest.ts';
 import { serviceJobs } from './jobList.ts';
 import { Lifecycle } from './lifecycle.ts';
 import { migrateStore, openRoleStore, type RoleStore } from './store.ts';
@@ -83,24 +85,29 @@ async function run(role: Role, args: string[]): Promise<void> {
   const withAggregate = whole || role === 'aggregate';
   const withApi = whole || role === 'api';
   const withJobs = whole || role === 'jobs';
+  // Before anything starts: with CLICKHOUSE_URL and no API_KEY_SECRET, a ConfigError says what to set.
+  const keySecret = withApi ? loadApiKeySecret(ctx.config) : undefined;
   try {
     let simulator: Simulator | undefined;
     if (role === 'demo') ({ simulator, config: ctx.config } = await startDemoWorld(ctx));
     let opened: RoleStore | undefined;
     if (withAggregate || withApi || withJobs) opened = await openRoleStore(ctx, { migrate: whole });
     if (simulator && opened) await seedDemo(ctx, opened.store, simulator);
-    const bus = withIngest || withAggregate ? await openRoleBus(ctx, !whole) : undefined;
+    // An API replica reads the trades of the bus for its stream; alone on the in-process bus it would read nothing.
+    const bus = withIngest || withAggregate || (withApi && ctx.config.KAFKA_BROKERS) ? await openRoleBus(ctx, !whole) : undefined;
     if (withAggregate && opened && bus) await startAggregate(ctx, opened, bus);
     if (withIngest && bus) {
       const sim = simulator;
-      await startIngest(ctx, bus, { ...selection, endpointsOf: (venue) => (sim && isSimulatedVenue(venue.id) ? sim.endpoints(venue.id) : undefined) });
+      // Beside the API, the collectors get a thread of their own: their frames must not hold its event loop.
+      await (withApi ? startIngestWorker : startIngest)(ctx, bus, { ...selection, endpointsOf: (venue) => (sim && isSimulatedVenue(venue.id) ? sim.endpoints(venue.id) : undefined) });
     }
     if (withJobs && opened) {
       const jobs = await startJobs(serviceJobs(ctx.config), { store: opened.store, log: ctx.log.child({ part: 'jobs' }), redisUrl: ctx.config.REDIS_URL });
       ctx.life.add('jobs', () => jobs.stop());
     }
-    if (role === 'demo' && opened) await provisionDemoKey(ctx, opened.store);
-    await startHttp(ctx, opened, { api: withApi, aggregatorHere: withAggregate });
+    if (role === 'demo' && opened && keySecret) await provisionDemoKey(ctx, opened.store, keySecret);
+    const http = await startHttp(ctx, opened, { api: withApi, aggregatorHere: withAggregate, bus, keySecret });
+    if (http.keys) await startAdminChannel(ctx, http.keys);
   } catch (err) {
     ctx.log.fatal({ err }, 'failed to start');
     await ctx.life.shutdown('start failure');

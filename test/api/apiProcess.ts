@@ -1,6 +1,7 @@
 // One API replica in its own process (chDB binds one data directory per process), driven by
 // quotaAcrossProcesses.test.ts. It provisions API_KEY in its own store, listens on a free port,
 // prints {"url": ...} once ready and serves until SIGTERM.
+import { loadApiKeySecret } from '../../api/keySecret.ts';
 import { startApi } from '../../api/server.ts';
 import { KeyStore } from '../../api/keys.ts';
 import { loadConfig } from '../../infra/config.ts';
@@ -15,8 +16,10 @@ const config = loadConfig({ ...process.env, PORT: '0', MDS_DATA_DIR: DATA_DIR })
 const log = createLogger('warn');
 const store = await openStore(config);
 await migrate(store);
-await new KeyStore(store).ensure(API_KEY, 'replica-test');
-const api = await startApi({ store, config, log, quotaKeyPrefix: QUOTA_PREFIX });
+// Replicas share API_KEY_SECRET, so one key has one hash, and one quota counter, on every replica.
+const secret = loadApiKeySecret(config);
+await new KeyStore(store, { secret }).ensure(API_KEY, 'replica-test');
+const api = await startApi({ store, config, log, quotaKeyPrefix: QUOTA_PREFIX, keyStore: { secret } });
 process.stdout.write(JSON.stringify({ url: api.url }) + '\n');
 
 process.once('SIGTERM', () => {

@@ -1,0 +1,62 @@
+// The collectors of the embedded service in a worker thread (infra/roles/ingestWorker.ts), against
+// the simulator over real sockets: their events reach this thread's bus, their metrics and
+// readiness are this process's, and stopping loses no event the collectors counted.
+import { expect, test } from 'vitest';
+import { createMemoryBus } from '../bus/memoryBus.ts';
+import { createMetrics } from '../metrics.ts';
+import { startIngestWorker } from '../roles/ingest.ts';
+import { Lifecycle } from '../roles/lifecycle.ts';
+import type { RoleContext } from '../roles/context.ts';
+import { findNativeVenue } from '../../ingest/venues/registry.ts';
+import { startSimulator } from '../../test/simulator/simulator.ts';
+import { silentLog, testConfig } from '../../test/support/harness.ts';
+
+async function until(cond: () => boolean | Promise<boolean>, what: string, ms = 30_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await cond())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** Sum of a sampled series over its labels, as a scrape of /metrics would read it. */
+async function metricSum(ctx: RoleContext, name: string): Promise<number> {
+  const metric = await ctx.metrics.registry.getSingleMetric(name)!.get();
+  return metric.values.reduce((s, v) => s + v.value, 0);
+}
+
+test('events reach the bus of the parent thread, metrics and readiness are reported, and a stop loses nothing', async () => {
+  const venues = ['binance', 'okx'] as const;
+  const sim = await startSimulator({ seed: 41, venues: [...venues], tickers: ['BTC', 'ETH', 'SOL'], tradesPerSecondPerMarket: 40 });
+  const ctx: RoleContext = { config: testConfig(), log: silentLog, life: new Lifecycle(silentLog), metrics: createMetrics(), checks: [] };
+  const bus = createMemoryBus();
+  const trades = new Map<string, number>();
+  let books = 0;
+  const sub = await bus.subscribe({
+    group: 'test',
+    topics: ['trades', 'books'],
+    onBatch: async (records) => {
+      for (const { event } of records) {
+        if (event.type === 'trade') trades.set(event.venue, (trades.get(event.venue) ?? 0) + 1);
+        else books += 1;
+      }
+    },
+  });
+  await startIngestWorker(ctx, bus, { venues: venues.map((id) => findNativeVenue(id)!), ccxtVenues: [], assets: undefined, endpointsOf: (v) => sim.endpoints(v.id as (typeof venues)[number]) });
+
+  const collectorsCheck = () => ctx.checks.find((c) => c.name === 'collectors')!.check();
+  await until(async () => (await metricSum(ctx, 'mds_venue_connected')) === venues.length, 'both venues connected, as the metrics say');
+  expect(await collectorsCheck()).toMatchObject({ ok: true, connected: 2, disconnected: [] });
+  await until(() => [...trades.values()].reduce((a, b) => a + b, 0) > 300 && books > 0, 'trades and books on the bus');
+
+  // Stopped while the venues still send: every trade the collectors counted is on the bus by then.
+  await ctx.life.shutdown('test');
+  await sub.stop();
+  const counted = await ctx.metrics.registry.getSingleMetric('mds_venue_trades_total')!.get();
+  for (const id of venues) {
+    const published = counted.values.find((v) => v.labels.venue === id)?.value;
+    expect(published, id).toBeGreaterThan(0);
+    expect(trades.get(id), id).toBe(published);
+  }
+  await sim.close();
+}, 90_000);

@@ -1,0 +1,100 @@
+// The Kafka adapter's producer buffer (`maxBuffered`) while its broker is unreachable: ten times the
+// bound published, the rest refused and counted, the oldest kept; and when a broker answers at the
+// same address again, exactly what was kept is delivered. Runs its own mock cluster (kcat, as
+// test/run.sh does), since it kills it.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer, connect, type Server } from 'node:net';
+import { once } from 'node:events';
+import { afterEach, expect, test } from 'vitest';
+import type { TradeEvent } from '../../events.ts';
+import type { BusRecord } from '../bus.ts';
+import { createKafkaBus } from '../kafkaBus.ts';
+
+/** librdkafka's Kafka-protocol mock cluster, living as long as an idle kcat consumer. */
+async function startMockCluster(): Promise<{ port: number; process: ChildProcess }> {
+  const child = spawn('kcat', ['-b', 'mock:1', '-X', 'test.mock.num.brokers=1', '-X', 'debug=mock', '-C', '-q', '-t', 'mds-overflow-idle'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let log = '';
+  const port = await new Promise<number>((resolve, reject) => {
+    const onData = (chunk: Buffer) => {
+      log += chunk.toString();
+      const found = /bootstrap\.servers=[0-9.]+:(\d+)/.exec(log);
+      if (found) resolve(Number(found[1]));
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    child.once('exit', () => reject(new Error(`kcat exited: ${log}`)));
+  });
+  return { port, process: child };
+}
+
+const started: ChildProcess[] = [];
+const servers: Server[] = [];
+afterEach(async () => {
+  for (const child of started.splice(0)) if (child.exitCode === null) child.kill();
+  for (const server of servers.splice(0)) await new Promise((r) => server.close(r));
+});
+
+const asset = `overflow${process.pid}`;
+const trade = (i: number): TradeEvent => ({
+  type: 'trade', venue: 'overflow', market: 'OVFUSDT', asset, quote: 'USDT', tradeId: String(i),
+  price: 10 + (i % 5), quantity: 1, side: 'buy', ts: 1_760_000_000_000 + i, receivedAt: 1_760_000_000_001 + i,
+});
+
+async function until(cond: () => boolean, what: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+test('ten times maxBuffered with the broker gone: the oldest bound kept, the rest refused and counted, the kept delivered once it is back', async () => {
+  const first = await startMockCluster();
+  started.push(first.process);
+  const bound = 100;
+  const bus = await createKafkaBus({ brokers: [`127.0.0.1:${first.port}`], lingerMs: 5, maxBuffered: bound });
+  try {
+    first.process.kill();
+    await once(first.process, 'exit');
+
+    // Ten chunks of the bound, 100 ms apart, while nothing answers at the broker's address.
+    const sent = Array.from({ length: 10 * bound }, (_, i) => trade(i));
+    for (let c = 0; c < 10; c++) {
+      bus.publish(sent.slice(c * bound, (c + 1) * bound));
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    // A send in flight frees the buffer until it fails, then what overflows is refused in its turn:
+    // either way the oldest `bound` events are kept, every other one counted as dropped.
+    await until(() => bus.stats().dropped === 9 * bound, 'the refusals counted', 20_000);
+    const during = bus.stats();
+    expect(during).toMatchObject({ published: 0, dropped: 9 * bound, invalid: 0 });
+    expect(during.topics.trades).toMatchObject({ published: 0, dropped: 9 * bound, heldRecords: bound });
+
+    // A broker at the same address again: a proxy on the old port in front of a new mock cluster.
+    const second = await startMockCluster();
+    started.push(second.process);
+    const proxy = createServer((client) => {
+      const upstream = connect(second.port, '127.0.0.1');
+      client.pipe(upstream).pipe(client);
+      client.on('error', () => upstream.destroy());
+      upstream.on('error', () => client.destroy());
+    });
+    servers.push(proxy);
+    proxy.listen(first.port, '127.0.0.1');
+    await once(proxy, 'listening');
+
+    await until(() => bus.stats().published === bound, 'the kept events sent', 30_000);
+    expect(bus.stats()).toMatchObject({ published: bound, dropped: 9 * bound });
+    expect(bus.stats().topics.trades.heldRecords).toBe(0);
+
+    const got: BusRecord<'trades'>[] = [];
+    const sub = await bus.subscribe({ group: `overflow-${process.pid}`, topics: ['trades'], onBatch: async (records) => void got.push(...records.filter((r) => r.event.asset === asset)) });
+    await until(() => got.length >= bound, 'the kept events read back', 20_000);
+    await sub.stop();
+    expect(got.map((r) => r.event)).toEqual(sent.slice(0, bound));
+    await bus.close();
+  } finally {
+    // A failed run leaves the bus retrying a dead broker; its close would wait for ever.
+    if (bus.stats().topics.trades.heldRecords > 0) void bus.close().catch(() => {});
+  }
+});
