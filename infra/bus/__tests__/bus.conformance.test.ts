@@ -226,7 +226,7 @@ describe.each(adapters)('%s bus', (name, open) => {
     const asset = `z${unique()}`;
     publisher.publish(tradesFor([asset], 30));
     // No flush: close must do it. Read back with a fresh bus for Kafka, the same one for memory.
-    const reader = _name === 'kafka' ? await open() : publisher;
+    const reader = name === 'kafka' ? await open() : publisher;
     const got: string[] = [];
     const sub = await reader.subscribe({ group: `close-${unique()}`, topics: ['trades'], onBatch: async (r) => void got.push(...r.filter((x) => x.event.asset === asset).map((x) => x.event.tradeId)) });
     if (reader !== publisher) await publisher.close();
