@@ -9,7 +9,7 @@ import type { BookEvent, LiquidationEvent, TradeEvent } from '../infra/events.ts
 import type { Logger } from '../infra/log.ts';
 import { backoffDelayMs, sharedTuningDefaults, startCollectorShell, type Collector, type CollectorCounts, type SharedTuning } from './collectorKit.ts';
 import { decimalProduct } from './decimal.ts';
-import { eventTimeCheck, selectMarkets, statusEvents, toLiquidationEvent, toTradeEvent } from './normalize.ts';
+import { eventTimeCheck, selectMarkets, statusEvents, toBookEvent, toLiquidationEvent, toTradeEvent } from './normalize.ts';
 import type { Level } from './orderBook.ts';
 import type { MarketListing, VenueMarket } from './venue.ts';
 import type { CcxtVenue } from './venues/ccxtVenues.ts';
@@ -445,14 +445,9 @@ export async function startCcxtCollector(options: CcxtCollectorOptions): Promise
       if (!book) continue;
       const market = byUnified.get(unified)!;
       const side = (levels: CcxtOrderBook['bids']): Level[] =>
-        levels
-          .slice(0, tuning.bookDepth)
-          .map(([p, q]): Level => [p ?? Number.NaN, typeof q === 'number' ? decimalProduct(decimalText(exchange, q), market.contractSize) : Number.NaN])
-          .filter(([p, q]) => p > 0 && q > 0);
-      const bids = side(book.bids);
-      const asks = side(book.asks);
-      if (bids.length === 0 || asks.length === 0) continue;
-      events.push({ type: 'book', venue: venue.id, market: market.symbol, asset: market.asset, quote: market.quote, ts: Math.floor(book.timestamp ?? receivedAt), receivedAt, bids, asks });
+        levels.slice(0, tuning.bookDepth).map(([p, q]): Level => [p ?? Number.NaN, typeof q === 'number' ? decimalProduct(decimalText(exchange, q), market.contractSize) : Number.NaN]);
+      const event = toBookEvent(venue.id, market, { bids: side(book.bids), asks: side(book.asks) }, Math.floor(book.timestamp ?? receivedAt), receivedAt);
+      if (event) events.push(event);
     }
     return events;
   }

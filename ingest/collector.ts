@@ -4,7 +4,7 @@ import type { Logger } from '../infra/log.ts';
 import { BookSync, ConnectionSequence } from './bookSync.ts';
 import { startCollectorShell, sharedTuningDefaults, type Collector, type CollectorCounts, type SharedTuning } from './collectorKit.ts';
 import { VenueConnection } from './connection.ts';
-import { eventTimeCheck, selectMarkets, statusEvents, toLevels, toLiquidationEvent, toTradeEvent } from './normalize.ts';
+import { eventTimeCheck, selectMarkets, statusEvents, toBookEvent, toLevels, toLiquidationEvent, toTradeEvent } from './normalize.ts';
 import { unknown, type KeepAlive, type MarketListing, type SocketPlan, type VenueDescriptor, type VenueEndpoints, type VenueMarket, type VenueMessage, type VenueSession } from './venue.ts';
 import { venueIo } from './venueIo.ts';
 
@@ -349,10 +349,9 @@ export async function startCollector(options: CollectorOptions): Promise<Collect
       const times = bookTimes.get(symbol);
       if (!sync.synced || !times) continue;
       const m = bySymbol.get(symbol)!;
-      const bids = toLevels(sync.book.topRaw('bid', tuning.bookDepth), m);
-      const asks = toLevels(sync.book.topRaw('ask', tuning.bookDepth), m);
-      if (bids.length === 0 || asks.length === 0) continue;
-      events.push({ type: 'book', venue: venue.id, market: symbol, asset: m.asset, quote: m.quote, ts: times.ts, receivedAt: times.receivedAt, bids, asks });
+      const levels = { bids: toLevels(sync.book.topRaw('bid', tuning.bookDepth), m), asks: toLevels(sync.book.topRaw('ask', tuning.bookDepth), m) };
+      const event = toBookEvent(venue.id, m, levels, times.ts, times.receivedAt);
+      if (event) events.push(event);
     }
     return events;
   }

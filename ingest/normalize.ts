@@ -1,7 +1,7 @@
 // Venue messages to bus events, by the rules of ingest/EVENTS.md: pure conversions that both
 // collectors (native and ccxt) and the venue tests share. No I/O here.
 import { assetIdForVenueTicker } from '../infra/catalog/catalog.ts';
-import type { LiquidationEvent, StatusEvent, TradeEvent } from '../infra/events.ts';
+import type { BookEvent, LiquidationEvent, StatusEvent, TradeEvent } from '../infra/events.ts';
 import type { Logger } from '../infra/log.ts';
 import { decimalProduct, decimalProductOver } from './decimal.ts';
 import type { Level, RawLevel } from './orderBook.ts';
@@ -83,6 +83,20 @@ export function eventTimeCheck(log: Logger): (event: { market: string; ts: numbe
 /** The connection status of markets, as published on the `statuses` topic. */
 export function statusEvents(venue: string, markets: readonly VenueMarket[], connected: boolean, at: number): StatusEvent[] {
   return markets.map((m) => ({ type: 'status', venue, market: m.symbol, asset: m.asset, quote: m.quote, ts: at, receivedAt: at, connected }));
+}
+
+/**
+ * A book top as our event: levels whose price or quantity is not a positive finite number are left
+ * out; undefined when a side is left empty or the venue time is not a unix millisecond. With the
+ * checks of the trades and liquidations above, this is what keeps a malformed event off the
+ * in-process bus, which does not check schemas (the Kafka boundary does).
+ */
+export function toBookEvent(venue: string, market: VenueMarket, levels: { bids: readonly Level[]; asks: readonly Level[] }, ts: number, receivedAt: number): BookEvent | undefined {
+  const valid = (side: readonly Level[]) => side.filter(([price, quantity]) => positive(price) && positive(quantity));
+  const bids = valid(levels.bids);
+  const asks = valid(levels.asks);
+  if (bids.length === 0 || asks.length === 0 || !Number.isSafeInteger(ts) || ts < 0) return undefined;
+  return { type: 'book', venue, market: market.symbol, asset: market.asset, quote: market.quote, ts, receivedAt, bids, asks };
 }
 
 /** Book levels in base units. */

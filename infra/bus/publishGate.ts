@@ -7,8 +7,8 @@ const refusalLogEveryMs = 10_000;
 type Counts = Pick<TopicStats, 'published' | 'dropped' | 'conflated'>;
 
 /**
- * What every bus adapter does with an event it is handed: checks its schema, then counts what the
- * adapter did with it (taken, conflated into a newer book, refused at the bound). A refusal is an
+ * What every bus adapter does with an event it is handed: checks its schema (the Kafka adapter, at
+ * the process boundary; in-process events are valid by construction), then counts what the adapter did with it (taken, conflated into a newer book, refused at the bound). A refusal is an
  * error: it is logged with its topic and context at most every 10 s per topic, and counted.
  */
 export class PublishGate {

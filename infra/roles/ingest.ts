@@ -1,11 +1,14 @@
+import { Worker } from 'node:worker_threads';
 import { startCcxtCollector } from '../../ingest/ccxtCollector.ts';
 import { startCollector } from '../../ingest/collector.ts';
 import type { CollectorMetrics } from '../../ingest/collectorKit.ts';
 import { venueEndpoints, type VenueDescriptor, type VenueEndpoints } from '../../ingest/venue.ts';
 import type { CcxtVenue } from '../../ingest/venues/ccxtVenues.ts';
 import type { Bus } from '../bus/bus.ts';
-import { sampledCounter, sampledGauge, type Metrics } from '../metrics.ts';
+import type { MarketEvent } from '../events.ts';
+import { sampledCounter, sampledGauge } from '../metrics.ts';
 import type { RoleContext } from './context.ts';
+import type { IngestWorkerData, WorkerMessage } from './ingestWorker.ts';
 
 export interface IngestSelection {
   venues: readonly VenueDescriptor[];
@@ -15,9 +18,14 @@ export interface IngestSelection {
   endpointsOf?: (venue: VenueDescriptor) => VenueEndpoints | undefined;
 }
 
-/** The ingest role: one collector per selected venue, publishing to the bus; their metrics and readiness check. */
+/** The ingest role in this thread: one collector per selected venue, publishing to the bus; their metrics and readiness check. */
 export async function startIngest(ctx: RoleContext, bus: Bus, selection: IngestSelection): Promise<void> {
-  const { config, log, life, metrics, checks } = ctx;
+  const collectors = await startCollectors(ctx, bus, selection);
+  observeCollectors(ctx, () => collectors.map((c) => c.metrics()));
+}
+
+/** Starts the selected collectors; each one's stop (then a flush of the bus) is registered in `ctx.life`. */
+export async function startCollectors({ config, log, life }: Pick<RoleContext, 'config' | 'log' | 'life'>, bus: Pick<Bus, 'publish' | 'flush'>, selection: IngestSelection): Promise<{ metrics(): CollectorMetrics }[]> {
   const collectors: { metrics(): CollectorMetrics }[] = [];
   const stopThenFlush = (stop: () => Promise<void>) => async () => {
     await stop();
@@ -34,24 +42,95 @@ export async function startIngest(ctx: RoleContext, bus: Bus, selection: IngestS
     collectors.push(collector);
     life.add(`collector:${venue.id}`, stopThenFlush(() => collector.stop()));
   }
-  observeCollectors(metrics, collectors);
+  return collectors;
+}
+
+/**
+ * The ingest role in a worker thread (`ingestWorker.ts`), for a process that also serves the API:
+ * parsing frames and keeping books would otherwise hold the API's event loop. The worker posts the
+ * collectors' events in batches, published here to `bus`, and their metrics every second. Stopping
+ * stops the collectors and waits for their last events before the bus is stopped.
+ */
+export async function startIngestWorker(ctx: RoleContext, bus: Bus, selection: IngestSelection): Promise<void> {
+  const { config, log, life } = ctx;
+  const data: IngestWorkerData = {
+    config,
+    venues: selection.venues.map((v) => v.id),
+    ccxtVenues: selection.ccxtVenues.map((v) => v.id),
+    assets: selection.assets && [...selection.assets],
+    // Resolved here: the demo's simulator, and the environment's overrides, live in this thread.
+    endpoints: Object.fromEntries(selection.venues.map((v) => [v.id, selection.endpointsOf?.(v) ?? venueEndpoints(v)])),
+    prettyLog: process.stdout.isTTY === true,
+  };
+  const worker = new Worker(new URL('./ingestWorker.ts', import.meta.url), { workerData: data });
+  const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+  let collectors: CollectorMetrics[] = [];
+  let receivedAt = Date.now();
+  let running = false;
+  let stopping = false;
+  let onStopped = () => {};
+  const started = new Promise<void>((resolve, reject) => {
+    worker.on('message', (message: WorkerMessage) => {
+      switch (message.type) {
+        case 'events':
+          bus.publish(JSON.parse(message.json) as MarketEvent[]);
+          return;
+        case 'metrics':
+          collectors = message.collectors;
+          receivedAt = Date.now();
+          return;
+        case 'started':
+          running = true;
+          resolve();
+          return;
+        case 'rejection':
+          // Counted and logged by this process's own handler (main.ts), as any stray rejection.
+          process.emit('unhandledRejection', new Error(`in the ingest worker: ${message.message}`), Promise.resolve());
+          return;
+        case 'stopped':
+          onStopped();
+          return;
+      }
+    });
+    // Before it started, the caller hears of it; after, the collectors are gone with their thread:
+    // the process stops, as on an uncaught exception.
+    const fail = (err: Error) => {
+      if (!running) return reject(err);
+      if (stopping) return;
+      stopping = true;
+      log.fatal({ err }, 'ingest worker failed: stopping');
+      void life.shutdown('ingest worker failure').then(() => process.exit(1));
+    };
+    worker.once('error', fail);
+    worker.once('exit', (code) => fail(new Error(`ingest worker exited with code ${code}`)));
+  });
+  life.add('ingest-worker', async () => {
+    stopping = true;
+    const stopped = new Promise<void>((resolve) => (onStopped = resolve));
+    worker.postMessage({ type: 'stop' });
+    // Every event the worker posted before 'stopped' has been published by then.
+    await Promise.race([stopped, exited]);
+    await worker.terminate();
+  });
+  await started;
+  // The last report, its ages brought up to now.
+  observeCollectors(ctx, () => collectors.map((m) => (m.lastMessageAgeMs === undefined ? m : { ...m, lastMessageAgeMs: m.lastMessageAgeMs + Date.now() - receivedAt })));
+}
+
+/** Per venue, what its collector says of itself, read at every scrape; the readiness check on their connections. */
+function observeCollectors({ metrics, checks }: Pick<RoleContext, 'metrics' | 'checks'>, read: () => CollectorMetrics[]): void {
   checks.push({
     name: 'collectors',
     check: () => {
-      const all = collectors.map((c) => c.metrics());
+      const all = read();
       const disconnected = all.filter((m) => !m.connected).map((m) => m.venue);
       const connected = all.length - disconnected.length;
       return { ok: connected > 0, ...(connected === 0 ? { reason: 'no venue connected' } : {}), connected, disconnected };
     },
   });
-}
-
-/** Per venue, what its collector says of itself, read at every scrape. */
-function observeCollectors(metrics: Metrics, collectors: readonly { metrics(): CollectorMetrics }[]): void {
-  const per = (read: (m: CollectorMetrics) => number | undefined) => () =>
-    collectors.flatMap((c) => {
-      const m = c.metrics();
-      const value = read(m);
+  const per = (pick: (m: CollectorMetrics) => number | undefined) => () =>
+    read().flatMap((m) => {
+      const value = pick(m);
       return value === undefined ? [] : [{ labels: { venue: m.venue }, value }];
     });
   const venue = ['venue'] as const;

@@ -12,7 +12,9 @@
 // trade the generator sent up to the end of s, minus that end.
 //
 // Usage: npm run bench:capacity [-- --steps 2000,5000,10000,20000 --step-seconds 20 --books-per-trade 1
-//          --markets 10 --venues binance,bybit,okx,coinbase --api-seconds 10 --burst-seconds 30 --kafka]
+//          --markets 10 --venues binance,bybit,okx,coinbase --api-seconds 10 --burst-seconds 30 --kafka
+//          --service-node-options='--cpu-prof --cpu-prof-dir=/tmp/prof']
+// --service-node-options: node flags for the service's processes (a profile of the service under this load).
 // With KAFKA_BROKERS set or --kafka (starts the Kafka mock with kcat): roles ingest, aggregate and
 // api as separate processes over one store (test/support/clickhouseFront.ts over chDB).
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
@@ -40,6 +42,7 @@ const { values: args } = parseArgs({
     'burst-seconds': { type: 'string', default: '30' },
     'burst-factor': { type: 'string', default: '10' },
     kafka: { type: 'boolean', default: false },
+    'service-node-options': { type: 'string', default: '' },
   },
 });
 const steps = args.steps.split(',').map(Number);
@@ -50,6 +53,7 @@ const venues = args.venues.split(',');
 const apiSeconds = Number(args['api-seconds']);
 const burstSeconds = Number(args['burst-seconds']);
 const burstFactor = Number(args['burst-factor']);
+const serviceNodeOptions = args['service-node-options'].split(' ').filter(Boolean);
 const lagTargetMs = 2_000;
 const scrapeMs = 200;
 const root = join(import.meta.dirname, '../..');
@@ -199,13 +203,13 @@ let ingestUrl: string;
 let aggregateUrl: string;
 const service: Proc[] = [];
 if (kafka) {
-  const ingest = await start('ingest', ['infra/roles/main.ts', 'ingest', '--venues', venues.join(',')], serviceEnv, listening);
-  const aggregate = await start('aggregate', ['infra/roles/main.ts', 'aggregate'], serviceEnv, listening);
-  const api = await start('api', ['infra/roles/main.ts', 'api'], serviceEnv, listening);
+  const ingest = await start('ingest', [...serviceNodeOptions, 'infra/roles/main.ts', 'ingest', '--venues', venues.join(',')], serviceEnv, listening);
+  const aggregate = await start('aggregate', [...serviceNodeOptions, 'infra/roles/main.ts', 'aggregate'], serviceEnv, listening);
+  const api = await start('api', [...serviceNodeOptions, 'infra/roles/main.ts', 'api'], serviceEnv, listening);
   [ingestUrl, aggregateUrl, apiUrl] = [urlOf(ingest.match), urlOf(aggregate.match), urlOf(api.match)];
   service.push(ingest.proc, aggregate.proc, api.proc);
 } else {
-  const all = await start('service', ['infra/roles/main.ts', 'all', '--venues', venues.join(',')], serviceEnv, listening);
+  const all = await start('service', [...serviceNodeOptions, 'infra/roles/main.ts', 'all', '--venues', venues.join(',')], serviceEnv, listening);
   apiUrl = ingestUrl = aggregateUrl = urlOf(all.match);
   service.push(all.proc);
 }

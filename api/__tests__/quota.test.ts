@@ -1,0 +1,135 @@
+// The quota (quota.ts) on its own, with the clock held: the fixed hour from a key's first request,
+// the x-ratelimit-* headers and Retry-After worked out by hand, the 429 and 503 errors, and the
+// Express middleware in a bare app. http.test.ts and quotaRedis.test.ts check it behind the real API.
+import { once } from 'node:events';
+import type { Server } from 'node:http';
+import { createServer, type AddressInfo } from 'node:net';
+import express from 'express';
+import { pino } from 'pino';
+import { afterEach, describe, expect, test, vi } from 'vitest';
+import { ApiError, errorHandler } from '../errors.ts';
+import type { VerifiedKey } from '../keys.ts';
+import { createQuota, type Quota } from '../quota.ts';
+import { requestId } from '../requestId.ts';
+
+const start = Date.UTC(2026, 0, 1);
+const hourMs = 3_600_000;
+
+/** A logger whose lines are kept, parsed. */
+function recordingLog() {
+  const lines: { level: number; msg: string; requestId?: string }[] = [];
+  return { lines, log: pino({ level: 'info' }, { write: (s: string) => void lines.push(JSON.parse(s)) }) };
+}
+
+/** The ApiError `promise` rejects with. */
+async function rejection(promise: Promise<unknown>): Promise<ApiError> {
+  const err = await promise.then(() => undefined, (e: unknown) => e);
+  expect(err).toBeInstanceOf(ApiError);
+  return err as ApiError;
+}
+
+/** A loopback port with nothing listening on it. */
+async function closedPort(): Promise<number> {
+  const server = createServer().listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+const quotas: Quota[] = [];
+afterEach(async () => {
+  vi.useRealTimers();
+  for (const q of quotas.splice(0)) await q.close();
+});
+
+describe('quota in this process', () => {
+  test('counts down from perHour; reset is the whole seconds left of the hour, rounded up', async () => {
+    vi.useFakeTimers({ toFake: ['Date'], now: start });
+    const quota = createQuota({ perHour: 3 });
+    quotas.push(quota);
+    expect(await quota.consume('k')).toEqual({ 'x-ratelimit-limit': '3', 'x-ratelimit-remaining': '2', 'x-ratelimit-reset': '3600' });
+    vi.setSystemTime(start + 1_500); // 3598.5 s left: 3599
+    expect(await quota.consume('k')).toEqual({ 'x-ratelimit-limit': '3', 'x-ratelimit-remaining': '1', 'x-ratelimit-reset': '3599' });
+    vi.setSystemTime(start + 1_000_001); // 2599.999 s left: 2600
+    expect(await quota.consume('k')).toEqual({ 'x-ratelimit-limit': '3', 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': '2600' });
+    // Another key has its own count.
+    expect((await quota.consume('other'))['x-ratelimit-remaining']).toBe('2');
+  });
+
+  test('past perHour: 429 quota_exceeded, remaining 0 (not negative), Retry-After equal to the reset', async () => {
+    vi.useFakeTimers({ toFake: ['Date'], now: start });
+    const quota = createQuota({ perHour: 2 });
+    quotas.push(quota);
+    await quota.consume('k');
+    await quota.consume('k');
+    vi.setSystemTime(start + 600_400); // 2999.6 s left: 3000
+    for (let i = 0; i < 2; i++) {
+      const err = await rejection(quota.consume('k'));
+      expect(err.status).toBe(429);
+      expect(err.code).toBe('quota_exceeded');
+      expect(err.message).toBe('more than 2 requests in the hour; retry in 3000 s');
+      expect(err.headers).toEqual({ 'x-ratelimit-limit': '2', 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': '3000', 'Retry-After': '3000' });
+    }
+    // 1 ms before the hour ends the key is still over; at the hour a new window starts.
+    vi.setSystemTime(start + hourMs - 1);
+    expect((await rejection(quota.consume('k'))).headers['x-ratelimit-reset']).toBe('1');
+    vi.setSystemTime(start + hourMs);
+    expect(await quota.consume('k')).toEqual({ 'x-ratelimit-limit': '2', 'x-ratelimit-remaining': '1', 'x-ratelimit-reset': '3600' });
+  });
+});
+
+describe('quota middleware', () => {
+  test('sets the headers on the response and answers 429 through the error handler', async () => {
+    vi.useFakeTimers({ toFake: ['Date'], now: start });
+    const quota = createQuota({ perHour: 1 });
+    quotas.push(quota);
+    const { log } = recordingLog();
+    const app = express();
+    app.use(requestId(log));
+    // What requireKey leaves for the quota: the verified key (its hash is all the quota reads).
+    app.use((req, res, next) => {
+      res.locals.apiKey = { prefix: 'p', keyHash: String(req.headers['x-key-hash']) } satisfies VerifiedKey;
+      next();
+    });
+    app.use(quota.middleware);
+    app.get('/thing', (_req, res) => void res.json({ ok: true }));
+    app.use(errorHandler);
+    const server: Server = app.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/thing`;
+      const first = await fetch(url, { headers: { 'x-key-hash': 'a' } });
+      expect(first.status).toBe(200);
+      expect(await first.json()).toEqual({ ok: true });
+      expect([first.headers.get('x-ratelimit-limit'), first.headers.get('x-ratelimit-remaining'), first.headers.get('x-ratelimit-reset')]).toEqual(['1', '0', '3600']);
+      vi.setSystemTime(start + 10_000);
+      const over = await fetch(url, { headers: { 'x-key-hash': 'a' } });
+      expect(over.status).toBe(429);
+      expect(over.headers.get('retry-after')).toBe('3590');
+      expect((await over.json()).error.code).toBe('quota_exceeded');
+      // Counted by key hash: another hash is untouched.
+      expect((await fetch(url, { headers: { 'x-key-hash': 'b' } })).status).toBe(200);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});
+
+describe('quota through an unreachable Redis', () => {
+  test('answers 503 unavailable with Retry-After 5, logs the failure, and warns of the store once per 10 s', async () => {
+    const { lines, log } = recordingLog();
+    const quota = createQuota({ perHour: 5, redisUrl: `redis://127.0.0.1:${await closedPort()}`, log });
+    quotas.push(quota);
+    const err = await rejection(quota.consume('k'));
+    expect(err.status).toBe(503);
+    expect(err.code).toBe('unavailable');
+    expect(err.headers).toEqual({ 'Retry-After': '5' });
+    expect(lines.filter((l) => l.msg === 'quota check failed').map((l) => l.level)).toEqual([50]);
+    // ioredis reconnects every 50, 100, 150... ms and reports each failure: one warning in 10 s.
+    const warned = () => lines.filter((l) => l.msg.includes('quota store (Redis) unreachable'));
+    await vi.waitFor(() => expect(warned().length).toBeGreaterThan(0), { timeout: 5_000 });
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect(warned().map((l) => l.level)).toEqual([40]);
+  });
+});

@@ -1,0 +1,87 @@
+// The collectors of a process that also serves the API, in a worker thread of their own
+// (startIngestWorker, ingest.ts): frames parsed and books kept here never hold the API's event loop.
+// Events go to the parent's bus in batches (JSON text: cheaper for the parent to read than a
+// structured clone of the objects), the collectors' metrics every second.
+import { parentPort, workerData } from 'node:worker_threads';
+import type { CollectorMetrics } from '../../ingest/collectorKit.ts';
+import type { VenueEndpoints } from '../../ingest/venue.ts';
+import { findCcxtVenue, findNativeVenue } from '../../ingest/venues/registry.ts';
+import type { Bus } from '../bus/bus.ts';
+import type { Config } from '../config.ts';
+import type { MarketEvent } from '../events.ts';
+import { createLogger } from '../log.ts';
+import { startCollectors } from './ingest.ts';
+import { Lifecycle } from './lifecycle.ts';
+
+export interface IngestWorkerData {
+  config: Config;
+  /** Ids of the native and the ccxt venues to collect. */
+  venues: string[];
+  ccxtVenues: string[];
+  assets: string[] | undefined;
+  endpoints: Record<string, VenueEndpoints>;
+  /** Readable log lines: the parent's stdout is a terminal (a worker's stdout never is). */
+  prettyLog: boolean;
+}
+
+/** What the worker tells its parent. */
+export type WorkerMessage =
+  | { type: 'started' }
+  | { type: 'events'; json: string }
+  | { type: 'metrics'; collectors: CollectorMetrics[] }
+  | { type: 'rejection'; message: string }
+  | { type: 'stopped' };
+
+/** A batch is posted at most this long after its first event, or once it holds `forwardMaxEvents`. */
+const forwardEveryMs = 5;
+const forwardMaxEvents = 2_000;
+const metricsEveryMs = 1_000;
+
+/** The bus as the collectors see it: events gathered into batches for the parent thread. */
+function forwardingBus(post: (message: WorkerMessage) => void): Pick<Bus, 'publish' | 'flush'> {
+  let pending: MarketEvent[] = [];
+  let timer: NodeJS.Timeout | undefined;
+  const flush = async () => {
+    clearTimeout(timer);
+    timer = undefined;
+    if (pending.length === 0) return;
+    post({ type: 'events', json: JSON.stringify(pending) });
+    pending = [];
+  };
+  return {
+    publish(events) {
+      for (const event of events) pending.push(event);
+      if (pending.length >= forwardMaxEvents) void flush();
+      else timer ??= setTimeout(flush, forwardEveryMs);
+    },
+    flush,
+  };
+}
+
+const port = parentPort!;
+const post = (message: WorkerMessage) => port.postMessage(message);
+const data = workerData as IngestWorkerData;
+const log = createLogger(data.config.LOG_LEVEL, { role: 'ingest', thread: 'worker' }, data.prettyLog);
+const life = new Lifecycle(log);
+process.on('unhandledRejection', (reason) => post({ type: 'rejection', message: reason instanceof Error ? (reason.stack ?? reason.message) : String(reason) }));
+const bus = forwardingBus(post);
+const collectors = await startCollectors({ config: data.config, log, life }, bus, {
+  venues: data.venues.map((id) => findNativeVenue(id)!),
+  ccxtVenues: data.ccxtVenues.map((id) => findCcxtVenue(id)!),
+  assets: data.assets && new Set(data.assets),
+  endpointsOf: (venue) => data.endpoints[venue.id],
+});
+const report = () => post({ type: 'metrics', collectors: collectors.map((c) => c.metrics()) });
+report();
+const reporting = setInterval(report, metricsEveryMs);
+post({ type: 'started' });
+port.on('message', (message: { type: 'stop' }) => {
+  if (message.type !== 'stop') return;
+  clearInterval(reporting);
+  void life.shutdown('stop').then(async () => {
+    await bus.flush();
+    report();
+    post({ type: 'stopped' });
+    port.close();
+  });
+});
