@@ -106,11 +106,13 @@ export function liveVenueSuite(c: LiveVenueCase): void {
       const { sim, collector, events, sentTrades } = await startLive(c.id, { seed: 11 });
       const venue = sim.venue(c.id);
       expect(collector.markets()).toHaveLength(c.markets);
+      const ours = new Set(collector.markets().map((m) => m.symbol));
       await sleep(2_500);
+      // A loaded machine's timers run late: the market trades on until enough was sent to compare.
+      await until(() => venue.trades.since(0).filter((t) => ours.has(t.symbol)).length > 50, 'trades sent', 20_000);
       // A still market: the last book each market published must equal the venue's book.
       sim.pause();
       const followed = new Map(venue.listing.markets.map((m) => [m.symbol, m]));
-      const ours = new Set(collector.markets().map((m) => m.symbol));
       const books = () => events.filter((e): e is BookEvent => e.type === 'book');
       const lastBook = (symbol: string) => books().findLast((b) => b.market === symbol);
       const same = (symbol: string) => {
