@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../infra/config.ts';
-import { computeIndexSecond, defaultIndexParams, type MarketInput, type PreviousIndex } from '../indexPrice.ts';
+import { computeIndexSecond, defaultIndexParams, meanTradeIntervalMs, staleAfterMs, staleLookbackMs, type MarketInput, type PreviousIndex } from '../indexPrice.ts';
 import { defaultIndexSchedule, indexSettingsFromConfig } from '../indexRunner.ts';
 
 // The rules one at a time, on hand-made inputs; indexRunner.test.ts checks the whole engine
@@ -142,6 +142,80 @@ describe('computeIndexSecond', () => {
     expect(reasons(r).tiny).toBe('low_share');
     // Its only venue stale: fail closed.
     expect(computeIndexSecond(S, [market('a', { lastTradeAt: null })], undefined, params)).toMatchObject({ status: 'fail_closed', price: undefined });
+  });
+});
+
+describe('computeIndexSecond at the exact edge of each rule', () => {
+  // Parameters whose edges are exact in binary floating point, so "at the limit" is exactly at it.
+  const exact = { ...params, outlierThreshold: 0.25, outlierReadmitFraction: 0.5, minShare: 0.25 };
+
+  it('stale: a trade exactly the limit old is in, 1 ms older is out (100 intervals of 1 s = 100 s)', () => {
+    const r = computeIndexSecond(S, [market('a'), market('b'), market('at', { lastTradeAt: end - 100_000 }), market('past', { lastTradeAt: end - 100_001 })], undefined, exact);
+    expect(reasons(r)).toEqual({ a: null, b: null, at: null, past: 'stale' });
+  });
+
+  it('low_share: exactly minShare of the volume is in, below it is out', () => {
+    // Volumes 2, 1, 1 of 4: 25 % each for the two small ones.
+    const atLimit = computeIndexSecond(S, [market('a', { windowNotional: 2 }), market('b', { windowNotional: 1 }), market('c', { windowNotional: 1 })], undefined, exact);
+    expect(reasons(atLimit)).toEqual({ a: null, b: null, c: null });
+    expect(atLimit.markets.map((m) => m.weight)).toEqual([0.5, 0.25, 0.25]);
+    // 1 of 5: 20 %.
+    const below = computeIndexSecond(S, [market('a', { windowNotional: 3 }), market('b', { windowNotional: 1 }), market('c', { windowNotional: 1 })], undefined, exact);
+    expect(reasons(below)).toEqual({ a: null, b: 'low_share', c: 'low_share' });
+    expect(below.status).toBe('single_venue');
+  });
+
+  it('outlier: exactly the threshold off the median is in; a past outlier exactly at the re-admission limit stays out', () => {
+    // Median of (100, 100, 125) = 100: 125 is exactly 25 % off.
+    const inputs = (far: number) => [market('a', { lastPrice: 100 }), market('b', { lastPrice: 100 }), market('far', { lastPrice: far })];
+    expect(reasons(computeIndexSecond(S, inputs(125), undefined, exact)).far).toBeNull();
+    expect(reasons(computeIndexSecond(S, inputs(125.5), undefined, exact)).far).toBe('outlier');
+    const wasOut: PreviousIndex = { price: 100, lastTradeAt: end - 1_000, outliers: new Set(['far:XUSD']) };
+    // Re-admitted below 12.5 % only.
+    expect(reasons(computeIndexSecond(S, inputs(112.5), wasOut, exact)).far).toBe('outlier');
+    expect(reasons(computeIndexSecond(S, inputs(112.25), wasOut, exact)).far).toBeNull();
+    // The memory is per market: another market's past does not tighten this one's limit.
+    const otherWasOut: PreviousIndex = { ...wasOut, outliers: new Set(['a:XUSD']) };
+    expect(reasons(computeIndexSecond(S, inputs(112.5), otherWasOut, exact)).far).toBeNull();
+  });
+
+  it('needs min(minHealthyVenues, eligible venues) healthy venues; no window volume at all fails closed', () => {
+    // Two eligible venues and a requirement of 3: both healthy is enough.
+    const two = computeIndexSecond(S, [market('a', { lastPrice: 100 }), market('b', { lastPrice: 102 })], undefined, { ...params, minHealthyVenues: 3 });
+    expect(two).toMatchObject({ status: 'ok', price: 101 });
+    // Healthy markets with no traded value in the window have nothing to weight.
+    const noVolume = computeIndexSecond(S, [market('a', { windowNotional: 0 }), market('b', { windowNotional: 0 })], undefined, params);
+    expect(noVolume).toMatchObject({ status: 'fail_closed', price: undefined, lastTradeAt: undefined });
+    expect(reasons(noVolume)).toEqual({ a: null, b: null });
+  });
+
+  it('the price carries the latest trade of the included markets and their second\'s volumes, converted to USD', () => {
+    const r = computeIndexSecond(
+      S,
+      [
+        market('a', { lastTradeAt: end - 900, inSecond: { notional: 300, volume: 3, trades: 2 } }),
+        market('b', { quote: 'EUR', usdPerQuote: 2, lastPrice: 50, lastTradeAt: end - 100, inSecond: { notional: 50, volume: 1, trades: 1 } }),
+        // Excluded: its trades do not count.
+        market('c', { crossed: true, lastTradeAt: end - 10, inSecond: { notional: 1_000, volume: 10, trades: 7 } }),
+      ],
+      undefined,
+      params,
+    );
+    expect(r).toMatchObject({ status: 'ok', price: 100, lastTradeAt: end - 100, volume: 4, volumeUsd: 400, tradeCount: 3 });
+    expect(r.markets[1]).toEqual({ venue: 'b', market: 'XUSD', quote: 'EUR', priceUsd: 100, volume24hUsd: 2_000_000, weight: 2 / 3, reason: null });
+  });
+});
+
+describe('stale age and trade interval', () => {
+  it('staleAfterMs: the floor, N intervals in between, the ceiling; meanTradeIntervalMs over the window; the look-back is the larger bound', () => {
+    expect(staleAfterMs(100, params)).toBe(60_000);
+    expect(staleAfterMs(1_000, params)).toBe(100_000);
+    expect(staleAfterMs(Infinity, params)).toBe(600_000);
+    expect(meanTradeIntervalMs(60, params)).toBe(60_000);
+    expect(meanTradeIntervalMs(0, params)).toBe(Infinity);
+    expect(meanTradeIntervalMs(1, { ...params, intervalWindowMinutes: 2 })).toBe(120_000);
+    expect(staleLookbackMs(params)).toBe(600_000);
+    expect(staleLookbackMs({ ...params, staleMinMs: 700_000 })).toBe(700_000);
   });
 });
 

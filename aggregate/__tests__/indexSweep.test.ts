@@ -4,7 +4,7 @@ import type { Currency } from '../../infra/currency/currencies.ts';
 import type { IndexInputs, StatusRow } from '../indexInputs.ts';
 import { defaultIndexParams, indexParamsSchema, staleLookbackMs, type IndexParams } from '../indexPrice.ts';
 import type { QuoteRates } from '../indexQuoteRate.ts';
-import { sweepIndex, tickKey, type IndexState, type TickRow } from '../indexSweep.ts';
+import { sweepIndex, tickContent, tickKey, type IndexState, type TickRow } from '../indexSweep.ts';
 import { expectTicks, relClose, type StoredTick } from './indexCheck.ts';
 import { referenceTicks, type RawTrade, type ReferenceOptions } from './indexReference.ts';
 
@@ -256,5 +256,79 @@ describe('sweepIndex', () => {
     );
     // Every rule fired somewhere in the run (perpetual only when perpetuals were left out).
     expect([...seen].sort()).toEqual(expect.arrayContaining(['crossed_book', 'disconnected', 'no_usd_rate', 'outlier', 'perpetual', 'stale']));
+  });
+});
+
+describe('sweepIndex on a hand-made range: which rows are written', () => {
+  // Minute-aligned + 10 s, so the 5 seconds stay in one minute and no candle enters a window.
+  const F = epochS + 10;
+  const quoted = (venue: string, quote = 'USD') => ({ asset, venue, market: `X${quote}`, quote });
+  const inputs: IndexInputs = {
+    windows: [
+      { ...quoted('a'), windowNotional: 1_000, windowTrades: 10, intervalTrades: 10, close: 100 },
+      { ...quoted('b'), windowNotional: 1_000, windowTrades: 10, intervalTrades: 10, close: 102 },
+      // No USD rate for ZZZ: a candidate, excluded.
+      { ...quoted('c', 'ZZZ'), windowNotional: 1_000, windowTrades: 10, intervalTrades: 10, close: 7 },
+    ],
+    buckets: [],
+    lastTrades: [
+      { ...quoted('a'), price: 100, lastTradeAt: F * 1000 - 1_000 },
+      { ...quoted('b'), price: 102, lastTradeAt: F * 1000 - 2_000 },
+      { ...quoted('c', 'ZZZ'), price: 7, lastTradeAt: F * 1000 - 1_000 },
+    ],
+    seconds: [],
+    books: [],
+    statusBefore: [],
+    statusChanges: [],
+    perpetualVenues: new Set(),
+  };
+  // An asset published before the range that has no market in it any more.
+  const prior: IndexState = new Map([['gone', { price: 5, lastTradeAt: F * 1000 - 5_000, outliers: new Set<string>(), content: 'gone' }]]);
+  const sweep = (writes: { storedThrough: number; written: ReadonlyMap<string, string> }) =>
+    sweepIndex({ range: { from: F, to: F + 4, keepFrom: F + 2 }, inputs, prior, params: defaultIndexParams, rates, writes, computedAt: 9 });
+  // Equal window values at 100 and 102 USD; the last trade behind the price is a's.
+  const row = (second: number): TickRow => ({
+    asset, second, price: 101, status: 'ok', constituents: ['a:XUSD', 'b:XUSD'], excluded: { 'c:XZZZ': 'no_usd_rate' },
+    volume: 0, volume_usd: 0, trade_count: 0, last_trade_at: F * 1000 - 1_000, computed_at: 9,
+  });
+  const none = (second: number): TickRow => ({
+    asset: 'gone', second, price: 0, status: 'none', constituents: [], excluded: {}, volume: 0, volume_usd: 0, trade_count: 0, last_trade_at: 0, computed_at: 9,
+  });
+
+  it('writes the first second and a lost price once; keeps the states from keepFrom; the verdicts at `to`', () => {
+    const r = sweep({ storedThrough: -1, written: new Map() });
+    expect(r.rows).toEqual([none(F), row(F)]);
+    expect([...r.written.keys()]).toEqual([tickKey(none(F)), tickKey(row(F))]);
+    expect(r.assets).toBe(1);
+    expect([...r.states.keys()]).toEqual([F + 2, F + 3, F + 4]);
+    for (const state of r.states.values()) {
+      expect([...state.keys()]).toEqual([asset]);
+      expect(state.get(asset)).toMatchObject({ price: 101, lastTradeAt: F * 1000 - 1_000 });
+    }
+    const ts = (F + 5) * 1000;
+    expect(r.constituents).toEqual([
+      { asset, venue: 'a', market: 'XUSD', quote: 'USD', price_usd: 100, volume_24h_usd: 1_000, weight: 0.5, excluded: false, reason: '', ts },
+      { asset, venue: 'b', market: 'XUSD', quote: 'USD', price_usd: 102, volume_24h_usd: 1_000, weight: 0.5, excluded: false, reason: '', ts },
+      { asset, venue: 'c', market: 'XZZZ', quote: 'ZZZ', price_usd: null, volume_24h_usd: 0, weight: 0, excluded: true, reason: 'no_usd_rate', ts },
+    ]);
+  });
+
+  it('rewrites every second up to storedThrough and each second an earlier run stored, except rows it wrote identically', () => {
+    const first = sweep({ storedThrough: -1, written: new Map() });
+    // F + 1 holds the row this runner wrote with the same content; F + 3 a row of an earlier computation.
+    const written = new Map([
+      [tickKey({ asset, second: F + 1 }), first.written.get(tickKey(row(F)))!],
+      [tickKey({ asset, second: F + 3 }), ''],
+    ]);
+    const r = sweep({ storedThrough: F + 2, written });
+    // Assets in assetOrder within a second.
+    expect(r.rows).toEqual([none(F), row(F), none(F + 1), none(F + 2), row(F + 2), row(F + 3)]);
+  });
+
+  it('tickContent does not depend on the order of the exclusions', () => {
+    const base = { price: 1, status: 'ok', constituents: [], last_trade_at: 2 };
+    expect(tickContent({ ...base, excluded: { 'b:X': 'stale', 'a:X': 'outlier', 'c:X': 'perpetual' } })).toBe(
+      tickContent({ ...base, excluded: { 'a:X': 'outlier', 'b:X': 'stale', 'c:X': 'perpetual' } }),
+    );
   });
 });

@@ -17,7 +17,7 @@ const hourMs = 3_600_000;
 
 /** A logger whose lines are kept, parsed. */
 function recordingLog() {
-  const lines: { level: number; msg: string; requestId?: string }[] = [];
+  const lines: { level: number; msg: string; err?: { message: string } }[] = [];
   return { lines, log: pino({ level: 'info' }, { write: (s: string) => void lines.push(JSON.parse(s)) }) };
 }
 
@@ -125,11 +125,37 @@ describe('quota through an unreachable Redis', () => {
     expect(err.status).toBe(503);
     expect(err.code).toBe('unavailable');
     expect(err.headers).toEqual({ 'Retry-After': '5' });
-    expect(lines.filter((l) => l.msg === 'quota check failed').map((l) => l.level)).toEqual([50]);
+    expect(err.message).toBe('the request quota cannot be checked right now; retry in a few seconds');
+    // Logged with the cause.
+    expect(lines.filter((l) => l.msg === 'quota check failed').map((l) => [l.level, typeof l.err?.message])).toEqual([[50, 'string']]);
     // ioredis reconnects every 50, 100, 150... ms and reports each failure: one warning in 10 s.
     const warned = () => lines.filter((l) => l.msg.includes('quota store (Redis) unreachable'));
     await vi.waitFor(() => expect(warned().length).toBeGreaterThan(0), { timeout: 5_000 });
     await new Promise((resolve) => setTimeout(resolve, 1_500));
-    expect(warned().map((l) => l.level)).toEqual([40]);
+    expect(warned().map((l) => [l.level, typeof l.err?.message])).toEqual([[40, 'string']]);
+  });
+
+  test('close() stops the reconnection attempts: no warning once closed', async () => {
+    vi.useFakeTimers({ toFake: ['Date'], now: start });
+    const { lines, log } = recordingLog();
+    const quota = createQuota({ perHour: 5, redisUrl: `redis://127.0.0.1:${await closedPort()}`, log });
+    const warnings = () => lines.filter((l) => l.msg.includes('quota store (Redis) unreachable')).length;
+    await vi.waitFor(() => expect(warnings()).toBe(1), { timeout: 5_000 });
+    // 11 s later (past the 10 s throttle) the next failed attempt warns again...
+    vi.setSystemTime(start + 11_000);
+    await vi.waitFor(() => expect(warnings()).toBe(2), { timeout: 5_000 });
+    await quota.close();
+    // ...but not once closed.
+    vi.setSystemTime(start + 22_000);
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(warnings()).toBe(2);
+  });
+
+  test('without a logger it still answers 503 (no TypeError from the missing log)', async () => {
+    const quota = createQuota({ perHour: 5, redisUrl: `redis://127.0.0.1:${await closedPort()}` });
+    quotas.push(quota);
+    expect((await rejection(quota.consume('k'))).status).toBe(503);
+    // Reconnection errors keep coming; none may throw in the error listener.
+    await new Promise((resolve) => setTimeout(resolve, 300));
   });
 });
