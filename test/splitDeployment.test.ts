@@ -1,7 +1,7 @@
-// The service split as an operator runs it at scale, every part its own process: collectors (ingest),
-// the aggregator, the jobs and two API replicas, over Kafka (the Kafka-protocol mock of test/run.sh),
-// one ClickHouse store (a ClickHouse HTTP endpoint over chDB: test/support/clickhouseFront.ts) and
-// Redis (the shared quota). The collectors read the market simulator, reached through the
+// The service split as an operator runs it at scale, every part its own process: two migrations
+// started together, then collectors (ingest), the aggregator, the jobs and two API replicas, over
+// Kafka (the Kafka-protocol mock of test/run.sh), one ClickHouse store (a ClickHouse HTTP endpoint
+// over chDB: test/support/clickhouseFront.ts) and Redis (the shared quota). The collectors read the market simulator, reached through the
 // VENUE_<ID>_WS_URL / _REST_URL overrides as real venues would be.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -105,7 +105,15 @@ beforeAll(async () => {
     env[venueEnvName(venue, 'WS')] = simulator.endpoints(venue).ws;
     env[venueEnvName(venue, 'REST')] = simulator.endpoints(venue).rest;
   }
-  await runToEnd(['infra/roles/main.ts', 'migrate'], env);
+  // Two `npm run migrate` started together (two deploy jobs): the lock lets each migration apply once.
+  await Promise.all([runToEnd(['infra/roles/main.ts', 'migrate'], env), runToEnd(['infra/roles/main.ts', 'migrate'], env)]);
+  const applied = await fetch(`${front.match[1]}/?database=mds`, {
+    method: 'POST',
+    body: 'SELECT name, count() AS n FROM schema_migrations GROUP BY name FORMAT JSONEachRow',
+  });
+  const perMigration = (await applied.text()).trim().split('\n').map((line) => JSON.parse(line) as { name: string; n: number });
+  expect(perMigration.length).toBeGreaterThan(60);
+  expect(perMigration.filter((m) => Number(m.n) !== 1)).toEqual([]);
 
   const main = 'infra/roles/main.ts';
   const listening = /"url":"(http:\/\/[^"]+)"[^\n]*"msg":"api listening"/;
