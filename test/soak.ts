@@ -19,6 +19,7 @@ import { KeyStore } from '../api/keys.ts';
 import { fxDemoSnapshotFile } from '../aggregate/jobs/fxReference.ts';
 import { venueEnvName } from '../ingest/venue.ts';
 import { startSimulator, type SimulatedVenueId, type Simulator } from './simulator/simulator.ts';
+import { freeLoopbackPort } from './support/ports.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
@@ -91,19 +92,6 @@ interface Poll {
 
 const polledAssets = ['bitcoin', 'ethereum', 'solana', 'ripple', 'dogecoin'];
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    import('node:net').then(({ createServer }) => {
-      const s = createServer();
-      s.once('error', reject);
-      s.listen(0, '127.0.0.1', () => {
-        const { port } = s.address() as { port: number };
-        s.close(() => resolve(port));
-      });
-    }, reject);
-  });
-}
-
 function rssMbOf(pid: number): number | undefined {
   try {
     const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
@@ -171,7 +159,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
   const report = options.report ?? ((line: string) => process.stdout.write(`${line}\n`));
   const dataDir = mkdtempSync(join(tmpdir(), 'mds-soak-'));
   const logFile = join(dataDir, 'service.log');
-  const port = await freePort();
+  const port = await freeLoopbackPort();
   const failures: string[] = [];
 
   // A key, made before the service opens the store (chDB allows one process per data directory).

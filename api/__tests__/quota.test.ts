@@ -3,7 +3,7 @@
 // Express middleware in a bare app. http.test.ts and quotaRedis.test.ts check it behind the real API.
 import { once } from 'node:events';
 import type { Server } from 'node:http';
-import { createServer, type AddressInfo } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { pino } from 'pino';
 import { afterEach, describe, expect, test, vi } from 'vitest';
@@ -11,6 +11,7 @@ import { ApiError, errorHandler } from '../errors.ts';
 import type { VerifiedKey } from '../keys.ts';
 import { createQuota, type Quota } from '../quota.ts';
 import { requestId } from '../requestId.ts';
+import { freeLoopbackPort } from '../../test/support/ports.ts';
 
 const start = Date.UTC(2026, 0, 1);
 const hourMs = 3_600_000;
@@ -28,14 +29,6 @@ async function rejection(promise: Promise<unknown>): Promise<ApiError> {
   return err as ApiError;
 }
 
-/** A loopback port with nothing listening on it. */
-async function closedPort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 const quotas: Quota[] = [];
 afterEach(async () => {
@@ -119,7 +112,7 @@ describe('quota middleware', () => {
 describe('quota through an unreachable Redis', () => {
   test('answers 503 unavailable with Retry-After 5, logs the failure, and warns of the store once per 10 s', async () => {
     const { lines, log } = recordingLog();
-    const quota = createQuota({ perHour: 5, redisUrl: `redis://127.0.0.1:${await closedPort()}`, log });
+    const quota = createQuota({ perHour: 5, redisUrl: `redis://127.0.0.1:${await freeLoopbackPort()}`, log });
     quotas.push(quota);
     const err = await rejection(quota.consume('k'));
     expect(err.status).toBe(503);
@@ -138,7 +131,7 @@ describe('quota through an unreachable Redis', () => {
   test('close() stops the reconnection attempts: no warning once closed', async () => {
     vi.useFakeTimers({ toFake: ['Date'], now: start });
     const { lines, log } = recordingLog();
-    const quota = createQuota({ perHour: 5, redisUrl: `redis://127.0.0.1:${await closedPort()}`, log });
+    const quota = createQuota({ perHour: 5, redisUrl: `redis://127.0.0.1:${await freeLoopbackPort()}`, log });
     const warnings = () => lines.filter((l) => l.msg.includes('quota store (Redis) unreachable')).length;
     await vi.waitFor(() => expect(warnings()).toBe(1), { timeout: 5_000 });
     // 11 s later (past the 10 s throttle) the next failed attempt warns again...
@@ -152,7 +145,7 @@ describe('quota through an unreachable Redis', () => {
   });
 
   test('without a logger it still answers 503 (no TypeError from the missing log)', async () => {
-    const quota = createQuota({ perHour: 5, redisUrl: `redis://127.0.0.1:${await closedPort()}` });
+    const quota = createQuota({ perHour: 5, redisUrl: `redis://127.0.0.1:${await freeLoopbackPort()}` });
     quotas.push(quota);
     expect((await rejection(quota.consume('k'))).status).toBe(503);
     // Reconnection errors keep coming; none may throw in the error listener.

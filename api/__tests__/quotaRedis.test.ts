@@ -1,6 +1,4 @@
 import { createHmac, randomUUID } from 'node:crypto';
-import { once } from 'node:events';
-import { createServer, type AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Store } from '../../infra/store.ts';
@@ -8,6 +6,7 @@ import { KeyStore } from '../keys.ts';
 import { startApi, type ApiServer } from '../server.ts';
 import { get, openTestStore, silentLog, testConfig } from '../../test/support/harness.ts';
 import { resetBounds, type RequestTiming } from '../../test/support/quotaWindow.ts';
+import { freeLoopbackPort } from '../../test/support/ports.ts';
 
 /** test/run.sh starts a redis-server and sets this; without it the shared quota is untested, which must not pass silently. */
 function redisUrl(): string {
@@ -16,14 +15,6 @@ function redisUrl(): string {
   return url;
 }
 
-/** A loopback port with nothing listening on it. */
-async function closedPort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 describe('quota shared through Redis', () => {
   let store: Store;
@@ -93,7 +84,7 @@ describe('quota shared through Redis', () => {
   });
 
   it('answers 503 unavailable, not an uncounted 200, when Redis is unreachable', async () => {
-    const config = testConfig({ REDIS_URL: `redis://127.0.0.1:${await closedPort()}` });
+    const config = testConfig({ REDIS_URL: `redis://127.0.0.1:${await freeLoopbackPort()}` });
     const { key } = await new KeyStore(store).create('no-redis');
     const api = await startApi({ store, config, log: silentLog });
     servers.push(api);
