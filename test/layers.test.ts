@@ -51,6 +51,13 @@ test('no route imports another route', () => {
   expect(broken).toEqual([]);
 });
 
+test('the shared reads, the status page and the stream import no route', () => {
+  const broken = ['api/read', 'api/status', 'api/stream'].flatMap((dir) =>
+    sources(dir).flatMap((file) => importsOf(file).filter((t) => t.startsWith('api/routes/')).map((t) => `${file} -> ${t}`)),
+  );
+  expect(broken).toEqual([]);
+});
+
 test('the USD quote list is written once, outside the frozen migrations', () => {
   const quoteList = /'USD',\s*'USDT',\s*'USDC'/;
   const holders = ['infra', 'ingest', 'aggregate', 'api']

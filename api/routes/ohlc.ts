@@ -1,26 +1,18 @@
 import type { Config } from '../../infra/config.ts';
-import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { findAsset } from '../../infra/catalog/catalog.ts';
-import { usdQuotes } from '../../infra/currency/currencies.ts';
 import type { Store } from '../../infra/store.ts';
 import { ApiError, parseParams } from '../errors.ts';
 import { loadRate, rateRuns, rateRunsSchema, vsParam } from '../currency.ts';
 import { loadBucketRates } from '../read/bucketRates.ts';
-import { bucketStart, candleBucketMs } from '../read/indexCloses.ts';
+import { candleIntervals, candleLimits, fillGrid, intervalMs, loadCandles, type CandleInterval } from '../read/candleSeries.ts';
+import { bucketStart } from '../read/indexCloses.ts';
+import { latestIndexBucketBefore, loadIndexCandles, type IndexCandle } from '../read/indexCandles.ts';
 import type { CachedRoute } from '../responseCache.ts';
-import { checkRange, latestStoredTime, timeParam } from '../timeRange.ts';
+import { checkRange, timeParam } from '../timeRange.ts';
 
-const ohlcSql = readFileSync(new URL('./ohlc.sql', import.meta.url), 'utf8');
-const ohlcRangeSql = readFileSync(new URL('./ohlcRange.sql', import.meta.url), 'utf8');
 const dayMs = 86_400_000;
 
-/** Candle intervals (spec 4.4) and how many of the most recent buckets one response holds. */
-export const candleLimits = { '1m': 1440, '5m': 864, '15m': 672, '1h': 720, '4h': 540, '1d': 365, '1w': 260 } as const;
-export type CandleInterval = keyof typeof candleLimits;
-const intervals = Object.keys(candleLimits) as CandleInterval[];
-/** Bucket lengths; 1w buckets start on Mondays (migration 0015), so 7-day steps keep their alignment. */
-export const intervalMs = Object.fromEntries(intervals.map((i) => [i, candleBucketMs[`candles_${i}`]])) as Record<CandleInterval, number>;
 /** Longest from-to range one request may ask, in days, per interval: at most about 10,000 candles. */
 export const maxRangeDays: Record<CandleInterval, number> = { '1m': 7, '5m': 31, '15m': 93, '1h': 366, '4h': 1_464, '1d': 3_660, '1w': 18_300 };
 
@@ -53,7 +45,7 @@ export type OhlcResponse = z.infer<typeof ohlcResponse>;
 const ohlcPath = z.object({ id: z.string().describe('asset id, e.g. bitcoin') });
 
 const ohlcQuery = z.object({
-  interval: z.enum(intervals, { error: `must be one of ${intervals.join(', ')}` }).default('1h'),
+  interval: z.enum(candleIntervals, { error: `must be one of ${candleIntervals.join(', ')}` }).default('1h'),
   vs: vsParam,
   from: timeParam(
     'start of the range (unix ms, or ISO 8601 such as 2026-01-01 or 2026-01-01T00:00:00Z): candles whose interval starts at or after it. ' +
@@ -63,62 +55,23 @@ const ohlcQuery = z.object({
 });
 
 /**
- * Gapless candles (Coin Metrics' convention, aggregate/METHODOLOGY.md): each interval without a
- * trade, between two candles or after the last one up to the interval that holds `now`, repeats
- * the previous close with volume 0. Keeps the most recent `limit`.
- */
-export function forwardFill(candles: readonly Candle[], stepMs: number, now: number, limit: number): Candle[] {
-  const first = candles[0];
-  const last = candles.at(-1);
-  if (!first || !last) return [];
-  // The interval that holds now, on the candles' own grid (or the last candle, should one be ahead of our clock).
-  const end = Math.max(last.timestamp, first.timestamp + Math.floor((now - first.timestamp) / stepMs) * stepMs);
-  return fillGrid(candles, stepMs, Math.max(first.timestamp, end - (limit - 1) * stepMs), end);
-}
-
-/** The intervals start, start + step, ... end, gapless; candles before `start` only carry their close into it. */
-function fillGrid(candles: readonly Candle[], stepMs: number, start: number, end: number): Candle[] {
-  const filled: Candle[] = [];
-  let previous: Candle | undefined;
-  let i = 0;
-  for (let t = start; t <= end; t += stepMs) {
-    while (i < candles.length && candles[i]!.timestamp < t) previous = candles[i++];
-    if (candles[i]?.timestamp === t) {
-      previous = candles[i++]!;
-      filled.push(previous);
-    } else if (previous) {
-      filled.push({ timestamp: t, open: previous.close, high: previous.close, low: previous.close, close: previous.close, volume: 0 });
-    }
-  }
-  return filled;
-}
-
-/** Index candles of an asset, oldest first, gapless up to `now`; an asset without trades has none. */
-export async function loadCandles(store: Store, assetId: string, interval: CandleInterval, now: number): Promise<Candle[]> {
-  const limit = candleLimits[interval];
-  const traded = await store.rows<Candle>(ohlcSql, { table: `candles_${interval}`, asset: assetId, limit, usd_quotes: usdQuotes });
-  return forwardFill(traded, intervalMs[interval], now, limit);
-}
-
-/**
  * Index candles of an asset whose intervals start in [from, to), oldest first, gapless from the
  * first candle we hold up to the interval that holds `now`.
  */
-export async function loadCandleRange(store: Store, assetId: string, interval: CandleInterval, from: number, to: number, now: number): Promise<Candle[]> {
+export async function loadCandleRange(store: Store, assetId: string, interval: CandleInterval, from: number, to: number, now: number): Promise<IndexCandle[]> {
   const table = `candles_${interval}` as const;
-  const traded = await store.rows<Candle>(ohlcRangeSql, {
-    table,
-    asset: assetId,
-    usd_quotes: usdQuotes,
-    from_s: Math.ceil(from / 1000),
-    to_s: Math.ceil(to / 1000),
-  });
+  const stepMs = intervalMs[interval];
+  // The latest candle before the range carries its close into the range's first intervals; finding it reads bucket keys only.
+  const before = await latestIndexBucketBefore(store, table, assetId, from);
+  // Every candle from it on: at most one per bucket starting in [from, to), and itself.
+  const limit = 1 + Math.ceil((to - from) / stepMs);
+  const traded = (await loadIndexCandles(store, { table, assets: [assetId], from: before, to, limit })).get(assetId) ?? [];
   const first = traded[0];
   const last = traded.at(-1);
   if (!first || !last) return [];
-  const firstInRange = bucketStart(table, from) === from ? from : bucketStart(table, from) + intervalMs[interval];
+  const firstInRange = bucketStart(table, from) === from ? from : bucketStart(table, from) + stepMs;
   const end = Math.min(bucketStart(table, to - 1), Math.max(bucketStart(table, now), last.timestamp));
-  return fillGrid(traded, intervalMs[interval], Math.max(first.timestamp, firstInRange), end);
+  return fillGrid(traded, stepMs, Math.max(first.timestamp, firstInRange), end);
 }
 
 /** The [from, to) a request asks for, when it gives either; checked against the interval's longest range. */

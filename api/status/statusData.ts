@@ -4,8 +4,8 @@ import { findAsset, type CatalogAsset } from '../../infra/catalog/catalog.ts';
 import type { Config } from '../../infra/config.ts';
 import { latestIndexPrices, percentChange } from '../../infra/indexPrices/latestIndexPrices.ts';
 import type { Store } from '../../infra/store.ts';
+import { loadCandles } from '../read/candleSeries.ts';
 import type { CachedRoute } from '../responseCache.ts';
-import { loadCandles } from '../routes/ohlc.ts';
 import { ProcessStatusReader, type ProcessStatus, type ProcessStatusSources } from './processStatus.ts';
 
 const sql = (name: string) => readFileSync(new URL(`./${name}.sql`, import.meta.url), 'utf8');
@@ -54,6 +54,7 @@ const statusVenue = z.object({
       messagesPerSecond: z.number().nullable(),
       lastMessageAgeMs: z.number().nullable(),
       resyncs: z.number(),
+      bookBufferOverflows: z.number().describe("book update buffers started over at their bound while a REST snapshot was awaited: the venue's snapshots are behind its stream"),
       reconnects: z.number(),
     })
     .nullable()

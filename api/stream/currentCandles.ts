@@ -1,10 +1,7 @@
-import { readFileSync } from 'node:fs';
-import { usdQuotes } from '../../infra/currency/currencies.ts';
 import type { Store } from '../../infra/store.ts';
-import { candleLimits, forwardFill, intervalMs, type Candle, type CandleInterval } from '../routes/ohlc.ts';
+import { candleLimits, forwardFill, intervalMs, type CandleInterval } from '../read/candleSeries.ts';
+import { loadIndexCandles } from '../read/indexCandles.ts';
 import type { StreamCandle } from './protocol.ts';
-
-const currentCandlesSql = readFileSync(new URL('./currentCandles.sql', import.meta.url), 'utf8');
 
 /**
  * The index candle of the interval that holds `now`, per asset: the last candle that
@@ -15,11 +12,6 @@ const currentCandlesSql = readFileSync(new URL('./currentCandles.sql', import.me
 export async function loadCurrentCandles(store: Store, interval: CandleInterval, assets: readonly string[], now: number): Promise<StreamCandle[]> {
   if (assets.length === 0) return [];
   const stepMs = intervalMs[interval];
-  const rows = await store.rows<Candle & { assetId: string }>(currentCandlesSql, {
-    table: `candles_${interval}`,
-    assets,
-    usd_quotes: usdQuotes,
-    from_s: Math.floor((now - candleLimits[interval] * stepMs) / 1000),
-  });
-  return rows.flatMap(({ assetId, ...latest }) => forwardFill([latest], stepMs, now, 1).map((candle) => ({ assetId, ...candle })));
+  const latest = await loadIndexCandles(store, { table: `candles_${interval}`, assets, from: now - candleLimits[interval] * stepMs, limit: 1 });
+  return [...latest].flatMap(([assetId, candles]) => forwardFill(candles, stepMs, now, 1).map((candle) => ({ assetId, ...candle })));
 }

@@ -2,8 +2,8 @@ import type { WebSocket } from 'ws';
 import type { TradeEvent } from '../../infra/events.ts';
 import type { Logger } from '../../infra/log.ts';
 import type { VerifiedKey } from '../keys.ts';
-import type { CandleInterval } from '../routes/ohlc.ts';
-import type { PriceEntry } from '../routes/prices.ts';
+import type { CandleInterval } from '../read/candleSeries.ts';
+import type { PriceEntry } from '../read/prices.ts';
 import { ApiError } from '../errors.ts';
 import { topicKey, type ServerMessage, type StreamCandle, type StreamChannel, type StreamTopic, type StreamTrade } from './protocol.ts';
 

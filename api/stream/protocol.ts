@@ -1,7 +1,8 @@
 import { findAsset } from '../../infra/catalog/catalog.ts';
 import { ApiError, type ErrorBody } from '../errors.ts';
-import { candleLimits, type Candle, type CandleInterval } from '../routes/ohlc.ts';
-import type { PriceEntry } from '../routes/prices.ts';
+import { candleLimits, type CandleInterval } from '../read/candleSeries.ts';
+import type { IndexCandle } from '../read/indexCandles.ts';
+import type { PriceEntry } from '../read/prices.ts';
 
 /**
  * The messages of GET /v1/stream (api/asyncapi.json documents them). The client sends
@@ -44,7 +45,7 @@ export interface StreamTrade {
 }
 
 /** The index candle of the interval that holds now, as the last candle of /v1/coins/{id}/ohlc (USD). */
-export type StreamCandle = Candle & { assetId: string };
+export type StreamCandle = IndexCandle & { assetId: string };
 
 export type ServerMessage =
   | { channel: 'prices'; data: PriceEntry[] }

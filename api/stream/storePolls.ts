@@ -1,7 +1,7 @@
 import type { Config } from '../../infra/config.ts';
 import type { Logger } from '../../infra/log.ts';
 import type { Store } from '../../infra/store.ts';
-import { loadPrices } from '../routes/prices.ts';
+import { loadPrices } from '../read/prices.ts';
 import { loadCurrentCandles } from './currentCandles.ts';
 import type { StreamHub } from './hub.ts';
 import { candleIntervals } from './protocol.ts';

@@ -1,0 +1,44 @@
+import { z } from 'zod';
+import { catalogAssets } from '../../infra/catalog/catalog.ts';
+import { latestIndexPrices, percentChange } from '../../infra/indexPrices/latestIndexPrices.ts';
+import type { Store } from '../../infra/store.ts';
+
+/** Price entry (spec 2.5): what /v1/prices lists and the stream's prices channel sends. */
+export const priceEntry = z.object({
+  assetId: z.string(),
+  symbol: z.string(),
+  price: z.number().describe('USD index price of the latest second computed (aggregate/METHODOLOGY.md, "Index price")'),
+  change24h: z.number().describe('percent change from the index price about 24 h earlier (or the oldest we have, when our history is shorter)'),
+  measured: z.boolean().describe('true while the price comes from trades (not carried by the fail-closed rule) and the last trade behind it is at most INDEX_STALE_AFTER_MS old'),
+  updatedAt: z.number().int().describe('unix ms of the last trade behind the price'),
+});
+export type PriceEntry = z.infer<typeof priceEntry>;
+
+export const pricesResponse = z.object({
+  prices: z.array(priceEntry),
+  at: z.number().int().describe('unix ms at which the response was built'),
+});
+export type PricesResponse = z.infer<typeof pricesResponse>;
+
+/**
+ * Index prices per asset (latestIndexPrices): an asset with no index row in the 48 h up to now is
+ * left out, it has no current index price; change24h compares with its 24 h reference.
+ */
+export async function loadPrices(store: Store, assetIds: readonly string[], now: number, staleAfterMs: number): Promise<PricesResponse> {
+  const latest = await latestIndexPrices(store, assetIds, now, staleAfterMs);
+  const prices: PriceEntry[] = [];
+  // Catalog order is market-cap rank order.
+  for (const asset of catalogAssets) {
+    const p = latest.get(asset.id);
+    if (!p) continue;
+    prices.push({
+      assetId: asset.id,
+      symbol: asset.symbol,
+      price: p.price,
+      change24h: percentChange(p.price, p.reference['24h'].price),
+      measured: p.measured,
+      updatedAt: p.updatedAt,
+    });
+  }
+  return { prices, at: now };
+}
