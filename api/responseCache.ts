@@ -70,11 +70,31 @@ const compressors: Record<Encoding, (body: Buffer) => Promise<Buffer>> = {
   gzip: (body) => promisify(gzip)(body),
 };
 
-/** The encoding to send: brotli over gzip when the client accepts both; none for small bodies. */
+/** The q-value Accept-Encoding gives each coding it names (RFC 9110 section 12.5.3), lower-cased; a bad q-value is 0. */
+function acceptedCodings(header: string): Map<string, number> {
+  const qualities = new Map<string, number>();
+  for (const element of header.split(',')) {
+    const [coding, ...params] = element.split(';').map((part) => part.trim().toLowerCase());
+    if (!coding) continue;
+    const q = params.find((param) => param.startsWith('q='));
+    qualities.set(coding, q === undefined ? 1 : Number(q.slice(2)) || 0);
+  }
+  return qualities;
+}
+
+/**
+ * The encoding to send: the one the client rates highest, brotli when it rates brotli and gzip
+ * alike; none for small bodies, and none when the client rates identity higher. Express's
+ * `acceptsEncodings` breaks ties by the client's order, and browsers send `gzip, deflate, br`.
+ */
 function negotiate(req: Request, size: number): Encoding | undefined {
-  if (size <= compressAbove || req.headers['accept-encoding'] === undefined) return undefined;
-  const best = req.acceptsEncodings('br', 'gzip', 'identity');
-  return best === 'br' || best === 'gzip' ? best : undefined;
+  const header = req.headers['accept-encoding'];
+  if (size <= compressAbove || header === undefined) return undefined;
+  const stated = acceptedCodings(header);
+  // A coding the client does not name is rated as `*`; identity, unnamed, is acceptable but never preferred.
+  const quality = (coding: string) => stated.get(coding) ?? stated.get('*') ?? 0;
+  const best: Encoding = quality('br') >= quality('gzip') ? 'br' : 'gzip';
+  return quality(best) > 0 && quality(best) >= quality('identity') ? best : undefined;
 }
 
 /**

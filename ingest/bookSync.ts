@@ -4,7 +4,8 @@ import type { BookMessage, BookRule, RestSnapshot, VenueMarket } from './venue.t
 /** Updates buffered while a REST snapshot is fetched; more means the snapshot is hopelessly behind. */
 const maxBuffered = 5_000;
 
-export type BookOutcome = 'buffered' | 'ignored' | 'snapshot' | 'applied' | 'stale' | 'gap' | 'checksum';
+/** 'overflow': buffered, as the first update of a buffer started over because the previous one reached its bound. */
+export type BookOutcome = 'buffered' | 'overflow' | 'ignored' | 'snapshot' | 'applied' | 'stale' | 'gap' | 'checksum';
 
 /**
  * One market's local book, kept by its venue's rule: a snapshot (from the stream, or from REST with
@@ -16,6 +17,12 @@ export class BookSync {
   readonly book = new OrderBook();
   /** Times the book was discarded because an update did not continue it or its checksum failed. */
   resyncs = 0;
+  /**
+   * Times the buffer reached its bound while a REST snapshot was awaited and was started over. Nothing
+   * is lost (a later snapshot supersedes it), but a count that grows says the venue's snapshots are
+   * hopelessly behind its stream.
+   */
+  bufferOverflows = 0;
   readonly #rule: BookRule;
   readonly #market: VenueMarket;
   #synced = false;
@@ -44,7 +51,11 @@ export class BookSync {
     }
     if (!this.#synced) {
       if (!this.#rule.restSnapshot) return 'ignored';
-      if (this.#buffer.length >= maxBuffered) this.#buffer = [];
+      if (this.#buffer.length >= maxBuffered) {
+        this.bufferOverflows += 1;
+        this.#buffer = [message];
+        return 'overflow';
+      }
       this.#buffer.push(message);
       return 'buffered';
     }

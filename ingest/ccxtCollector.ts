@@ -464,6 +464,8 @@ export async function startCcxtCollector(options: CcxtCollectorOptions): Promise
       reconnects: counters.reconnects,
       rotations: 0,
       resyncs: counters.resyncs,
+      // ccxt keeps its books' buffers itself.
+      bookBufferOverflows: 0,
       unknownMessages: counters.unknownMessages,
       venueErrors: counters.venueErrors,
       lastMessageAt,

@@ -143,6 +143,10 @@ export async function startCollector(options: CollectorOptions): Promise<Collect
         log.warn({ symbol: m.symbol, reason: outcome === 'gap' ? 'sequence gap' : 'bad checksum' }, 'book resync');
         requestSnapshots(state, [m.symbol]);
         return;
+      case 'overflow':
+        log.warn({ symbol: m.symbol, bufferOverflows: sync.bufferOverflows }, 'book buffer full before its snapshot came: started over');
+        requestSnapshots(state, [m.symbol]);
+        return;
       case 'buffered':
         if (sync.wantsRestSnapshot) requestSnapshots(state, [m.symbol]);
         return;
@@ -378,6 +382,7 @@ export async function startCollector(options: CollectorOptions): Promise<Collect
       reconnects,
       rotations,
       resyncs: [...books.values()].reduce((n, s) => n + s.resyncs, 0),
+      bookBufferOverflows: [...books.values()].reduce((n, s) => n + s.bufferOverflows, 0),
       unknownMessages: counters.unknownMessages,
       venueErrors: counters.venueErrors,
       lastMessageAt,

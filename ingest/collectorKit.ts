@@ -39,6 +39,8 @@ export interface CollectorMetrics {
   reconnects: number;
   rotations: number;
   resyncs: number;
+  /** Times a book's updates outgrew their buffer while its REST snapshot was awaited (ingest/bookSync.ts): the snapshots are behind the stream. */
+  bookBufferOverflows: number;
   unknownMessages: number;
   /** Error replies from the venue (a refused subscription, an unknown symbol). */
   venueErrors: number;

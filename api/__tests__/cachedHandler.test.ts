@@ -107,6 +107,33 @@ test('a large body goes as brotli when accepted, else gzip, else as it is; each 
   expect(builds.get('large')).toBe(1);
 });
 
+test.each([
+  // What browsers send: equal weights, brotli named last; brotli wins the tie.
+  ['gzip, deflate, br', 'br'],
+  ['GZIP, BR', 'br'],
+  ['gzip;q=1.0, br;q=1', 'br'],
+  ['*', 'br'],
+  // Explicit weights are honoured.
+  ['br;q=0.1, gzip', 'gzip'],
+  ['br;q=0.1, *', 'gzip'],
+  ['br;q=0, gzip', 'gzip'],
+  ['br;q=0', undefined],
+  ['br;q=0, *', 'gzip'],
+  ['gzip;q=0.5, identity', undefined],
+  ['gzip;q=0.5, identity;q=0.2', 'gzip'],
+  ['identity', undefined],
+  ['', undefined],
+  [undefined, undefined],
+] as const)('Accept-Encoding %j: the body goes as %s', async (acceptEncoding, expected) => {
+  answers.set('negotiated', large);
+  const plain = await get('negotiated');
+  expect(plain.header('content-encoding')).toBeUndefined();
+  const res = await get('negotiated', acceptEncoding === undefined ? {} : { 'accept-encoding': acceptEncoding });
+  expect(res.header('content-encoding')).toBe(expected);
+  const decode = { br: brotliDecompressSync, gzip: gunzipSync, none: (body: Buffer) => body };
+  expect(decode[expected ?? 'none'](res.body).equals(plain.body)).toBe(true);
+});
+
 test('bodies up to 1024 bytes are never compressed; from 1025 on they are', async () => {
   // A JSON string of n characters is n + 2 bytes.
   answers.set('1024', 'x'.repeat(1022));

@@ -18,6 +18,7 @@ export interface ProcessVenue {
   messagesPerSecond: number | null;
   lastMessageAgeMs: number | null;
   resyncs: number;
+  bookBufferOverflows: number;
   reconnects: number;
 }
 
@@ -69,12 +70,13 @@ export class ProcessStatusReader {
   }
 
   async read(now: number): Promise<ProcessStatus> {
-    const [verdict, connected, messages, ages, resyncs, reconnects, inserted, lags] = await Promise.all([
+    const [verdict, connected, messages, ages, resyncs, overflows, reconnects, inserted, lags] = await Promise.all([
       readiness(this.#sources.checks()),
       this.#values('mds_venue_connected'),
       this.#values('mds_venue_messages_total'),
       this.#values('mds_venue_last_message_age_seconds'),
       this.#values('mds_venue_resyncs_total'),
+      this.#values('mds_venue_book_buffer_overflows_total'),
       this.#values('mds_venue_reconnects_total'),
       this.#values('mds_store_inserted_rows_total'),
       this.#values('mds_bus_lag_records'),
@@ -83,6 +85,7 @@ export class ProcessStatusReader {
     const messageRates = this.#messages.rates(now, byVenue(messages));
     const ageOf = byVenue(ages);
     const resyncsOf = byVenue(resyncs);
+    const overflowsOf = byVenue(overflows);
     const reconnectsOf = byVenue(reconnects);
     const venues = new Map<string, ProcessVenue>();
     for (const [venue, up] of byVenue(connected)) {
@@ -92,6 +95,7 @@ export class ProcessStatusReader {
         messagesPerSecond: messageRates.get(venue) ?? null,
         lastMessageAgeMs: ageS === undefined ? null : Math.round(ageS * 1000),
         resyncs: resyncsOf.get(venue) ?? 0,
+        bookBufferOverflows: overflowsOf.get(venue) ?? 0,
         reconnects: reconnectsOf.get(venue) ?? 0,
       });
     }

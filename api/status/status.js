@@ -138,12 +138,13 @@ function renderVenues(venues, now) {
       cell('Msgs/s*', p ? fixed(p.messagesPerSecond, 1) : '—', true),
       cell('Last message*', p ? age(p.lastMessageAgeMs) : '—', true),
       cell('Resyncs*', p ? String(p.resyncs) : '—', true),
+      cell('Buffer overflows*', p ? String(p.bookBufferOverflows) : '—', true),
       cell('Reconnects*', p ? String(p.reconnects) : '—', true),
     );
     return tr;
   });
   const empty = el('tr');
-  empty.append(el('td', 'empty', 'no venue has reported a connection yet', { colspan: '9' }));
+  empty.append(el('td', 'empty', 'no venue has reported a connection yet', { colspan: '10' }));
   byId('venues').tBodies[0].replaceChildren(...(rows.length ? rows : [empty]));
 }
 

@@ -1,12 +1,13 @@
-import { closeSync, mkdirSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { etfFlowsDemoDir } from '../../aggregate/jobs/etfFlows.ts';
 import { fxDemoSnapshotFile } from '../../aggregate/jobs/fxReference.ts';
-import { generateKey, KeyStore } from '../../api/keys.ts';
+import { KeyStore } from '../../api/keys.ts';
 import { startDemoChain } from '../../test/simulator/evmChain.ts';
 import { seedDemoHistory } from '../../test/simulator/history.ts';
 import { startSimulator, type Simulator } from '../../test/simulator/simulator.ts';
 import type { Config } from '../config.ts';
+import type { Logger } from '../log.ts';
 import type { Store } from '../store.ts';
 import type { RoleContext } from './context.ts';
 
@@ -75,23 +76,58 @@ function tellTerminal(text: string): boolean {
   }
 }
 
+/** Name of the file in MDS_DATA_DIR that keeps the demo's generated key (DEMO_API_KEY unset). */
+export const demoKeyFileName = 'demo-api-key';
+
+/** What the generated demo key is named in the store, apart from a DEMO_API_KEY (named 'demo'), so that it alone is replaced. */
+const generatedDemoKeyName = 'demo (generated)';
+
 /**
- * The demo's key, provisioned and shown once to the person running it; it never goes to the log
- * stream. With no terminal, a generated key is written to `<MDS_DATA_DIR>/demo-api-key` (readable by
- * its owner only) and the log says where; a DEMO_API_KEY the operator set is not repeated anywhere.
- * A generated key is made as `npm run keys -- create` makes one; `secret` is the server's key secret.
+ * The demo's key, provisioned and shown to the person running it at each start; it never goes to
+ * the log stream. DEMO_API_KEY when set (not repeated anywhere else). Otherwise one generated key,
+ * kept in `<MDS_DATA_DIR>/demo-api-key` (readable by its owner only) and reused by later starts
+ * while the store holds it valid; with no terminal, the log names that file.
  */
-export async function provisionDemoKey({ config, log }: RoleContext, store: Store, secret: string): Promise<void> {
-  const key = config.DEMO_API_KEY ?? generateKey();
-  await new KeyStore(store, { secret }).ensure(key, 'demo');
-  if (tellTerminal(`\nDemo API key: ${key}\nTry: curl -H 'x-api-key: ${key}' 'http://127.0.0.1:${config.PORT}/v1/prices?ids=bitcoin'\n\n`)) return;
-  if (config.DEMO_API_KEY !== undefined) {
-    log.info('demo key provisioned: the DEMO_API_KEY you set');
-    return;
+export async function provisionDemoKey({ config, log }: Pick<RoleContext, 'config' | 'log'>, store: Store, secret: string): Promise<void> {
+  const keys = new KeyStore(store, { secret });
+  const file = resolve(config.MDS_DATA_DIR, demoKeyFileName);
+  const chosen = config.DEMO_API_KEY;
+  if (chosen !== undefined) await keys.ensure(chosen, 'demo');
+  const key = chosen ?? (await generatedDemoKey(keys, file, log));
+  const where = chosen === undefined ? ` (kept in ${file})` : '';
+  if (tellTerminal(`\nDemo API key: ${key}${where}\nTry: curl -H 'x-api-key: ${key}' 'http://127.0.0.1:${config.PORT}/v1/prices?ids=bitcoin'\n\n`)) return;
+  if (chosen !== undefined) log.info('demo key provisioned: the DEMO_API_KEY you set');
+  else log.info({ file }, 'no terminal to show the demo key on: it is in this file');
+}
+
+/**
+ * The key kept in `file` while the store holds it valid; else a new one, kept there in its place,
+ * after revoking every generated demo key still valid (one whose file was lost), so that restarts
+ * never pile up valid demo keys.
+ */
+async function generatedDemoKey(keys: KeyStore, file: string, log: Logger): Promise<string> {
+  const kept = readKeptKey(file);
+  if (kept !== undefined) {
+    if (!(await keys.start(log))) throw new Error('the API keys could not be read from the store');
+    keys.close();
+    if (keys.verify(kept)) return kept;
   }
-  const file = resolve(config.MDS_DATA_DIR, 'demo-api-key');
+  for (const previous of await keys.list()) {
+    if (previous.name === generatedDemoKeyName && previous.revokedAt === null) await keys.revoke(previous.prefix);
+  }
+  const { key } = await keys.create(generatedDemoKeyName);
   mkdirSync(dirname(file), { recursive: true });
   rmSync(file, { force: true }); // a new file, so that it is created with the owner-only mode
   writeFileSync(file, `${key}\n`, { mode: 0o600 });
-  log.info({ file }, 'no terminal to show the demo key on: it is in this file');
+  return key;
+}
+
+/** The key in `file`, undefined when there is no file. */
+function readKeptKey(file: string): string | undefined {
+  try {
+    return readFileSync(file, 'utf8').trim();
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
 }

@@ -118,7 +118,7 @@ export async function startIngestWorker(ctx: RoleContext, bus: Bus, selection: I
 }
 
 /** Per venue, what its collector says of itself, read at every scrape; the readiness check on their connections. */
-function observeCollectors({ metrics, checks }: Pick<RoleContext, 'metrics' | 'checks'>, read: () => CollectorMetrics[]): void {
+export function observeCollectors({ metrics, checks }: Pick<RoleContext, 'metrics' | 'checks'>, read: () => CollectorMetrics[]): void {
   checks.push({
     name: 'collectors',
     check: () => {
@@ -141,6 +141,7 @@ function observeCollectors({ metrics, checks }: Pick<RoleContext, 'metrics' | 'c
   sampledCounter(metrics, { name: 'mds_venue_liquidations_total', help: 'Liquidations published.', labelNames: venue, read: per((m) => m.liquidations) });
   sampledCounter(metrics, { name: 'mds_venue_reconnects_total', help: 'Reconnections after a drop, a stall or a failure.', labelNames: venue, read: per((m) => m.reconnects) });
   sampledCounter(metrics, { name: 'mds_venue_resyncs_total', help: 'Books dropped and fetched again after a gap or a bad checksum.', labelNames: venue, read: per((m) => m.resyncs) });
+  sampledCounter(metrics, { name: 'mds_venue_book_buffer_overflows_total', help: "Book update buffers started over at their bound while a REST snapshot was awaited: the venue's snapshots are behind its stream.", labelNames: venue, read: per((m) => m.bookBufferOverflows) });
   sampledCounter(metrics, { name: 'mds_venue_unknown_messages_total', help: 'Messages no parser rule recognised.', labelNames: venue, read: per((m) => m.unknownMessages) });
   sampledGauge(metrics, { name: 'mds_venue_last_message_age_seconds', help: 'Seconds since the venue last sent anything.', labelNames: venue, read: per((m) => (m.lastMessageAgeMs === undefined ? undefined : m.lastMessageAgeMs / 1000)) });
 }

@@ -16,6 +16,7 @@ const counts = (over: Partial<CollectorCounts> = {}): CollectorCounts => ({
   reconnects: 0,
   rotations: 0,
   resyncs: 0,
+  bookBufferOverflows: 0,
   unknownMessages: 0,
   venueErrors: 0,
   lastMessageAt: undefined,
