@@ -4,6 +4,7 @@ import { selectMarkets, toLiquidationEvent } from '../normalize.ts';
 import type { BookMessage, VenueMarket, VenueMessage } from '../venue.ts';
 import { parseExchangeInfo } from '../venues/binance.ts';
 import { binanceFutures } from '../venues/binance-futures.ts';
+import { cannedIo } from './cannedIo.ts';
 import { fixture, frames } from './fixtures.ts';
 import { countKinds, placedSide, recordedSession, replayWithRest, tradesOf, type RecordedRest } from './recorded.ts';
 
@@ -32,6 +33,16 @@ describe('binance-futures messages', () => {
     expect(binanceFutures.liquidations).toMatchObject({ sampled: true });
   });
 
+  test('a partly filled forced order is a liquidation of what was filled; a forceOrder without its average price is unknown', () => {
+    // Hand-written in the "Liquidation Order Streams" payload; X takes the order statuses, PARTIALLY_FILLED among them.
+    const order = { s: 'ETHUSDT', S: 'BUY', o: 'LIMIT', f: 'IOC', q: '2.000', p: '2960.00', ap: '2955.10', X: 'PARTIALLY_FILLED', l: '1.200', z: '1.200', T: 1767225604999 };
+    const frame = (o: Record<string, unknown>) => JSON.stringify({ stream: '!forceOrder@arr', data: { e: 'forceOrder', E: 1767225605000, o } });
+    expect(binanceFutures.parse(frame(order))).toEqual([
+      { kind: 'liquidation', symbol: 'ETHUSDT', liquidationId: '1767225604999-BUY-1.200@2955.10', price: '2955.10', quantity: '1.200', positionSide: 'short', ts: 1767225604999 },
+    ]);
+    expect(binanceFutures.parse(frame({ ...order, ap: undefined }))).toEqual([{ kind: 'unknown' }]);
+  });
+
   test('unknown streams, malformed trades and garbage are unknown, never thrown', () => {
     expect(parseAll('ws_unknown.json')).toEqual([{ kind: 'unknown' }, { kind: 'unknown' }, { kind: 'unknown' }]);
   });
@@ -45,6 +56,16 @@ describe('binance-futures messages', () => {
     expect(unmapped).toEqual(['1000PEPEUSDT']);
   });
 
+  test('the market listing reads /fapi/v1/exchangeInfo and keeps trading perpetuals', async () => {
+    const { io, asked } = cannedIo({ 'https://f/fapi/v1/exchangeInfo': fixture('binance-futures', 'rest_exchange_info.json') });
+    expect(await binanceFutures.listMarkets(io, { ws: 'wss://f', rest: 'https://f' })).toEqual([
+      { symbol: 'BTCUSDT', base: 'BTC', quote: 'USDT', contractSize: '1' },
+      { symbol: '1000PEPEUSDT', base: '1000PEPE', quote: 'USDT', contractSize: '1' },
+      { symbol: 'ETHUSDC', base: 'ETH', quote: 'USDC', contractSize: '1' },
+    ]);
+    expect(asked).toEqual(['https://f/fapi/v1/exchangeInfo']);
+  });
+
   test('depth on the /public route, trades and the all-market liquidation stream on /market', () => {
     const plans = binanceFutures.sockets({ ws: 'wss://f', rest: 'https://f' }, [btc]);
     expect(plans.map((p) => [p.url, p.subscribe.map((s) => JSON.parse(s).params)])).toEqual([
@@ -55,10 +76,9 @@ describe('binance-futures messages', () => {
 });
 
 describe('binance-futures book sync', () => {
-  const updates = parseAll('ws_book_update.json') as BookMessage[];
-  const snapshot = binanceFutures.book.restSnapshot!.parse(fixture('binance-futures', 'rest_book_snapshot.json'));
-
   test('the first diff straddles the snapshot, the next continues it by pu; a broken pu chain is a counted resync', () => {
+    const updates = parseAll('ws_book_update.json') as BookMessage[];
+    const snapshot = binanceFutures.book.restSnapshot!.parse(fixture('binance-futures', 'rest_book_snapshot.json'));
     const sync = new BookSync(binanceFutures.book, btc);
     expect(sync.onMessage(updates[0]!)).toBe('buffered');
     expect(sync.onRestSnapshot(snapshot)).toBe('synced');
@@ -70,16 +90,41 @@ describe('binance-futures book sync', () => {
     expect(sync.synced).toBe(false);
     expect(sync.wantsRestSnapshot).toBe(true);
   });
+
+  test('the sequence rule: older diffs are stale; the first one straddles the snapshot or starts right after it (pu); later ones continue by pu', () => {
+    // The three diffs of ws_book_update.json: 198..201 (pu 197), 202..203 (pu 201), 206..208 (pu 205).
+    const [first, second, third] = parseAll('ws_book_update.json') as BookMessage[];
+    const sequence = binanceFutures.book.sequence!;
+    const fresh = true;
+    expect([
+      sequence(200, first!, fresh), // straddles the snapshot
+      sequence(201, first!, fresh), // ends at the snapshot: still the first to apply
+      sequence(202, first!, fresh), // wholly older than the snapshot
+      sequence(201, second!, fresh), // starts right after the snapshot: pu is the snapshot's id
+      sequence(203, third!, fresh), // neither straddles nor continues
+    ]).toEqual(['apply', 'apply', 'stale', 'apply', 'gap']);
+    expect([
+      sequence(201, second!, !fresh), // pu continues
+      sequence(203, second!, !fresh), // already applied
+      sequence(203, third!, !fresh), // pu 205 after 203
+      sequence(200, first!, !fresh), // straddles, but after the first diff only pu counts
+    ]).toEqual(['apply', 'stale', 'gap', 'gap']);
+  });
+
+  test('the REST snapshot is /fapi/v1/depth of 1000 levels', () => {
+    expect(binanceFutures.book.restSnapshot!.url('https://f', 'BTCUSDT')).toBe('https://f/fapi/v1/depth?symbol=BTCUSDT&limit=1000');
+  });
 });
 
 describe('binance-futures recorded session (cryptofeed, 2021-07-22, SUSHIUSDT and CTKUSDT depth@100ms and aggTrade of one connection, and their REST snapshots)', () => {
   const session = recordedSession('binance-futures');
   const raw = session.map((f) => ({ at: f.at, json: JSON.parse(f.text) as { stream: string; data: Record<string, unknown> } }));
-  const parsed = session.map((f) => binanceFutures.parse(f.text));
+  const parseSession = () => session.map((f) => binanceFutures.parse(f.text));
   const rest = fixture('binance-futures', 'rest_recorded_depth.json') as Record<string, RecordedRest>;
   const isTrade = (j: { data: Record<string, unknown> }) => j.data.e === 'aggTrade';
 
   test('518 frames: every diff a book message, every aggTrade a trade; ids unique per market; times in ms of the venue clock', () => {
+    const parsed = parseSession();
     expect(countKinds(parsed.flat())).toEqual({ book: raw.filter(({ json }) => json.data.e === 'depthUpdate').length, trade: raw.filter(({ json }) => isTrade(json)).length });
     const ids = raw.filter(({ json }) => isTrade(json)).map(({ json }) => `${json.data.s}:${json.data.a}`);
     expect(new Set(ids).size).toBe(ids.length);
@@ -87,6 +132,7 @@ describe('binance-futures recorded session (cryptofeed, 2021-07-22, SUSHIUSDT an
   });
 
   test("taker side: against the book synced from REST and the diffs, 71 of 72 placeable trades are on the side `m` gives (m: the buyer was the maker)", () => {
+    const parsed = parseSession();
     let placed = 0;
     let against = 0;
     for (const [symbol, snapshot] of Object.entries(rest)) {
@@ -127,9 +173,9 @@ describe('binance-futures recorded session (cryptofeed, 2021-07-22, SUSHIUSDT an
 
 describe('binance-futures recorded frames (Tardis.dev samples): a forceOrder, an aggTrade of 2019', () => {
   const recorded = fixture('binance-futures', 'ws_recorded_tardis.json') as { data: { e: string; o?: { s: string; S: string; ap: string; z: string; T: number } } }[];
-  const parsed = frames('binance-futures', 'ws_recorded_tardis.json').map(binanceFutures.parse);
 
   test('the forced BUY closes a short, at the average price, the filled quantity; the 2019 aggTrade without `a` (the aggregate id) is unknown', () => {
+    const parsed = frames('binance-futures', 'ws_recorded_tardis.json').map(binanceFutures.parse);
     const o = recorded[1]!.data.o!;
     expect(parsed[1]).toEqual([{ kind: 'liquidation', symbol: o.s, liquidationId: `${o.T}-${o.S}-${o.z}@${o.ap}`, price: o.ap, quantity: o.z, positionSide: 'short', ts: o.T }]);
     expect('a' in recorded[0]!.data).toBe(false);

@@ -2,7 +2,8 @@ import { describe, expect, test } from 'vitest';
 import { BookSync } from '../bookSync.ts';
 import { selectMarkets, toTradeEvent } from '../normalize.ts';
 import type { BookMessage, VenueMarket } from '../venue.ts';
-import { binance, parseExchangeInfo } from '../venues/binance.ts';
+import { binance, binanceSockets, parseDepthUpdate, parseExchangeInfo } from '../venues/binance.ts';
+import { cannedIo } from './cannedIo.ts';
 import { fixture, frames } from './fixtures.ts';
 import { countKinds, recordedSession, replayWithRest, type RecordedRest } from './recorded.ts';
 
@@ -21,10 +22,15 @@ describe('binance messages', () => {
     });
   });
 
-  test('depth diffs carry their first and last update ids', () => {
-    expect(parseAll('ws_depth_diff.json')[0]).toEqual({
+  test('depth diffs carry their first and last update ids; a USD-M diff also its pu, a spot diff no prevId at all', () => {
+    expect(parseAll('ws_depth_diff.json')[0]).toStrictEqual({
       kind: 'book', symbol: 'BTCUSDT', snapshot: false, firstId: 157, lastId: 160, ts: 1767225600100,
       bids: [['87000.00', '1.50000000'], ['86999.00', '0.00000000']], asks: [['87001.00', '2.00000000']],
+    });
+    const [usdm] = fixture('binance-futures', 'ws_book_update.json') as { data: Record<string, unknown> }[];
+    expect(parseDepthUpdate(usdm!.data)).toStrictEqual({
+      kind: 'book', symbol: 'BTCUSDT', snapshot: false, firstId: 198, lastId: 201, prevId: 197, ts: 1767225600100,
+      bids: [['87000.00', '1.500'], ['86999.90', '0']], asks: [],
     });
   });
 
@@ -38,6 +44,13 @@ describe('binance messages', () => {
     expect(parseAll('ws_unknown.json')).toEqual([{ kind: 'unknown' }, { kind: 'unknown' }, { kind: 'unknown' }]);
   });
 
+  test('JSON null, a combined-stream envelope without a payload, and a diff without U are unknown, never thrown', () => {
+    // Hand-written in the combined-stream envelope and the "Diff. Depth Stream" payload.
+    const diff = { e: 'depthUpdate', E: 1767225600100, s: 'BTCUSDT', u: 160, b: [['87000.00', '1.50000000']], a: [] };
+    const odd = ['null', JSON.stringify({ stream: 'btcusdt@trade', data: null }), JSON.stringify({ stream: 'btcusdt@depth@100ms', data: diff })];
+    expect(odd.map(binance.parse)).toEqual([[{ kind: 'unknown' }], [{ kind: 'unknown' }], [{ kind: 'unknown' }]]);
+  });
+
   test('markets: trading, USD-quoted, in the catalog; the rest listed as unmapped', () => {
     const { markets, unmapped } = selectMarkets(binance, parseExchangeInfo(load('rest_exchange_info.json')));
     expect(markets).toEqual([
@@ -45,6 +58,13 @@ describe('binance messages', () => {
       { symbol: 'SOLUSDC', base: 'SOL', quote: 'USDC', contractSize: '1', asset: 'solana' },
     ]);
     expect(unmapped).toEqual(['MEMEUSDT']);
+  });
+
+  test('the market listing reads /api/v3/exchangeInfo; without a contract type every trading symbol is kept, dated futures too', async () => {
+    const { io, asked } = cannedIo({ 'https://x/api/v3/exchangeInfo': load('rest_exchange_info.json') });
+    expect((await binance.listMarkets(io, { ws: 'wss://x', rest: 'https://x' })).map((l) => l.symbol)).toEqual(['BTCUSDT', 'ETHBTC', 'SOLUSDC', 'MEMEUSDT']);
+    expect(asked).toEqual(['https://x/api/v3/exchangeInfo']);
+    expect(parseExchangeInfo(fixture('binance-futures', 'rest_exchange_info.json')).map((l) => l.symbol)).toEqual(['BTCUSDT', 'BTCUSDT_260327', '1000PEPEUSDT', 'ETHUSDC']);
   });
 
   test('subscriptions: a market streams trades and 100 ms diffs, at most 200 streams per request', () => {
@@ -57,13 +77,31 @@ describe('binance messages', () => {
     expect(messages[0]).toMatchObject({ method: 'SUBSCRIBE', id: 1 });
     expect(messages[0].params.slice(0, 2)).toEqual(['a0usdt@trade', 'a0usdt@depth@100ms']);
   });
+
+  test("sockets: a market's streams stay together, extra streams count against the first socket only and ride on it alone; no markets, no sockets", () => {
+    const markets = ['AUSDT', 'BUSDT', 'CUSDT'].map((symbol): VenueMarket => ({ symbol, base: symbol, quote: 'USDT', asset: symbol, contractSize: '1' }));
+    const streamsOf = (m: VenueMarket) => [`${m.symbol}@trade`, `${m.symbol}@depth`];
+    const limits = { perSocket: 5, perMessage: 2 };
+    // (5 streams - 1 extra) / 2 per market: two markets per socket.
+    const plans = binanceSockets('wss://x/stream', markets, streamsOf, limits, ['!forceOrder@arr']);
+    expect(plans.map((p) => [p.url, p.symbols, p.subscribe.map((m) => JSON.parse(m))])).toEqual([
+      ['wss://x/stream', ['AUSDT', 'BUSDT'], [
+        { method: 'SUBSCRIBE', params: ['AUSDT@trade', 'AUSDT@depth'], id: 1 },
+        { method: 'SUBSCRIBE', params: ['BUSDT@trade', 'BUSDT@depth'], id: 2 },
+        { method: 'SUBSCRIBE', params: ['!forceOrder@arr'], id: 3 },
+      ]],
+      ['wss://x/stream', ['CUSDT'], [{ method: 'SUBSCRIBE', params: ['CUSDT@trade', 'CUSDT@depth'], id: 1 }]],
+    ]);
+    expect(binanceSockets('wss://x/stream', [], streamsOf, limits, ['!forceOrder@arr'])).toEqual([]);
+  });
 });
 
 describe('binance book sync', () => {
-  const diffs = parseAll('ws_depth_diff.json') as BookMessage[];
-  const snapshot = binance.book.restSnapshot!.parse(load('rest_depth_snapshot.json'));
+  const loadDiffs = () => parseAll('ws_depth_diff.json') as BookMessage[];
+  const loadSnapshot = () => binance.book.restSnapshot!.parse(load('rest_depth_snapshot.json'));
 
   test('snapshot + buffered diffs: stale ones dropped, the rest applied in order', () => {
+    const [diffs, snapshot] = [loadDiffs(), loadSnapshot()];
     const sync = new BookSync(binance.book, btc);
     expect(sync.onMessage(diffs[0]!)).toBe('buffered');
     expect(sync.onMessage(diffs[1]!)).toBe('buffered');
@@ -77,6 +115,7 @@ describe('binance book sync', () => {
   });
 
   test('a snapshot older than the first buffered diff is refetched', () => {
+    const [diffs, snapshot] = [loadDiffs(), loadSnapshot()];
     const sync = new BookSync(binance.book, btc);
     sync.onMessage(diffs[1]!);
     expect(sync.onRestSnapshot(snapshot)).toBe('refetch');
@@ -84,6 +123,7 @@ describe('binance book sync', () => {
   });
 
   test('a gap in the update ids discards the book and forces a counted resync', () => {
+    const [diffs, snapshot] = [loadDiffs(), loadSnapshot()];
     const sync = new BookSync(binance.book, btc);
     sync.onMessage(diffs[0]!);
     sync.onRestSnapshot(snapshot);
@@ -98,6 +138,25 @@ describe('binance book sync', () => {
     expect(sync.onRestSnapshot({ lastId: 167, bids: [['87000', '9']], asks: [['87005', '1']] })).toBe('synced');
     expect(sync.book.top('bid', 5)).toEqual([[87000, 0.1]]);
   });
+
+  test('the sequence rule: the first diff applied holds the id after the snapshot; later ones start right after the last; one without ids never applies', () => {
+    // The diffs of ws_depth_diff.json: 157..160, 161..163, 166..168.
+    const [first, second, third] = loadDiffs();
+    const sequence = binance.book.sequence!;
+    const fresh = true;
+    expect([
+      sequence(158, first!, fresh), // 159 inside 157..160
+      sequence(156, first!, fresh), // 157 starts it
+      sequence(155, first!, fresh), // 156 is missing
+      sequence(160, first!, fresh), // wholly held by the snapshot
+      sequence(158, { ...first!, lastId: undefined }, fresh),
+    ]).toEqual(['apply', 'apply', 'gap', 'stale', 'gap']);
+    expect([sequence(160, second!, !fresh), sequence(163, third!, !fresh), sequence(163, second!, !fresh)]).toEqual(['apply', 'gap', 'stale']);
+  });
+
+  test('the REST snapshot is /api/v3/depth of 1000 levels', () => {
+    expect(binance.book.restSnapshot!.url('https://x', 'BTCUSDT')).toBe('https://x/api/v3/depth?symbol=BTCUSDT&limit=1000');
+  });
 });
 
 /** A spot `depthUpdate` diff as recorded, read without our parser. */
@@ -106,10 +165,11 @@ type RawDepth = { stream: string; data: { E: number; s: string; U: number; u: nu
 describe('binance recorded session (cryptofeed, 2021-10-12, depth@100ms of four pairs, and their REST snapshots)', () => {
   const session = recordedSession('binance');
   const raw = session.map((f) => ({ at: f.at, json: JSON.parse(f.text) as RawDepth }));
-  const parsed = session.map((f) => binance.parse(f.text));
+  const parseSession = () => session.map((f) => binance.parse(f.text));
   const rest = fixture('binance', 'rest_recorded_depth.json') as Record<string, RecordedRest>;
 
   test('177 diffs, each one book message with its U, u and E; E in ms, at most 2 s before receipt', () => {
+    const parsed = parseSession();
     expect(countKinds(parsed.flat())).toEqual({ book: 177 });
     raw.forEach(({ at, json }, i) => {
       expect(parsed[i]).toEqual([expect.objectContaining({ symbol: json.data.s, snapshot: false, firstId: json.data.U, lastId: json.data.u, ts: json.data.E })]);
@@ -119,6 +179,7 @@ describe('binance recorded session (cryptofeed, 2021-10-12, depth@100ms of four 
   });
 
   test('each pair syncs on its REST snapshot and every later diff continues it: no gap over the recording', () => {
+    const parsed = parseSession();
     expect(Object.keys(rest).sort()).toEqual(['BLZETH', 'LRCBTC', 'NKNUSDT', 'RUNEEUR']);
     for (const [symbol, snapshot] of Object.entries(rest)) {
       const updates = raw.flatMap(({ at, json }, i) => (json.data.s === symbol ? [{ at, message: parsed[i]![0] as BookMessage }] : []));
@@ -135,9 +196,9 @@ describe('binance recorded session (cryptofeed, 2021-10-12, depth@100ms of four 
 
 describe('binance recorded frames (Tardis.dev samples, 2019): trades and diffs', () => {
   const recorded = fixture('binance', 'ws_recorded_tardis.json') as { data: { e: string; t?: number; p?: string; q?: string; T?: number; m?: boolean } }[];
-  const parsed = frames('binance', 'ws_recorded_tardis.json').map(binance.parse);
 
   test('m (buyer is maker) gives the taker side; trade time T in ms', () => {
+    const parsed = frames('binance', 'ws_recorded_tardis.json').map(binance.parse);
     expect(countKinds(parsed.flat())).toEqual({ trade: 2, book: 4 });
     recorded.forEach((f, i) => {
       if (f.data.e !== 'trade') return;

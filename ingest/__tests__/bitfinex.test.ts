@@ -3,6 +3,7 @@ import { BookSync } from '../bookSync.ts';
 import { selectMarkets, toLiquidationEvent, toTradeEvent } from '../normalize.ts';
 import type { BookMessage, VenueMarket, VenueMessage, VenueSession } from '../venue.ts';
 import { bitfinex, bitfinexDerivatives, parsePairList } from '../venues/bitfinex.ts';
+import { cannedIo } from './cannedIo.ts';
 import { fixture, frames } from './fixtures.ts';
 import { countKinds, recordedSession, tradesOf } from './recorded.ts';
 
@@ -10,6 +11,8 @@ import { countKinds, recordedSession, tradesOf } from './recorded.ts';
 const parseIn = (session: VenueSession, ...names: string[]) => names.flatMap((n) => frames('bitfinex', n)).flatMap((f) => session.parse(f));
 const btc: VenueMarket = { symbol: 'tBTCUSD', base: 'BTC', quote: 'USD', asset: 'bitcoin', contractSize: '1' };
 const books = (messages: VenueMessage[]) => messages.filter((m): m is BookMessage => m.kind === 'book');
+/** A hand-written frame, given as the JSON it is. */
+const frame = (json: unknown) => JSON.stringify(json);
 
 describe('bitfinex messages', () => {
   test('trades: the sign of AMOUNT is the taker side; te counted, tu (the same trade again) and the snapshot skipped', () => {
@@ -29,6 +32,33 @@ describe('bitfinex messages', () => {
     expect(bitfinex.parse(te!)).toEqual([{ kind: 'unknown' }]);
     const other = bitfinex.session!();
     expect(other.parse(te!)).toEqual([{ kind: 'unknown' }]);
+    // A heartbeat needs no subscription, but it needs a channel number.
+    expect(other.parse(frame([null, 'hb']))).toEqual([{ kind: 'unknown' }]);
+  });
+
+  test('recorded (Tardis.dev): trades snapshot skipped, te counted, tu skipped; a book snapshot and its changes, a deletion as 0 on the side of its sign', () => {
+    expect(parseIn(bitfinex.session!(), 'ws_recorded_tardis.json')).toEqual([
+      { kind: 'control', what: 'ack' },
+      { kind: 'control', what: 'status', detail: 'trade snapshot' },
+      { kind: 'trade', symbol: 'tBTCUSD', tradeId: '382489563', price: '10087.98969503', quantity: '0.00705845', side: 'buy', ts: 1564617600709 },
+      { kind: 'control', what: 'ack' },
+      { kind: 'book', symbol: 'tETHUSD', snapshot: true, bids: [['216', '31.52']], asks: [['218.75', '13.33333333'], ['218.76', '2']] },
+      { kind: 'book', symbol: 'tETHUSD', snapshot: false, bids: [], asks: [['219.11', '18.10913638']] },
+      { kind: 'book', symbol: 'tETHUSD', snapshot: false, bids: [], asks: [['218.99', '0']] },
+      { kind: 'book', symbol: 'tETHUSD', snapshot: false, bids: [['218.03', '0']], asks: [] },
+      { kind: 'control', what: 'heartbeat' },
+    ]);
+  });
+
+  test('AMOUNT exactly 0 (never sent: the docs define only > 0 and < 0) is not read as a buy, a bid or a long', () => {
+    const session = bitfinexDerivatives.session!();
+    session.parse(frame({ event: 'subscribed', channel: 'trades', chanId: 1, symbol: 'tBTCF0:USTF0' }));
+    session.parse(frame({ event: 'subscribed', channel: 'book', chanId: 2, symbol: 'tBTCF0:USTF0' }));
+    session.parse(frame({ event: 'subscribed', channel: 'status', chanId: 3, key: 'liq:global' }));
+    expect(session.parse(frame([1, 'te', [1650032112, 1767225600130, 0, 87012.5]]))).toMatchObject([{ kind: 'trade', side: 'sell' }]);
+    expect(session.parse(frame([2, [87000.4, 1, 0]]))).toMatchObject([{ kind: 'book', bids: [], asks: [['87000.4', '0']] }]);
+    const position = ['pos', 152101879, 1767225601000, null, 'tBTCF0:USTF0', 0, 88950.5, null, 0, 1, null, 86840.2];
+    expect(session.parse(frame([3, [position]]))).toMatchObject([{ kind: 'liquidation', positionSide: 'short' }]);
   });
 
   test('liquidations: only the trigger (IS_MATCH 0); AMOUNT is the position, its sign the side; at the price the position was taken over', () => {
@@ -40,6 +70,17 @@ describe('bitfinex messages', () => {
     const perp: VenueMarket = { symbol: 'tBTCF0:USTF0', base: 'BTC', quote: 'USDT', asset: 'bitcoin', contractSize: '1' };
     expect(toLiquidationEvent('bitfinex-derivatives', perp, parsed[0] as Extract<VenueMessage, { kind: 'liquidation' }>, 4)).toMatchObject({ quantity: 0.35, price: 86840.2, positionSide: 'long' });
     expect(bitfinexDerivatives.liquidations?.sampled).toBe(false);
+  });
+
+  test('liq:global frames whole: the market execution gives nothing, a payload that is no list of position rows is unknown; no other status key is a liquidation feed', () => {
+    const session = bitfinexDerivatives.session!();
+    expect(frames('bitfinex', 'ws_liquidation.json').map((f) => session.parse(f).map((m) => m.kind))).toEqual([['control'], [], ['liquidation', 'liquidation'], ['control']]);
+    expect(session.parse(frame([91684, 'x']))).toEqual([{ kind: 'unknown' }]);
+    expect(session.parse(frame([91684, [['pos', 152101877]]]))).toEqual([{ kind: 'unknown' }]);
+    // The derivatives status of one perpetual (ws-public-status, key deriv:SYMBOL): its frames are not read, whatever they hold.
+    const [, , triggers] = frames('bitfinex', 'ws_liquidation.json');
+    session.parse(frame({ event: 'subscribed', channel: 'status', chanId: 91700, key: 'deriv:tBTCF0:USTF0' }));
+    expect(session.parse(triggers!.replace('91684', '91700'))).toEqual([{ kind: 'unknown' }]);
   });
 
   test('recorded liq:global (Tardis.dev): a trigger sent before its match, PRICE_ACQUIRED null, is published at BASE_PRICE', () => {
@@ -78,6 +119,32 @@ describe('bitfinex messages', () => {
     expect(parseIn(bitfinex.session!(), 'ws_unknown.json')).toEqual([{ kind: 'control', what: 'ack' }, { kind: 'unknown' }, { kind: 'unknown' }, { kind: 'unknown' }]);
   });
 
+  test('info codes and errors with a field missing; events we do not read and objects that are no event are unknown, never thrown', () => {
+    const session = bitfinex.session!();
+    // Codes and messages from ws-general (Info Messages, Error Codes); the fields left out are the cases.
+    const events = [
+      { event: 'info', code: 20051 },
+      { event: 'info', code: 20060, msg: 'Entering in Maintenance mode. Please pause any activity and resume after receiving the info message 20061 (it should take 120 seconds at most).' },
+      { event: 'info', code: 20061 },
+      { event: 'error', msg: 'Unknown event' },
+      { event: 'error', code: 10305 },
+      // ws-auth's reply to a refused authentication: no event of a public connection.
+      { event: 'auth', status: 'FAILED', msg: 'apikey: invalid', code: 10100 },
+      {},
+      null,
+    ];
+    expect(events.flatMap((e) => session.parse(frame(e)))).toEqual([
+      { kind: 'control', what: 'reconnect', detail: '20051: ' },
+      { kind: 'control', what: 'status', detail: '20060: Entering in Maintenance mode. Please pause any activity and resume after receiving the info message 20061 (it should take 120 seconds at most).' },
+      { kind: 'control', what: 'status', detail: '20061: ' },
+      { kind: 'control', what: 'error', detail: ': Unknown event' },
+      { kind: 'control', what: 'error', detail: '10305: ' },
+      { kind: 'unknown' },
+      { kind: 'unknown' },
+      { kind: 'unknown' },
+    ]);
+  });
+
   test('pairs: three-letter pairs split in the middle, longer ones at the colon, perpetuals without F0; UST is USDT', () => {
     expect(parsePairList(fixture('bitfinex', 'rest_pairs_exchange.json'), 'exchange').map((l) => [l.symbol, l.base, l.quote])).toEqual([
       ['tBTCUSD', 'BTC', 'USD'],
@@ -103,6 +170,23 @@ describe('bitfinex messages', () => {
       ['tSOLF0:USTF0', 'SOL', 'USDT', 'solana'],
     ]);
     expect(perps.unmapped).toEqual(['tBTCDOMF0:USTF0']);
+    expect(parsePairList(fixture('bitfinex', 'rest_pairs_exchange.json'), 'exchange')[0]).toEqual({ symbol: 'tBTCUSD', base: 'BTC', quote: 'USD', contractSize: '1' });
+  });
+
+  test('pairs that cannot be split, and futures that are not F0 on both sides, are left out', () => {
+    // Hand-written in the list's shape: names the venue does not list, each missing one part.
+    expect(parsePairList([['BTC', 'DOGE:', ':USD']], 'exchange')).toEqual([]);
+    expect(parsePairList([['BTC:USTF0', 'BTCF0:UST', 'BTCF0:USTF0']], 'futures').map((l) => l.symbol)).toEqual(['tBTCF0:USTF0']);
+  });
+
+  test('market listings: the exchange and the futures pair lists on the REST endpoint', async () => {
+    const endpoints = { ws: 'wss://f', rest: 'https://f' };
+    const spot = cannedIo({ 'https://f/v2/conf/pub:list:pair:exchange': fixture('bitfinex', 'rest_pairs_exchange.json') });
+    expect(await bitfinex.listMarkets(spot.io, endpoints)).toHaveLength(7);
+    expect(spot.asked).toEqual(['https://f/v2/conf/pub:list:pair:exchange']);
+    const futures = cannedIo({ 'https://f/v2/conf/pub:list:pair:futures': fixture('bitfinex', 'rest_pairs_futures.json') });
+    expect((await bitfinexDerivatives.listMarkets(futures.io, endpoints)).map((l) => l.symbol)).toEqual(['tBTCF0:USTF0', 'tETHF0:USTF0', 'tSOLF0:USTF0', 'tBTCDOMF0:USTF0', 'tTESTBTCF0:TESTUSDTF0']);
+    expect(futures.asked).toEqual(['https://f/v2/conf/pub:list:pair:futures']);
   });
 
   test('subscriptions: checksums asked first, 25 channels per connection, the liquidation feed once', () => {
@@ -115,7 +199,9 @@ describe('bitfinex messages', () => {
       { event: 'conf', flags: 131072 },
     ]);
     expect(JSON.parse(plans[0]!.subscribe.at(-1)!)).toEqual({ event: 'subscribe', channel: 'status', key: 'liq:global' });
+    expect(JSON.parse(plans[0]!.subscribe[1]!)).toEqual({ event: 'subscribe', channel: 'trades', symbol: 'tP0USD' });
     expect(JSON.parse(plans[0]!.subscribe[2]!)).toEqual({ event: 'subscribe', channel: 'book', symbol: 'tP0USD', prec: 'P0', freq: 'F0', len: '100' });
+    expect(plans.map((p) => p.symbols)).toEqual([many.slice(0, 12).map((m) => m.symbol), ['tP12USD']]);
     expect(plans[0]!.url).toBe('wss://f/ws/2');
     expect(bitfinex.sockets({ ws: 'wss://f', rest: 'https://f' }, many.slice(0, 12)).map((p) => p.subscribe.length)).toEqual([25]);
   });
@@ -135,6 +221,37 @@ describe('bitfinex book sync (checksum after every change)', () => {
     expect(sync.book.top('ask', 5)).toEqual([[87000.2, 0.75], [87000.3, 1.1], [87000.5, 2], [87001, 0.0035]]);
   });
 
+  test('a checksum frame is a book message with no levels; a checksum that is no number, or a payload that is no level, is unknown', () => {
+    const session = bitfinex.session!();
+    const [, checksum] = books(parseIn(session, 'ws_book_snapshot.json'));
+    expect(checksum).toEqual({ kind: 'book', symbol: 'tBTCUSD', snapshot: false, bids: [], asks: [], checksum: -1835237626 });
+    expect(session.parse(frame([17082, 'cs', '-1835237626']))).toEqual([{ kind: 'unknown' }]);
+    expect(session.parse(frame([17082, [87000.1, 2]]))).toEqual([{ kind: 'unknown' }]);
+  });
+
+  test('an unsubscription forgets the channel; a failed one (an error naming the channel) keeps it', () => {
+    const session = bitfinex.session!();
+    parseIn(session, 'ws_book_snapshot.json');
+    const [change] = frames('bitfinex', 'ws_book_update.json');
+    // Bitfinex's refusal of an unsubscribe names the channel: thrasher-corp/gocryptotrader matches it to
+    // the request by its chanId (exchanges/bitfinex/bitfinex_websocket.go, handleWSEvent).
+    expect(session.parse(frame({ event: 'error', msg: 'unsubscribe: invalid', code: 10400, chanId: 17082 }))).toEqual([{ kind: 'control', what: 'error', detail: '10400: unsubscribe: invalid' }]);
+    expect(session.parse(change!)).toMatchObject([{ kind: 'book', symbol: 'tBTCUSD' }]);
+    expect(session.parse(frame({ event: 'unsubscribed', status: 'OK', chanId: 17082 }))).toEqual([{ kind: 'control', what: 'ack' }]);
+    expect(session.parse(change!)).toEqual([{ kind: 'unknown' }]);
+    expect(session.resubscribe!(['tBTCUSD']).map((s) => JSON.parse(s))).toEqual([{ event: 'subscribe', channel: 'book', symbol: 'tBTCUSD', prec: 'P0', freq: 'F0', len: '100' }]);
+  });
+
+  test('a resync unsubscribes only the book channels of the markets named, not their trades nor other books', () => {
+    // One connection: the tBTCUSD book (17082), tBTCUSD trades (89) and the tETHUSD book (6959).
+    const session = bitfinex.session!();
+    parseIn(session, 'ws_book_snapshot.json', 'ws_recorded_tardis.json');
+    expect(session.resubscribe!(['tBTCUSD']).map((s) => JSON.parse(s))).toEqual([
+      { event: 'unsubscribe', chanId: 17082 },
+      { event: 'subscribe', channel: 'book', symbol: 'tBTCUSD', prec: 'P0', freq: 'F0', len: '100' },
+    ]);
+  });
+
   test('a checksum the book does not match is a counted resync; the session unsubscribes the channel by number and subscribes again', () => {
     const session = bitfinex.session!();
     const sync = new BookSync(bitfinex.book, btc);
@@ -152,10 +269,11 @@ describe('bitfinex book sync (checksum after every change)', () => {
 
 describe('bitfinex recorded session (cryptofeed, 2021-04-17, trades and P0 books of seven pairs on one connection, SEQ_ALL)', () => {
   const session = recordedSession('bitfinex');
-  const connection = bitfinex.session!();
-  const parsed = session.map((f) => connection.parse(f.text));
 
   test('every frame parses, heartbeats included on channels whose subscription is not confirmed yet; the sequence number SEQ_ALL appends is ignored', () => {
+    // Parsed inside the test, not when the suite is collected: mutation testing attributes coverage per test.
+    const connection = bitfinex.session!();
+    const parsed = session.map((f) => connection.parse(f.text));
     const raw = session.map((f) => JSON.parse(f.text) as unknown);
     const events = raw.filter((j) => !Array.isArray(j)) as { event: string }[];
     const arrays = raw.filter((j): j is unknown[] => Array.isArray(j));

@@ -3,6 +3,7 @@ import { BookSync } from '../bookSync.ts';
 import { selectMarkets, toLevels, toLiquidationEvent, toTradeEvent } from '../normalize.ts';
 import type { BookMessage, VenueMarket, VenueMessage } from '../venue.ts';
 import { bitmex, bitmexSession, parseInstruments } from '../venues/bitmex.ts';
+import { cannedIo } from './cannedIo.ts';
 import { fixture, frames } from './fixtures.ts';
 import { countKinds, recordedSession, tradesOf } from './recorded.ts';
 
@@ -49,10 +50,51 @@ describe('bitmex messages', () => {
     expect(parseAll('ws_unknown.json')).toEqual([{ kind: 'unknown' }, { kind: 'unknown' }, { kind: 'unknown' }]);
   });
 
+  test('a connection session reads control frames as the stateless parse does', () => {
+    const session = bitmexSession();
+    expect(frames('bitmex', 'ws_control.json').flatMap((f) => session.parse(f))).toEqual(parseAll('ws_control.json'));
+  });
+
+  test('recorded (Tardis.dev): a trade, then a Buy liquidation order (a short closed) and its deletion', () => {
+    expect(parseAll('ws_recorded_tardis.json')).toEqual([
+      { kind: 'trade', symbol: 'XBTUSD', tradeId: 'f73b6f28-075a-3548-a81c-8c843afd2746', price: '8544.5', quantity: '1000', side: 'sell', ts: Date.UTC(2019, 5, 1, 0, 0, 19, 163) },
+      { kind: 'liquidation', symbol: 'XBTUSD', liquidationId: 'dd9cea25-207c-0dab-15b5-b88da776f500', price: '10106', quantity: '9214', positionSide: 'short' },
+      { kind: 'control', what: 'status', detail: 'liquidation delete' },
+    ]);
+  });
+
+  test('unknown, never thrown: a trade changed after its insert, a liquidation insert without its price, the JSON null; an error without status', () => {
+    // Hand-written in the envelope of the wsAPI docs: trades only ever arrive as partial and insert.
+    const trade = { timestamp: '2026-01-02T03:04:05.678Z', symbol: 'XBTUSD', side: 'Sell', size: 1200, price: 97010.5, trdMatchID: '0f2e7c1a-5b4d-4e3f-9a8b-7c6d5e4f3a2b' };
+    expect(bitmex.parse(JSON.stringify({ table: 'trade', action: 'update', data: [trade] }))).toEqual([{ kind: 'unknown' }]);
+    const liquidation = { orderID: '6f1e2d3c-4b5a-4987-8c6d-5e4f3a2b1c0d', symbol: 'XBTUSD', side: 'Sell', leavesQty: 2500 };
+    expect(bitmex.parse(JSON.stringify({ table: 'liquidation', action: 'insert', data: [liquidation] }))).toEqual([{ kind: 'unknown' }]);
+    expect(bitmex.parse('null')).toEqual([{ kind: 'unknown' }]);
+    // The refusal of ws_control.json without its optional `status`.
+    expect(bitmex.parse(JSON.stringify({ error: 'Unknown or expired table: orderBookL2:NOPE' }))).toEqual([{ kind: 'control', what: 'error', detail: ': Unknown or expired table: orderBookL2:NOPE' }]);
+  });
+
   test('instruments: open inverse perpetuals only, contract value from the multipliers', () => {
     const listings = parseInstruments(fixture('bitmex', 'rest_instrument_active.json'));
     expect(listings).toEqual([{ symbol: 'XBTUSD', base: 'XBT', quote: 'USD', contractSize: '1', inverse: true }]);
     expect(selectMarkets(bitmex, listings).markets.map((m) => m.asset)).toEqual(['bitcoin']);
+  });
+
+  test('instruments: not open, or a contract value that is no positive whole number of quote units, is left out', () => {
+    const [xbtusdRow] = fixture('bitmex', 'rest_instrument_active.json') as Record<string, unknown>[];
+    const contractSizes = (changes: Record<string, unknown>) => parseInstruments([{ ...xbtusdRow, ...changes }]).map((l) => l.contractSize);
+    expect(contractSizes({})).toEqual(['1']);
+    expect(contractSizes({ state: 'Unlisted' })).toEqual([]);
+    // 100000000 / 300000000: a third of a USD per contract.
+    expect(contractSizes({ underlyingToSettleMultiplier: 300_000_000 })).toEqual([]);
+    // A sign the venue does not use: -1 USD per contract.
+    expect(contractSizes({ underlyingToSettleMultiplier: -100_000_000 })).toEqual([]);
+  });
+
+  test('market listing: GET /api/v1/instrument/active on the REST endpoint', async () => {
+    const { io, asked } = cannedIo({ 'https://b/api/v1/instrument/active': fixture('bitmex', 'rest_instrument_active.json') });
+    expect(await bitmex.listMarkets(io, { ws: 'wss://b', rest: 'https://b' })).toEqual([{ symbol: 'XBTUSD', base: 'XBT', quote: 'USD', contractSize: '1', inverse: true }]);
+    expect(asked).toEqual(['https://b/api/v1/instrument/active']);
   });
 
   test('subscriptions: trade, orderBookL2 and liquidation per market, on one socket', () => {
@@ -60,6 +102,7 @@ describe('bitmex messages', () => {
     expect(rest).toEqual([]);
     expect(plan!.url).toBe('wss://b/realtime');
     expect(plan!.subscribe.map((s) => JSON.parse(s))).toEqual([{ op: 'subscribe', args: ['trade:XBTUSD', 'orderBookL2:XBTUSD', 'liquidation:XBTUSD'] }]);
+    expect(bitmex.sockets({ ws: 'wss://b', rest: 'https://b' }, [])).toEqual([]);
   });
 });
 
@@ -96,15 +139,89 @@ describe('bitmex book (orderBookL2 rows by id, no sequence numbers)', () => {
   test('book frames need the session: the stateless parse does not guess', () => {
     expect(bitmex.parse(book[1]!)).toEqual([{ kind: 'unknown' }]);
   });
+
+  /** An orderBookL2 frame, hand-written in the envelope of the wsAPI docs (rows as in ws_book.json). */
+  const l2 = (action: string, data: object[], extra: object = {}) => JSON.stringify({ table: 'orderBookL2', action, ...extra, data });
+  const partial = JSON.parse(book[0]!) as { filter: object; data: object[] };
+
+  test('each frame as read: rows by side, a deletion as size 0 at the price its id was given, one number per frame', () => {
+    const session = bitmexSession();
+    expect(book.flatMap((f) => session.parse(f))).toEqual([
+      { kind: 'book', symbol: 'XBTUSD', snapshot: true, bids: [['97000', '3000'], ['96990', '800']], asks: [['97020', '5000'], ['97010', '1200']], firstId: 1, lastId: 1 },
+      { kind: 'book', symbol: 'XBTUSD', snapshot: false, bids: [], asks: [['97005', '400']], firstId: 2, lastId: 2 },
+      { kind: 'book', symbol: 'XBTUSD', snapshot: false, bids: [['97000', '2500']], asks: [], firstId: 3, lastId: 3 },
+      { kind: 'book', symbol: 'XBTUSD', snapshot: false, bids: [], asks: [['97020', '0']], firstId: 4, lastId: 4 },
+      // The update of an id never inserted: its row is dropped and number 5 skipped.
+      { kind: 'book', symbol: 'XBTUSD', snapshot: false, bids: [], asks: [], firstId: 6, lastId: 6 },
+    ]);
+  });
+
+  test('a row that contradicts the book skips a number: an insert of a held id, an insert without price or size, an update without size', () => {
+    const afterPartial = (frame: string) => {
+      const session = bitmexSession();
+      const sync = new BookSync(bitmex.book, xbtusd);
+      expect(sync.onMessage(session.parse(book[0]!)[0] as BookMessage)).toBe('snapshot');
+      return (session.parse(frame) as BookMessage[]).map((m) => sync.onMessage(m));
+    };
+    expect(afterPartial(l2('insert', [{ symbol: 'XBTUSD', id: 8790300000, side: 'Buy', size: 100, price: 97000 }]))).toEqual(['gap']);
+    expect(afterPartial(l2('insert', [{ symbol: 'XBTUSD', id: 8790302000, side: 'Buy', size: 100 }]))).toEqual(['gap']);
+    expect(afterPartial(l2('insert', [{ symbol: 'XBTUSD', id: 8790302000, side: 'Buy', price: 96980 }]))).toEqual(['gap']);
+    expect(afterPartial(l2('update', [{ symbol: 'XBTUSD', id: 8790300000, side: 'Buy' }]))).toEqual(['gap']);
+    // The same rows, well formed, continue the book.
+    expect(afterPartial(l2('insert', [{ symbol: 'XBTUSD', id: 8790302000, side: 'Buy', size: 100, price: 96980 }]))).toEqual(['applied']);
+  });
+
+  test('ids come and go: a deleted row may be inserted again, an updated row updated again', () => {
+    const session = bitmexSession();
+    const sync = new BookSync(bitmex.book, xbtusd);
+    const changes = [
+      book[0]!,
+      book[3]!, // delete of the Sell row 8790298000 at 97020
+      l2('insert', [{ symbol: 'XBTUSD', id: 8790298000, side: 'Sell', size: 700, price: 97020 }]),
+      book[2]!, // update of the Buy row 8790300000 to 2500
+      l2('update', [{ symbol: 'XBTUSD', id: 8790300000, side: 'Buy', size: 2000 }]),
+    ];
+    expect(changes.flatMap((f) => session.parse(f) as BookMessage[]).map((m) => sync.onMessage(m))).toEqual(['snapshot', 'applied', 'applied', 'applied', 'applied']);
+    expect(sync.book.topRaw('bid', 5)).toEqual([['97000', '2000'], ['96990', '800']]);
+    expect(sync.book.topRaw('ask', 5)).toEqual([['97010', '1200'], ['97020', '700']]);
+  });
+
+  test('a partial resets the book even when empty, names the symbols of its rows when it has no filter, and never skips a number', () => {
+    // An instrument with an empty book: the partial has no rows, only its filter names the market.
+    expect(bitmexSession().parse(l2('partial', [], { filter: { symbol: 'XBTUSD' } }))).toEqual([
+      { kind: 'book', symbol: 'XBTUSD', snapshot: true, bids: [], asks: [], firstId: 1, lastId: 1 },
+    ]);
+    expect(bitmexSession().parse(l2('partial', partial.data))).toMatchObject([{ symbol: 'XBTUSD', snapshot: true, firstId: 1, lastId: 1 }]);
+    // A row twice contradicts the partial, yet the partial is the start of the book.
+    expect(bitmexSession().parse(l2('partial', [partial.data[0]!, partial.data[0]!], { filter: partial.filter }))).toMatchObject([{ snapshot: true, firstId: 1, lastId: 1 }]);
+    // A change naming a market but carrying no rows changes nothing.
+    const session = bitmexSession();
+    session.parse(book[0]!);
+    expect(session.parse(l2('insert', [], { filter: { symbol: 'XBTUSD' } }))).toEqual([]);
+  });
+
+  test('rows before any partial are dropped, their number skipped; rows that do not parse are unknown', () => {
+    expect(bitmexSession().parse(book[1]!)).toEqual([{ kind: 'book', symbol: 'XBTUSD', snapshot: false, bids: [], asks: [], firstId: 2, lastId: 2 }]);
+    expect(bitmexSession().parse(l2('insert', [{ symbol: 'XBTUSD', side: 'Sell', size: 400, price: 97005 }]))).toEqual([{ kind: 'unknown' }]);
+  });
+
+  test('the numbering rule: a number at or below the last applied is stale, the next one applies, any other is a gap', () => {
+    const numbered = (id: number): BookMessage => ({ kind: 'book', symbol: 'XBTUSD', snapshot: false, bids: [], asks: [], firstId: id, lastId: id });
+    expect([4, 5, 6, 7].map((id) => bitmex.book.sequence!(5, numbered(id), false))).toEqual(['stale', 'stale', 'apply', 'gap']);
+  });
 });
 
 describe('bitmex recorded session (cryptofeed, 2021-07-22, BCHUSD orderBookL2 and XBTUSD, BCHUSD trades of one connection)', () => {
   const session = recordedSession('bitmex');
-  const connection = bitmex.session!();
-  const parsed = session.map((f) => connection.parse(f.text));
+  // Parsed inside each test, not when the suite is collected: mutation testing attributes coverage per test.
+  const parseRecorded = () => {
+    const connection = bitmex.session!();
+    return session.map((f) => connection.parse(f.text));
+  };
   const raw = session.map((f) => (f.text === 'pong' ? undefined : (JSON.parse(f.text) as { table?: string; action?: string; data?: { trdMatchID?: string; size?: number; price?: number; homeNotional?: number; timestamp?: string }[] })));
 
   test('every frame parses; the book never contradicts itself (no skipped number); trade ids unique', () => {
+    const parsed = parseRecorded();
     const bookFrames = raw.filter((j) => j?.table === 'orderBookL2').length;
     const inserts = raw.filter((j) => j?.table === 'trade' && j.action === 'insert').flatMap((j) => j!.data!);
     expect(countKinds(parsed.flat())).toEqual({ 'control:ack': raw.filter((j) => j && !j.table).length, 'control:status': 2, book: bookFrames, trade: inserts.length });
@@ -115,6 +232,7 @@ describe('bitmex recorded session (cryptofeed, 2021-07-22, BCHUSD orderBookL2 an
   });
 
   test('inverse XBTUSD: size counts USD contracts; base = size x 1 / price equals the venue own homeNotional', () => {
+    const parsed = parseRecorded();
     const xbt = raw.filter((j) => j?.table === 'trade' && j.action === 'insert').flatMap((j) => j!.data!).filter((t) => t.homeNotional !== undefined && (t as { symbol?: string }).symbol === 'XBTUSD');
     const ours = tradesOf(parsed.flat()).filter((t) => t.symbol === 'XBTUSD');
     expect(ours.length).toBe(xbt.length);

@@ -3,9 +3,12 @@ import { BookSync } from '../bookSync.ts';
 import { selectMarkets, toTradeEvent } from '../normalize.ts';
 import type { BookMessage, VenueMarket, VenueMessage } from '../venue.ts';
 import { bitstamp, parsePairs } from '../venues/bitstamp.ts';
+import { cannedIo } from './cannedIo.ts';
 import { fixture, frames } from './fixtures.ts';
 import { countKinds, recordedSession, tradesOf } from './recorded.ts';
 
+// Every parse runs inside a test: mutation testing activates a mutant only while tests run, so a
+// frame parsed while the suite is collected would be parsed by the unmutated code.
 const parseAll = (name: string) => frames('bitstamp', name).flatMap(bitstamp.parse);
 const btc: VenueMarket = { symbol: 'btcusd', base: 'BTC', quote: 'USD', asset: 'bitcoin', contractSize: '1' };
 
@@ -38,13 +41,40 @@ describe('bitstamp messages', () => {
     expect(parseAll('ws_unknown.json')).toEqual([{ kind: 'unknown' }, { kind: 'unknown' }, { kind: 'unknown' }]);
   });
 
+  test('an unsubscribe is acked; an error without a message says `error`; a trade without its channel is unknown', () => {
+    // Hand-written in the envelope of the websocket v2 docs ({ event, channel, data }).
+    const controls = [
+      { event: 'bts:unsubscription_succeeded', channel: 'live_trades_btcusd', data: {} },
+      { event: 'bts:error', channel: '', data: { code: null } },
+      { event: 'bts:error', channel: '', data: 'Bad request' },
+    ];
+    expect(controls.map((c) => bitstamp.parse(JSON.stringify(c)))).toEqual([
+      [{ kind: 'control', what: 'ack' }],
+      [{ kind: 'control', what: 'error', detail: 'error' }],
+      [{ kind: 'control', what: 'error', detail: 'error' }],
+    ]);
+    const trade = { id: 402118213, amount_str: '0.01520000', price_str: '87012.4', type: 1, microtimestamp: '1767225600121456' };
+    expect(bitstamp.parse(JSON.stringify({ event: 'trade', data: trade }))).toEqual([{ kind: 'unknown' }]);
+  });
+
   test('pairs: enabled pairs of catalog assets with a followed quote; the channel symbol is url_symbol', () => {
     const { markets, unmapped } = selectMarkets(bitstamp, parsePairs(fixture('bitstamp', 'rest_trading_pairs_info.json')));
-    expect(markets.map((m) => [m.symbol, m.base, m.quote, m.asset])).toEqual([
-      ['btcusd', 'BTC', 'USD', 'bitcoin'],
-      ['xrpusdt', 'XRP', 'USDT', 'ripple'],
+    expect(markets.map((m) => [m.symbol, m.base, m.quote, m.asset, m.contractSize])).toEqual([
+      ['btcusd', 'BTC', 'USD', 'bitcoin', '1'],
+      ['xrpusdt', 'XRP', 'USDT', 'ripple', '1'],
     ]);
     expect(unmapped).toEqual(['newcoinusd']);
+  });
+
+  test('pairs: a name that is not BASE/QUOTE gives no market', () => {
+    // Hand-written in the format of /api/v2/trading-pairs-info/.
+    expect(parsePairs([{ name: 'BTCUSD', url_symbol: 'btcusd', trading: 'Enabled' }])).toEqual([]);
+  });
+
+  test('listMarkets asks /api/v2/trading-pairs-info/', async () => {
+    const { io, asked } = cannedIo({ 'https://b/api/v2/trading-pairs-info/': fixture('bitstamp', 'rest_trading_pairs_info.json') });
+    expect((await bitstamp.listMarkets(io, { ws: 'wss://b', rest: 'https://b' })).map((m) => m.symbol)).toContain('btcusd');
+    expect(asked).toEqual(['https://b/api/v2/trading-pairs-info/']);
   });
 
   test('subscriptions: one message per channel, at most 1,000 channels per connection', () => {
@@ -54,6 +84,7 @@ describe('bitstamp messages', () => {
       ['wss://b', 500, 1_000],
       ['wss://b', 1, 2],
     ]);
+    expect(plans[1]!.symbols).toEqual(['p500usd']);
     expect(plans[1]!.subscribe.map((s) => JSON.parse(s))).toEqual([
       { event: 'bts:subscribe', data: { channel: 'live_trades_p500usd' } },
       { event: 'bts:subscribe', data: { channel: 'order_book_p500usd' } },
@@ -62,9 +93,8 @@ describe('bitstamp messages', () => {
 });
 
 describe('bitstamp books (whole top-100 books, no sequence)', () => {
-  const [first, second, third] = parseAll('ws_book.json') as BookMessage[];
-
   test('each message is the whole book at the venue time of its change', () => {
+    const [first, second, third] = parseAll('ws_book.json') as BookMessage[];
     expect(first).toEqual({
       kind: 'book',
       symbol: 'btcusd',
@@ -76,7 +106,18 @@ describe('bitstamp books (whole top-100 books, no sequence)', () => {
     expect([second!.ts, third!.ts]).toEqual([1767225600250, 1767225600450]);
   });
 
+  test('a `data` event is a book only on order_book_*, and only with its microtimestamp', () => {
+    // Hand-written (websocket v2 docs): the diff and detail book channels send `data` events too.
+    const undated = { timestamp: '1767225600', bids: [['87000.1', '0.50000000']], asks: [['87000.2', '0.75000000']] };
+    const others = [
+      { event: 'data', channel: 'diff_order_book_btcusd', data: { ...undated, microtimestamp: '1767225600100000' } },
+      { event: 'data', channel: 'order_book_btcusd', data: undated },
+    ];
+    expect(others.map((o) => bitstamp.parse(JSON.stringify(o)))).toEqual([[{ kind: 'unknown' }], [{ kind: 'unknown' }]]);
+  });
+
   test('a lost message leaves no trace: the next book replaces everything, and nothing is resynced', () => {
+    const [first, , third] = parseAll('ws_book.json') as BookMessage[];
     const sync = new BookSync(bitstamp.book, btc);
     expect(sync.onMessage(first!)).toBe('snapshot');
     // The second book never arrived.

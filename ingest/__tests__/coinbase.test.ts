@@ -3,8 +3,11 @@ import { BookSync, ConnectionSequence } from '../bookSync.ts';
 import { selectMarkets } from '../normalize.ts';
 import type { BookMessage, VenueMarket, VenueMessage } from '../venue.ts';
 import { coinbase, parseProducts } from '../venues/coinbase.ts';
+import { cannedIo } from './cannedIo.ts';
 import { fixture, frames } from './fixtures.ts';
 
+// Every parse runs inside a test: mutation testing activates a mutant only while tests run, so a
+// frame parsed while the suite is collected would be parsed by the unmutated code.
 const parseAll = (name: string) => frames('coinbase', name).flatMap(coinbase.parse);
 const btc: VenueMarket = { symbol: 'BTC-USD', base: 'BTC', quote: 'USD', asset: 'bitcoin', contractSize: '1' };
 const withoutSequence = (messages: VenueMessage[]) => messages.filter((m) => m.kind !== 'sequence');
@@ -37,10 +40,45 @@ describe('coinbase messages', () => {
     expect(withoutSequence(parseAll('ws_unknown.json'))).toEqual([{ kind: 'unknown' }, { kind: 'unknown' }, { kind: 'unknown' }]);
   });
 
+  test('an error without a message; JSON that is no message; a level2 event of the wrong shape keeps its sequence number', () => {
+    expect(coinbase.parse('{"type":"error"}')).toEqual([{ kind: 'control', what: 'error', detail: 'error' }]);
+    expect(coinbase.parse('null')).toEqual([{ kind: 'unknown' }]);
+    // Hand-written: a channel message without timestamp and sequence_num.
+    expect(coinbase.parse('{"channel":"l2_data","client_id":"","events":[]}')).toEqual([{ kind: 'unknown' }]);
+    // Hand-written l2_data frame whose update names a side that is neither bid nor offer.
+    const badSide = { channel: 'l2_data', client_id: '', timestamp: '2026-01-01T00:00:00.500000000Z', sequence_num: 8, events: [{ type: 'update', product_id: 'BTC-USD', updates: [{ side: 'ask', event_time: '2026-01-01T00:00:00.499000Z', price_level: '87000.40', new_quantity: '1' }] }] };
+    expect(coinbase.parse(JSON.stringify(badSide))).toEqual([{ kind: 'sequence', value: 8 }, { kind: 'unknown' }]);
+  });
+
   test('products: online spot products of catalog assets; an alias (BTC-USDC of BTC-USD) is the same book, left out', () => {
-    const { markets, unmapped } = selectMarkets(coinbase, parseProducts(fixture('coinbase', 'rest_products.json')));
+    const listed = parseProducts(fixture('coinbase', 'rest_products.json'));
+    expect(listed).toEqual([
+      { symbol: 'BTC-USD', base: 'BTC', quote: 'USD', contractSize: '1' },
+      { symbol: 'ETH-BTC', base: 'ETH', quote: 'BTC', contractSize: '1' },
+      { symbol: 'SOL-USDT', base: 'SOL', quote: 'USDT', contractSize: '1' },
+    ]);
+    const { markets, unmapped } = selectMarkets(coinbase, listed);
     expect(markets.map((m) => m.symbol)).toEqual(['BTC-USD', 'SOL-USDT']);
     expect(unmapped).toEqual([]);
+  });
+
+  test('products: each condition leaves out on its own; a product without product_type counts as spot', () => {
+    // Hand-written in the format of GET /api/v3/brokerage/market/products.
+    const product = (product_id: string, fields: object) => ({ product_id, base_currency_id: 'BTC', quote_currency_id: 'USD', status: 'online', trading_disabled: false, product_type: 'SPOT', alias: '', ...fields });
+    const products = [
+      product('ONLINE-HALTED', { trading_disabled: true }),
+      product('OFFLINE-OPEN', { status: 'offline' }),
+      product('BTC-PERP-INTX', { product_type: 'FUTURE' }),
+      product('UNTYPED-USD', { product_type: undefined }),
+    ];
+    expect(parseProducts({ products, num_products: 4 }).map((m) => m.symbol)).toEqual(['UNTYPED-USD']);
+  });
+
+  test('listMarkets asks the public spot products', async () => {
+    const url = 'https://c/api/v3/brokerage/market/products?product_type=SPOT';
+    const { io, asked } = cannedIo({ [url]: fixture('coinbase', 'rest_products.json') });
+    expect((await coinbase.listMarkets(io, { ws: 'wss://c', rest: 'https://c' })).map((m) => m.symbol)).toContain('BTC-USD');
+    expect(asked).toEqual([url]);
   });
 
   test('one channel per subscribe message, heartbeats first', () => {
@@ -66,7 +104,7 @@ type RecordedFrame = {
 
 describe('coinbase recorded session (FastMM, 2026-09-30, BTC-USD level2 and market_trades of one connection)', () => {
   const recorded = fixture('coinbase', 'ws_recorded_session.json') as RecordedFrame[];
-  const parsed = frames('coinbase', 'ws_recorded_session.json').flatMap(coinbase.parse);
+  const parseSession = () => frames('coinbase', 'ws_recorded_session.json').flatMap(coinbase.parse);
   const rawTrades = recorded.filter((f) => f.channel === 'market_trades').flatMap((f) => f.events.flatMap((e) => e.trades ?? []));
   const l2 = recorded.filter((f) => f.channel === 'l2_data').flatMap((f) => f.events.flatMap((e) => e.updates ?? []));
 
@@ -85,13 +123,14 @@ describe('coinbase recorded session (FastMM, 2026-09-30, BTC-USD level2 and mark
   }
 
   test('every frame parses: 15 frames, a snapshot and 9 updates, 10 trades, no unknown', () => {
+    const parsed = parseSession();
     const count = (kind: VenueMessage['kind']) => parsed.filter((m) => m.kind === kind).length;
     expect(recorded).toHaveLength(15);
     expect({ book: count('book'), trade: count('trade'), control: count('control'), unknown: count('unknown') }).toEqual({ book: 10, trade: 10, control: 3, unknown: 0 });
   });
 
   test("each taker buy prints at or above the best ask of that moment and consumes it; the venue's side is the maker's", () => {
-    const trades = parsed.filter((m): m is Extract<VenueMessage, { kind: 'trade' }> => m.kind === 'trade');
+    const trades = parseSession().filter((m): m is Extract<VenueMessage, { kind: 'trade' }> => m.kind === 'trade');
     expect(trades).toHaveLength(rawTrades.length);
     for (const raw of rawTrades) {
       const book = bookAt(raw.time);
@@ -116,18 +155,27 @@ describe('coinbase recorded session (FastMM, 2026-09-30, BTC-USD level2 and mark
     for (const t of sweep) filled.set(t.price, (filled.get(t.price) ?? 0) + Number(t.size));
     const before = bookAt('2026-09-30T02:39:54.183916Z').offer;
     for (const [price, size] of filled) expect(size).toBeCloseTo(before.get(price)!, 12);
-    const ours = parsed.filter((m) => m.kind === 'trade' && sweep.some((t) => t.trade_id === m.tradeId));
+    const ours = parseSession().filter((m) => m.kind === 'trade' && sweep.some((t) => t.trade_id === m.tradeId));
     expect(ours.map((m) => (m.kind === 'trade' ? m.side : undefined))).toEqual(sweep.map(() => 'buy'));
   });
 });
 
 describe('coinbase book sync', () => {
-  const snapshotFrames = parseAll('ws_book_snapshot.json');
-  const updateFrames = parseAll('ws_book_update.json');
   const books = (messages: VenueMessage[]) => messages.filter((m): m is BookMessage => m.kind === 'book');
   const sequences = (messages: VenueMessage[]) => messages.flatMap((m) => (m.kind === 'sequence' ? [m.value] : []));
 
+  test('updates as sent, each after its sequence number', () => {
+    expect(parseAll('ws_book_update.json')).toEqual([
+      { kind: 'sequence', value: 4 },
+      { kind: 'book', symbol: 'BTC-USD', snapshot: false, ts: 1767225600200, bids: [['87000.10', '0']], asks: [['87000.30', '1.1']] },
+      { kind: 'sequence', value: 7 },
+      { kind: 'book', symbol: 'BTC-USD', snapshot: false, ts: 1767225600400, bids: [['87000.00', '0.3']], asks: [] },
+    ]);
+  });
+
   test('a jump in the connection sequence is a lost message: the books it may have changed are dropped and counted', () => {
+    const snapshotFrames = parseAll('ws_book_snapshot.json');
+    const updateFrames = parseAll('ws_book_update.json');
     const sync = new BookSync(coinbase.book, btc);
     const sequence = new ConnectionSequence();
     expect(sequence.observe(sequences(snapshotFrames)[0]!)).toBe('ok');

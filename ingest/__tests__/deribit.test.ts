@@ -3,13 +3,18 @@ import { BookSync } from '../bookSync.ts';
 import { selectMarkets, toLiquidationEvent, toTradeEvent } from '../normalize.ts';
 import type { BookMessage, VenueMarket, VenueMessage } from '../venue.ts';
 import { deribit, parseInstruments } from '../venues/deribit.ts';
+import { cannedIo } from './cannedIo.ts';
 import { fixture, frames } from './fixtures.ts';
 import { countKinds, recordedSession, tradesOf } from './recorded.ts';
 
+// Every parse runs inside a test: mutation testing activates a mutant only while tests run, so a
+// frame parsed while the suite is collected would be parsed by the unmutated code.
 const parseAll = (name: string) => frames('deribit', name).flatMap(deribit.parse);
-const { markets, unmapped } = selectMarkets(deribit, parseInstruments(fixture('deribit', 'rest_instruments.json')));
-const btc = markets.find((m) => m.symbol === 'BTC_USDC-PERPETUAL')!;
+const listed = () => selectMarkets(deribit, parseInstruments(fixture('deribit', 'rest_instruments.json')));
+const btc: VenueMarket = { symbol: 'BTC_USDC-PERPETUAL', base: 'BTC', quote: 'USDC', asset: 'bitcoin', contractSize: '1' };
 const eth: VenueMarket = { symbol: 'ETH_USDC-PERPETUAL', base: 'ETH', quote: 'USDC', asset: 'ethereum', contractSize: '1' };
+/** A `public/subscribe` notification as the venue sends it (docs.deribit.com, "Notifications"). */
+const notification = (channel: string, data: unknown) => JSON.stringify({ jsonrpc: '2.0', method: 'subscription', params: { channel, data } });
 
 describe('deribit messages', () => {
   test('trades: `direction` is the taker side; linear perpetual amounts are base coins', () => {
@@ -34,6 +39,15 @@ describe('deribit messages', () => {
     expect(toLiquidationEvent('deribit', eth, liquidations[0] as Extract<VenueMessage, { kind: 'liquidation' }>, 6)).toMatchObject({ quantity: 1.5, price: 2950.1, positionSide: 'long' });
   });
 
+  test('liquidations: a maker liquidated by a taker sell was short (its forced buy closed the short)', () => {
+    // Hand-written in the format of "trades.{instrument_name}.{interval}": no fixture has a sell flagged M.
+    const sold = { trade_seq: 88124, trade_id: 'USDC-2437004', timestamp: 1767225601020, tick_direction: 2, price: 2949.9, instrument_name: 'ETH_USDC-PERPETUAL', direction: 'sell', amount: 0.4, liquidation: 'M' };
+    expect(deribit.parse(notification('trades.ETH_USDC-PERPETUAL.100ms', [sold]))).toEqual([
+      { kind: 'trade', symbol: 'ETH_USDC-PERPETUAL', tradeId: 'USDC-2437004', price: '2949.9', quantity: '0.4', side: 'sell', ts: 1767225601020 },
+      { kind: 'liquidation', symbol: 'ETH_USDC-PERPETUAL', liquidationId: 'USDC-2437004-M', price: '2949.9', quantity: '0.4', positionSide: 'short', ts: 1767225601020 },
+    ]);
+  });
+
   test('subscription answers, public/test answers (our pings), errors and heartbeats; unknown frames', () => {
     expect(parseAll('ws_control.json')).toEqual([
       { kind: 'control', what: 'ack' },
@@ -44,7 +58,33 @@ describe('deribit messages', () => {
     expect(parseAll('ws_unknown.json')).toEqual([{ kind: 'unknown' }, { kind: 'unknown' }, { kind: 'unknown' }, { kind: 'unknown' }]);
   });
 
+  test('answers we do not act on, and JSON that is no message, are unknown', () => {
+    const answers = [
+      // public/set_heartbeat and public/disable_heartbeat answer "ok" (their docs pages); we send neither.
+      { jsonrpc: '2.0', id: 3, result: 'ok' },
+      { jsonrpc: '2.0', id: 4, result: null },
+      { jsonrpc: '2.0', id: 5, result: { channels: 2 } },
+      // An error that is not the JSON-RPC { code, message } object.
+      { jsonrpc: '2.0', id: 6, error: 'Invalid params' },
+    ];
+    expect([...answers.map((a) => JSON.stringify(a)), 'null', '[]'].map(deribit.parse)).toEqual(Array(6).fill([{ kind: 'unknown' }]));
+  });
+
+  test('frames are told apart by channel: book-shaped data on a channel other than book.* is unknown', () => {
+    const data = { type: 'snapshot', timestamp: 1767225600100, instrument_name: 'BTC_USDC-PERPETUAL', change_id: 1550694837, bids: [['new', 87000.1, 0.5]], asks: [] };
+    expect(deribit.parse(notification('ticker.BTC_USDC-PERPETUAL.100ms', data))).toEqual([{ kind: 'unknown' }]);
+    expect(deribit.parse(notification('book.BTC_USDC-PERPETUAL.100ms', data))).toMatchObject([{ kind: 'book', snapshot: true }]);
+  });
+
   test('instruments: active perpetuals, linear (base amounts) and inverse (USD amounts); dated futures left out', () => {
+    // The dated BTC_USDC-27MAR26 and the inactive XRP_USDC-PERPETUAL give no listing at all.
+    expect(parseInstruments(fixture('deribit', 'rest_instruments.json'))).toEqual([
+      { symbol: 'BTC-PERPETUAL', base: 'BTC', quote: 'USD', contractSize: '1', inverse: true },
+      { symbol: 'BTC_USDC-PERPETUAL', base: 'BTC', quote: 'USDC', contractSize: '1' },
+      { symbol: 'ETH_USDC-PERPETUAL', base: 'ETH', quote: 'USDC', contractSize: '1' },
+      { symbol: 'NEWCOIN_USDC-PERPETUAL', base: 'NEWCOIN', quote: 'USDC', contractSize: '1' },
+    ]);
+    const { markets, unmapped } = listed();
     expect(markets.map((m) => [m.symbol, m.base, m.quote, m.contractSize, m.asset, m.inverse ?? false])).toEqual([
       ['BTC-PERPETUAL', 'BTC', 'USD', '1', 'bitcoin', true],
       ['BTC_USDC-PERPETUAL', 'BTC', 'USDC', '1', 'bitcoin', false],
@@ -53,8 +93,28 @@ describe('deribit messages', () => {
     expect(unmapped).toEqual(['NEWCOIN_USDC-PERPETUAL']);
   });
 
+  test('instruments: a perpetual settled in neither its base nor its counter currency is left out', () => {
+    // Hand-written in the format of public/get_instruments: amounts of such a contract are in neither coin we convert.
+    const instrument = { instrument_name: 'BTC_USDT-PERPETUAL', kind: 'future', is_active: true, settlement_period: 'perpetual', base_currency: 'BTC', counter_currency: 'USDT', settlement_currency: 'USDC' };
+    expect(parseInstruments({ jsonrpc: '2.0', result: [instrument] })).toEqual([]);
+  });
+
+  test('instruments: only futures, even when another kind names a perpetual settlement', () => {
+    // Hand-written in the format of public/get_instruments (kinds: future, option, spot, future_combo,
+    // option_combo): a combo of perpetuals is not a market we read.
+    const combo = { instrument_name: 'BTC-FS-PERP', kind: 'future_combo', is_active: true, settlement_period: 'perpetual', base_currency: 'BTC', counter_currency: 'USD', settlement_currency: 'BTC' };
+    expect(parseInstruments({ jsonrpc: '2.0', result: [combo] })).toEqual([]);
+  });
+
+  test('listMarkets asks get_instruments for the futures of every currency', async () => {
+    const url = 'https://d/api/v2/public/get_instruments?currency=any&kind=future';
+    const { io, asked } = cannedIo({ [url]: fixture('deribit', 'rest_instruments.json') });
+    expect((await deribit.listMarkets(io, { ws: 'wss://d', rest: 'https://d' })).map((m) => m.symbol)).toContain('BTC_USDC-PERPETUAL');
+    expect(asked).toEqual([url]);
+  });
+
   test('inverse BTC-PERPETUAL: a trade of 2500 USD at 87012.5 is 2500 / 87012.5 BTC', () => {
-    const inverse = markets.find((m) => m.symbol === 'BTC-PERPETUAL')!;
+    const inverse = listed().markets.find((m) => m.symbol === 'BTC-PERPETUAL')!;
     const frame = { jsonrpc: '2.0', method: 'subscription', params: { channel: 'trades.BTC-PERPETUAL.100ms', data: [{ trade_id: '371000001', trade_seq: 1, timestamp: 1767225600121, price: 87012.5, amount: 2500, direction: 'buy', tick_direction: 0, index_price: 87011, mark_price: 87012, instrument_name: 'BTC-PERPETUAL' }] } };
     const [t] = deribit.parse(JSON.stringify(frame));
     expect(toTradeEvent('deribit', inverse, t as Extract<VenueMessage, { kind: 'trade' }>, 0)).toMatchObject({ market: 'BTC-PERPETUAL', quote: 'USD', price: 87012.5, quantity: 2500 / 87012.5 });
@@ -63,6 +123,7 @@ describe('deribit messages', () => {
   test('subscriptions: JSON-RPC public/subscribe with the public 100 ms channels', () => {
     const [plan] = deribit.sockets({ ws: 'wss://d', rest: 'https://d' }, [btc]);
     expect(plan!.url).toBe('wss://d/ws/api/v2');
+    expect(plan!.symbols).toEqual(['BTC_USDC-PERPETUAL']);
     expect(plan!.subscribe.map((s) => JSON.parse(s))).toEqual([
       { jsonrpc: '2.0', id: 1, method: 'public/subscribe', params: { channels: ['trades.BTC_USDC-PERPETUAL.100ms', 'book.BTC_USDC-PERPETUAL.100ms'] } },
     ]);
@@ -70,19 +131,52 @@ describe('deribit messages', () => {
 });
 
 describe('deribit book sync (prev_change_id must be the last change_id)', () => {
-  const [snapshot] = parseAll('ws_book_snapshot.json') as BookMessage[];
-  const [change, gap] = parseAll('ws_book_update.json') as BookMessage[];
+  const bookFrames = () => {
+    const [snapshot] = parseAll('ws_book_snapshot.json') as BookMessage[];
+    const [change, gap] = parseAll('ws_book_update.json') as BookMessage[];
+    return { snapshot, change, gap };
+  };
 
-  test('a snapshot and a chained change; a deletion removes the level', () => {
+  test('levels as sent: a deletion is a zero amount, whatever amount it carries', () => {
+    const { snapshot, change } = bookFrames();
+    expect(snapshot).toEqual({
+      kind: 'book', symbol: 'BTC_USDC-PERPETUAL', snapshot: true, ts: 1767225600100, lastId: 1550694837,
+      bids: [['87000.1', '0.5'], ['86999.9', '1.25'], ['86999', '0.001']],
+      asks: [['87000.2', '0.75'], ['87000.5', '2'], ['87001', '0.0035']],
+    });
+    expect(change).toEqual({
+      kind: 'book', symbol: 'BTC_USDC-PERPETUAL', snapshot: false, ts: 1767225600250, lastId: 1550694840, prevId: 1550694837,
+      bids: [['87000.1', '0'], ['87000', '0.3']],
+      asks: [['87000.3', '1.1']],
+    });
+    // Hand-written change ("book.{instrument_name}.{interval}"): a delete naming the amount it removes.
+    const data = { type: 'change', timestamp: 1767225600300, prev_change_id: 1550694840, instrument_name: 'BTC_USDC-PERPETUAL', change_id: 1550694841, bids: [['delete', 87000, 0.3]], asks: [] };
+    expect(deribit.parse(notification('book.BTC_USDC-PERPETUAL.100ms', data))).toMatchObject([{ bids: [['87000', '0']], asks: [] }]);
+  });
+
+  test('the sequence rule: apply what follows the last change, drop what is not newer, a gap otherwise', () => {
+    const sequence = deribit.book.sequence!;
+    const change = (prevId: number, lastId?: number): BookMessage => ({ kind: 'book', symbol: 'BTC_USDC-PERPETUAL', snapshot: false, bids: [], asks: [], prevId, lastId });
+    expect(sequence(100, change(100, 104), false)).toBe('apply');
+    expect(sequence(100, change(96, 100), false)).toBe('stale');
+    expect(sequence(100, change(90, 95), false)).toBe('stale');
+    expect(sequence(100, change(101, 105), false)).toBe('gap');
+    expect(sequence(100, change(101), false)).toBe('gap');
+  });
+
+  test('a snapshot and a chained change; a deletion removes the level; the same change again is stale', () => {
+    const { snapshot, change } = bookFrames();
     const sync = new BookSync(deribit.book, btc);
     expect(sync.onMessage(change!)).toBe('ignored');
     expect(sync.onMessage(snapshot!)).toBe('snapshot');
     expect(sync.onMessage(change!)).toBe('applied');
     expect(sync.book.top('bid', 5)).toEqual([[87000, 0.3], [86999.9, 1.25], [86999, 0.001]]);
     expect(sync.book.top('ask', 5)).toEqual([[87000.2, 0.75], [87000.3, 1.1], [87000.5, 2], [87001, 0.0035]]);
+    expect(sync.onMessage(change!)).toBe('stale');
   });
 
   test('a change that does not follow the last one is a counted resync, answered by unsubscribe + subscribe', () => {
+    const { snapshot, change, gap } = bookFrames();
     const sync = new BookSync(deribit.book, btc);
     sync.onMessage(snapshot!);
     sync.onMessage(change!);

@@ -3,11 +3,16 @@ import { BookSync } from '../bookSync.ts';
 import { selectMarkets, toTradeEvent } from '../normalize.ts';
 import type { BookMessage, VenueMarket, VenueMessage } from '../venue.ts';
 import { gate, parsePairs } from '../venues/gate.ts';
+import { cannedIo } from './cannedIo.ts';
 import { fixture, frames } from './fixtures.ts';
 import { countKinds, recordedSession, tradesOf } from './recorded.ts';
 
+// Every parse runs inside a test: mutation testing activates a mutant only while tests run, so a
+// frame parsed while the suite is collected would be parsed by the unmutated code.
 const parseAll = (name: string) => frames('gate', name).flatMap(gate.parse);
 const btc: VenueMarket = { symbol: 'BTC_USDT', base: 'BTC', quote: 'USDT', asset: 'bitcoin', contractSize: '1' };
+/** A server push in the envelope of Gate's spot websocket v4 docs ("Server Response"). */
+const push = (channel: string, event: string | undefined, result: unknown, error?: unknown) => JSON.stringify({ time: 1767225600, time_ms: 1767225600131, channel, event, result, error });
 
 afterEach(() => void vi.useRealTimers());
 
@@ -30,13 +35,39 @@ describe('gate messages', () => {
     expect(parseAll('ws_unknown.json')).toEqual([{ kind: 'unknown' }, { kind: 'unknown' }, { kind: 'unknown' }]);
   });
 
+  test('replies as the docs write them: `error: null` on success, unsubscribe answered like subscribe', () => {
+    const success = { status: 'success' };
+    expect(gate.parse(push('spot.trades', 'subscribe', success, null))).toEqual([{ kind: 'control', what: 'ack' }]);
+    expect(gate.parse(push('spot.obu', 'unsubscribe', success, null))).toEqual([{ kind: 'control', what: 'ack' }]);
+  });
+
+  test('only updates of spot.trades and spot.obu are data; a result of the wrong shape is unknown', () => {
+    const trade = { id: 9321584413, create_time: 1767225600, create_time_ms: '1767225600130.5', side: 'buy', currency_pair: 'BTC_USDT', amount: '0.1', price: '87012.6' };
+    const book = { t: 1767225600100, full: true, s: 'ob.BTC_USDT.50', u: 28606981, b: [['87000.1', '0.5']], a: [] };
+    // Hand-written: an event other than update ("all" is what the legacy order_book channel pushes),
+    // book data on another channel, a trade without its time, a book whose stream name is no `ob.` name.
+    const others = [
+      push('spot.trades', 'all', trade),
+      push('spot.order_book_update', 'update', book),
+      push('spot.trades', 'update', { ...trade, create_time_ms: undefined }),
+      push('spot.obu', 'update', { ...book, s: 'BTC_USDT' }),
+    ];
+    expect(others.map(gate.parse)).toEqual(Array(4).fill([{ kind: 'unknown' }]));
+  });
+
   test('pairs: tradable pairs of catalog assets with a followed quote', () => {
     const { markets, unmapped } = selectMarkets(gate, parsePairs(fixture('gate', 'rest_currency_pairs.json')));
-    expect(markets.map((m) => [m.symbol, m.base, m.quote, m.asset])).toEqual([
-      ['BTC_USDT', 'BTC', 'USDT', 'bitcoin'],
-      ['SOL_USDC', 'SOL', 'USDC', 'solana'],
+    expect(markets.map((m) => [m.symbol, m.base, m.quote, m.asset, m.contractSize])).toEqual([
+      ['BTC_USDT', 'BTC', 'USDT', 'bitcoin', '1'],
+      ['SOL_USDC', 'SOL', 'USDC', 'solana', '1'],
     ]);
     expect(unmapped).toEqual(['NEWCOIN_USDT']);
+  });
+
+  test('listMarkets asks /api/v4/spot/currency_pairs', async () => {
+    const { io, asked } = cannedIo({ 'https://g/api/v4/spot/currency_pairs': fixture('gate', 'rest_currency_pairs.json') });
+    expect((await gate.listMarkets(io, { ws: 'wss://g', rest: 'https://g' })).map((m) => m.symbol)).toContain('BTC_USDT');
+    expect(asked).toEqual(['https://g/api/v4/spot/currency_pairs']);
   });
 
   test('subscriptions: trades in lists, one request per book stream, each stamped with the time of the (re)connect', () => {
@@ -55,10 +86,33 @@ describe('gate messages', () => {
 });
 
 describe('gate book sync (spot.obu: U must follow the last u)', () => {
-  const [snapshot] = parseAll('ws_book_snapshot.json') as BookMessage[];
-  const [update, gap] = parseAll('ws_book_update.json') as BookMessage[];
+  const bookFrames = () => {
+    const [snapshot] = parseAll('ws_book_snapshot.json') as BookMessage[];
+    const [update, gap] = parseAll('ws_book_update.json') as BookMessage[];
+    return { snapshot, update, gap };
+  };
+
+  test('levels as sent; a side left out of an update has no changes', () => {
+    const { snapshot, update } = bookFrames();
+    expect(snapshot).toEqual({
+      kind: 'book', symbol: 'BTC_USDT', snapshot: true, lastId: 28606981, ts: 1767225600100,
+      bids: [['87000.1', '0.5'], ['86999.9', '1.25'], ['86999', '0.001']],
+      asks: [['87000.2', '0.75'], ['87000.5', '2'], ['87001', '0.0035']],
+    });
+    expect(update).toEqual({ kind: 'book', symbol: 'BTC_USDT', snapshot: false, firstId: 28606982, lastId: 28606984, ts: 1767225600250, bids: [['87000.1', '0'], ['87000', '0.3']], asks: [['87000.3', '1.1']] });
+    // Hand-written update in the spot.obu format with no `b`: only asks changed.
+    const asksOnly = { t: 1767225600300, s: 'ob.BTC_USDT.50', U: 28606985, u: 28606985, a: [['87000.4', '0.2']] };
+    expect(gate.parse(push('spot.obu', 'update', asksOnly))).toEqual([{ kind: 'book', symbol: 'BTC_USDT', snapshot: false, firstId: 28606985, lastId: 28606985, ts: 1767225600300, bids: [], asks: [['87000.4', '0.2']] }]);
+  });
+
+  test('the sequence rule: updates the book holds are stale, one starting at the last u + 1 applies, any other is a gap', () => {
+    const sequence = gate.book.sequence!;
+    const update = (firstId: number, lastId: number): BookMessage => ({ kind: 'book', symbol: 'BTC_USDT', snapshot: false, bids: [], asks: [], firstId, lastId });
+    expect([update(95, 99), update(96, 100), update(101, 103), update(102, 103)].map((u) => sequence(100, u, false))).toEqual(['stale', 'stale', 'apply', 'gap']);
+  });
 
   test('a full book, then an update that continues it', () => {
+    const { snapshot, update } = bookFrames();
     expect(snapshot).toMatchObject({ symbol: 'BTC_USDT', snapshot: true, lastId: 28606981, ts: 1767225600100 });
     const sync = new BookSync(gate.book, btc);
     expect(sync.onMessage(update!)).toBe('ignored');
@@ -71,6 +125,7 @@ describe('gate book sync (spot.obu: U must follow the last u)', () => {
   });
 
   test('an update that does not start at the last u + 1 is a counted resync, answered by unsubscribe + subscribe', () => {
+    const { snapshot, update, gap } = bookFrames();
     const sync = new BookSync(gate.book, btc);
     sync.onMessage(snapshot!);
     sync.onMessage(update!);

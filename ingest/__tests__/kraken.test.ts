@@ -1,15 +1,17 @@
 import { describe, expect, test } from 'vitest';
 import { BookSync } from '../bookSync.ts';
 import { selectMarkets } from '../normalize.ts';
-import type { BookMessage } from '../venue.ts';
+import type { BookMessage, VenueIo, VenueMarket } from '../venue.ts';
 import { kraken, parseInstrumentSnapshot } from '../venues/kraken.ts';
 import { fixture, frames } from './fixtures.ts';
 import { recordedSession } from './recorded.ts';
 
+// Every parse runs inside a test: mutation testing activates a mutant only while tests run, so a
+// frame parsed while the suite is collected would be parsed by the unmutated code.
 const parseAll = (name: string) => frames('kraken', name).flatMap(kraken.parse);
 const [instruments] = fixture('kraken', 'ws_instrument.json') as unknown[];
-const { markets, unmapped } = selectMarkets(kraken, parseInstrumentSnapshot(instruments)!);
-const btc = markets.find((m) => m.symbol === 'BTC/USD')!;
+/** BTC/USD with the precisions of the instrument snapshot (ws_instrument.json). */
+const btc: VenueMarket = { symbol: 'BTC/USD', base: 'BTC', quote: 'USD', asset: 'bitcoin', contractSize: '1', priceDecimals: 1, qtyDecimals: 8 };
 
 describe('kraken messages', () => {
   test('trades: taker side, numbers back to their decimal text, microsecond times to ms; the snapshot is skipped', () => {
@@ -20,35 +22,97 @@ describe('kraken messages', () => {
     ]);
   });
 
-  test('instrument snapshot: online pairs with the precisions of their checksum', () => {
+  test('instrument snapshot: online pairs with the precisions of their checksum; any other frame of that connection is not it', () => {
+    const { markets, unmapped } = selectMarkets(kraken, parseInstrumentSnapshot(instruments)!);
     expect(markets.map((m) => [m.symbol, m.asset, m.priceDecimals, m.qtyDecimals])).toEqual([
       ['BTC/USD', 'bitcoin', 1, 8],
       ['DOGE/USD', 'dogecoin', 7, 8],
     ]);
     expect(unmapped).toEqual([]);
+    // wsRequest waits on while its pick gives undefined: for every other frame of the connection (acks,
+    // status, heartbeats) and for an instrument update (hand-written, "Instrument" channel docs), which
+    // lists only what changed.
+    const update = { channel: 'instrument', type: 'update', data: { assets: [], pairs: [{ symbol: 'BTC/USD', base: 'BTC', quote: 'USD', status: 'online', qty_precision: 8, price_precision: 1 }] } };
+    expect([...(fixture('kraken', 'ws_control.json') as unknown[]), update].map(parseInstrumentSnapshot)).toEqual([undefined, undefined, undefined, undefined, undefined, undefined]);
   });
 
-  test('acks, refusals, pongs, heartbeats, status; unknown frames', () => {
-    expect(parseAll('ws_control.json').map((m) => (m.kind === 'control' ? m.what : m.kind))).toEqual(['ack', 'error', 'pong', 'heartbeat', 'status']);
+  test('acks, refusals with the method and the error, pongs, heartbeats, status with its data; the instrument channel; unknown frames', () => {
+    expect(parseAll('ws_control.json')).toEqual([
+      { kind: 'control', what: 'ack' },
+      { kind: 'control', what: 'error', detail: 'subscribe: Currency pair not supported NOPE/USD' },
+      { kind: 'control', what: 'pong' },
+      { kind: 'control', what: 'heartbeat' },
+      { kind: 'control', what: 'status', detail: '[{"api_version":"v2","connection_id":12393906104898154000,"system":"online","version":"2.0.10"}]' },
+    ]);
+    expect(parseAll('ws_instrument.json')).toEqual([{ kind: 'control', what: 'status', detail: 'instrument' }]);
     expect(parseAll('ws_unknown.json')).toEqual([{ kind: 'unknown' }, { kind: 'unknown' }, { kind: 'unknown' }]);
+    // Hand-written ("Subscribe" reply, Kraken websocket v2 docs): `error` is documented as conditional,
+    // so a refusal may come without it; a status without data; JSON that is no object.
+    const refusal = { method: 'subscribe', success: false, time_in: '2026-01-01T00:00:00.000000Z', time_out: '2026-01-01T00:00:00.000100Z' };
+    expect(kraken.parse(JSON.stringify(refusal))).toEqual([{ kind: 'control', what: 'error', detail: 'subscribe: ' }]);
+    expect(kraken.parse('{"channel":"status","type":"update"}')).toEqual([{ kind: 'control', what: 'status', detail: 'null' }]);
+    expect(kraken.parse('null')).toEqual([{ kind: 'unknown' }]);
+    // A book update whose price is text, not the documented number (as ws_unknown.json's trade).
+    const textPrice = { channel: 'book', type: 'update', data: [{ symbol: 'BTC/USD', bids: [{ price: '87000.0', qty: 0.3 }], asks: [], checksum: 4266479710, timestamp: '2026-01-01T00:00:00.250000Z' }] };
+    expect(kraken.parse(JSON.stringify(textPrice))).toEqual([{ kind: 'unknown' }]);
   });
 
-  test('subscriptions: trades without the recent-trades snapshot, books 100 deep', () => {
+  test('subscriptions: trades without the recent-trades snapshot, books 100 deep; a resubscription drops and asks the book again', () => {
     const [plan] = kraken.sockets({ ws: 'wss://k', rest: 'https://k' }, [btc]);
     expect(plan!.url).toBe('wss://k/v2');
-    expect(plan!.subscribe.map((s) => JSON.parse(s).params)).toEqual([
-      { channel: 'trade', snapshot: false, symbol: ['BTC/USD'] },
-      { channel: 'book', depth: 100, symbol: ['BTC/USD'] },
+    expect(plan!.subscribe.map((s) => JSON.parse(s))).toEqual([
+      { method: 'subscribe', params: { channel: 'trade', snapshot: false, symbol: ['BTC/USD'] }, req_id: 1 },
+      { method: 'subscribe', params: { channel: 'book', depth: 100, symbol: ['BTC/USD'] }, req_id: 1 },
+    ]);
+    expect(kraken.book.resubscribe!(['BTC/USD']).map((s) => JSON.parse(s))).toEqual([
+      { method: 'unsubscribe', params: { channel: 'book', depth: 100, symbol: ['BTC/USD'] }, req_id: 1 },
+      { method: 'subscribe', params: { channel: 'book', depth: 100, symbol: ['BTC/USD'] }, req_id: 1 },
+    ]);
+  });
+
+  test('listMarkets subscribes to the instrument snapshot on the v2 socket and lists its online pairs', async () => {
+    const asked: { url: string; messages: unknown[] }[] = [];
+    const io: VenueIo = {
+      getJson: async (url) => Promise.reject(new Error(`unexpected GET ${url}`)),
+      postJson: async (url) => Promise.reject(new Error(`unexpected POST ${url}`)),
+      async wsRequest(url, messages, pick) {
+        asked.push({ url, messages: messages.map((m) => JSON.parse(m)) });
+        return pick(instruments)!;
+      },
+    };
+    expect(await kraken.listMarkets(io, { ws: 'wss://k', rest: 'https://k' })).toEqual([
+      { symbol: 'BTC/USD', base: 'BTC', quote: 'USD', contractSize: '1', priceDecimals: 1, qtyDecimals: 8 },
+      { symbol: 'ETH/EUR', base: 'ETH', quote: 'EUR', contractSize: '1', priceDecimals: 2, qtyDecimals: 8 },
+      { symbol: 'DOGE/USD', base: 'DOGE', quote: 'USD', contractSize: '1', priceDecimals: 7, qtyDecimals: 8 },
+    ]);
+    expect(asked).toEqual([{ url: 'wss://k/v2', messages: [{ method: 'subscribe', params: { channel: 'instrument', snapshot: true }, req_id: 1 }] }]);
+  });
+
+  test('book frames: levels back to their decimal text, the checksum, the update time (a snapshot carries none)', () => {
+    expect([...parseAll('ws_book_snapshot.json'), ...parseAll('ws_book_update.json')]).toEqual([
+      {
+        kind: 'book',
+        symbol: 'BTC/USD',
+        snapshot: true,
+        bids: [['87000.1', '0.5'], ['86999.9', '1.25'], ['86999', '0.001']],
+        asks: [['87000.2', '0.75'], ['87000.5', '2'], ['87001', '0.0035']],
+        checksum: 2793618059,
+      },
+      { kind: 'book', symbol: 'BTC/USD', snapshot: false, bids: [['87000.1', '0'], ['87000', '0.3']], asks: [['87000.3', '1.1']], checksum: 4266479710, ts: 1767225600250 },
     ]);
   });
 });
 
 describe('kraken book sync (checksum, no sequence numbers)', () => {
-  const [snapshot] = parseAll('ws_book_snapshot.json') as BookMessage[];
-  const [update] = parseAll('ws_book_update.json') as BookMessage[];
-  const [afterLoss] = parseAll('ws_book_bad_checksum.json') as BookMessage[];
+  const bookFrames = () => {
+    const [snapshot] = parseAll('ws_book_snapshot.json') as BookMessage[];
+    const [update] = parseAll('ws_book_update.json') as BookMessage[];
+    const [afterLoss] = parseAll('ws_book_bad_checksum.json') as BookMessage[];
+    return { snapshot, update, afterLoss };
+  };
 
   test('snapshot and update match the venue checksums computed at the pair precisions', () => {
+    const { snapshot, update } = bookFrames();
     const sync = new BookSync(kraken.book, btc);
     expect(sync.onMessage(snapshot!)).toBe('snapshot');
     expect(sync.onMessage(update!)).toBe('applied');
@@ -56,6 +120,7 @@ describe('kraken book sync (checksum, no sequence numbers)', () => {
   });
 
   test('a lost update shows as a checksum mismatch: a counted resync', () => {
+    const { snapshot, update, afterLoss } = bookFrames();
     const sync = new BookSync(kraken.book, btc);
     sync.onMessage(snapshot!);
     sync.onMessage(update!);

@@ -3,11 +3,15 @@ import { BookSync } from '../bookSync.ts';
 import { selectMarkets, toTradeEvent } from '../normalize.ts';
 import type { BookMessage, VenueMarket, VenueMessage } from '../venue.ts';
 import { kucoin, parseBullet, parseSymbols } from '../venues/kucoin.ts';
+import { cannedIo } from './cannedIo.ts';
 import { fixture, frames } from './fixtures.ts';
 import { countKinds, recordedSession, replayWithRest, tradesOf, type RecordedRest } from './recorded.ts';
 
+// Every parse runs inside a test: mutation testing activates a mutant only while tests run, so a
+// frame parsed while the suite is collected would be parsed by the unmutated code.
 const parseAll = (name: string) => frames('kucoin', name).flatMap(kucoin.parse);
 const btc: VenueMarket = { symbol: 'BTC-USDT', base: 'BTC', quote: 'USDT', asset: 'bitcoin', contractSize: '1' };
+const endpoints = { ws: 'wss://k', rest: 'https://k' };
 
 describe('kucoin messages', () => {
   test('matches: taker side as sent; time in nanoseconds cut to ms', () => {
@@ -29,13 +33,61 @@ describe('kucoin messages', () => {
     expect(parseAll('ws_unknown.json')).toEqual([{ kind: 'unknown' }, { kind: 'unknown' }, { kind: 'unknown' }]);
   });
 
+  test('a refusal whose data is not text is written out as JSON', () => {
+    // Hand-written in the shape of the documented error frame (id, type, code, data), with an object as data.
+    const refusal = { id: '1545910660741', type: 'error', code: 400, data: { topic: '/market/match:NOPE-USDT' } };
+    expect(kucoin.parse(JSON.stringify(refusal))).toEqual([{ kind: 'control', what: 'error', detail: '400: {"topic":"/market/match:NOPE-USDT"}' }]);
+  });
+
+  test('frames are told apart by type and topic, not by the shape of their data', () => {
+    const match = { symbol: 'BTC-USDT', side: 'sell', price: '87012.4', size: '0.0152', tradeId: '11067996711960577', time: '1767225600121456789' };
+    const change = { symbol: 'BTC-USDT', sequenceStart: 14103844, sequenceEnd: 14103844, changes: { asks: [['87000.3', '0.9', '14103844']], bids: [] } };
+    // Hand-written: a type we do not know, a data message without a topic, data under a topic we do not parse.
+    const others = [
+      { type: 'notice', topic: '/market/match:BTC-USDT', subject: 'trade.l3match', data: match },
+      { type: 'message', subject: 'trade.l3match', data: match },
+      { type: 'message', topic: '/market/ticker:BTC-USDT', subject: 'trade.ticker', data: change },
+    ];
+    expect(others.map((o) => kucoin.parse(JSON.stringify(o)))).toEqual([[{ kind: 'unknown' }], [{ kind: 'unknown' }], [{ kind: 'unknown' }]]);
+  });
+
+  test('a level2 change without its sequence number is unknown, never thrown', () => {
+    // Hand-written in the format of "Level2 - Market Data": each change is [price, size, sequence].
+    const unnumbered = { symbol: 'BTC-USDT', sequenceStart: 14103844, sequenceEnd: 14103844, time: 1767225600100, changes: { asks: [['87000.3', '0.9']], bids: [] } };
+    expect(kucoin.parse(JSON.stringify({ type: 'message', topic: '/market/level2:BTC-USDT', subject: 'trade.l2update', data: unnumbered }))).toEqual([{ kind: 'unknown' }]);
+  });
+
   test('symbols: trading symbols of catalog assets with a followed quote', () => {
     const { markets, unmapped } = selectMarkets(kucoin, parseSymbols(fixture('kucoin', 'rest_symbols.json')));
-    expect(markets.map((m) => [m.symbol, m.base, m.quote, m.asset])).toEqual([
-      ['BTC-USDT', 'BTC', 'USDT', 'bitcoin'],
-      ['SOL-USDC', 'SOL', 'USDC', 'solana'],
+    expect(markets.map((m) => [m.symbol, m.base, m.quote, m.asset, m.contractSize])).toEqual([
+      ['BTC-USDT', 'BTC', 'USDT', 'bitcoin', '1'],
+      ['SOL-USDC', 'SOL', 'USDC', 'solana', '1'],
     ]);
     expect(unmapped).toEqual(['NEWCOIN-USDT']);
+  });
+
+  test('REST: symbols from /api/v1/symbols, the book snapshot of a symbol from level2_100', async () => {
+    const { io, asked } = cannedIo({ 'https://k/api/v1/symbols': fixture('kucoin', 'rest_symbols.json') });
+    expect((await kucoin.listMarkets(io, endpoints)).map((m) => m.symbol)).toContain('BTC-USDT');
+    expect(asked).toEqual(['https://k/api/v1/symbols']);
+    expect(kucoin.book.restSnapshot!.url('https://k', 'BTC-USDT')).toBe('https://k/api/v1/market/orderbook/level2_100?symbol=BTC-USDT');
+  });
+
+  test('each connection asks bullet-public for its endpoint first', async () => {
+    const posted: string[] = [];
+    const { io } = cannedIo({});
+    const bulletIo = {
+      ...io,
+      postJson: async (url: string) => {
+        posted.push(url);
+        return fixture('kucoin', 'rest_bullet_public.json');
+      },
+    };
+    const [plan] = kucoin.sockets(endpoints, [btc]);
+    const resolved = await plan!.connectUrl!(bulletIo);
+    expect(posted).toEqual(['https://k/api/v1/bullet-public']);
+    expect(resolved.url.startsWith('wss://ws-api-spot.kucoin.com/?token=')).toBe(true);
+    expect(resolved.pingEveryMs).toBe(18_000);
   });
 
   test('bullet-public: the instance server with the token and a fresh connectId, and its ping interval', () => {
@@ -61,17 +113,27 @@ describe('kucoin messages', () => {
     ]);
     expect(plans[0]!.connectUrl).toBeTypeOf('function');
   });
+
+  test('subscriptions name the symbols, public topics, answered with an ack', () => {
+    const sol = { ...btc, symbol: 'SOL-USDC', base: 'SOL', quote: 'USDC', asset: 'solana' };
+    const [plan] = kucoin.sockets(endpoints, [btc, sol]);
+    expect(plan!.symbols).toEqual(['BTC-USDT', 'SOL-USDC']);
+    expect(plan!.subscribe.map((s) => ({ ...JSON.parse(s), id: 'any' }))).toEqual([
+      { id: 'any', type: 'subscribe', topic: '/market/match:BTC-USDT,SOL-USDC', privateChannel: false, response: true },
+      { id: 'any', type: 'subscribe', topic: '/market/level2:BTC-USDT,SOL-USDC', privateChannel: false, response: true },
+    ]);
+  });
 });
 
 describe('kucoin book sync (REST snapshot + numbered changes)', () => {
-  const snapshot = kucoin.book.restSnapshot!.parse(fixture('kucoin', 'rest_orderbook_level2_100.json'));
-  const updates = parseAll('ws_book_update.json') as BookMessage[];
+  const snapshot = () => kucoin.book.restSnapshot!.parse(fixture('kucoin', 'rest_orderbook_level2_100.json'));
+  const updates = () => parseAll('ws_book_update.json') as BookMessage[];
   /** The changes of the fixture's n-th frame (its sequenceStart..sequenceEnd). */
   const ranges = [[14103844, 14103847], [14103848, 14103849], [14103853, 14103854]] as const;
-  const frame = (n: number) => updates.filter((u) => u.firstId! >= ranges[n]![0] && u.firstId! <= ranges[n]![1]);
+  const frame = (n: number) => updates().filter((u) => u.firstId! >= ranges[n]![0] && u.firstId! <= ranges[n]![1]);
 
   test('one book message per change, in number order', () => {
-    expect(updates.map((u) => [u.firstId, u.lastId, u.bids.length + u.asks.length])).toEqual([
+    expect(updates().map((u) => [u.firstId, u.lastId, u.bids.length + u.asks.length])).toEqual([
       [14103844, 14103844, 1],
       [14103845, 14103845, 1],
       [14103846, 14103846, 1],
@@ -81,13 +143,20 @@ describe('kucoin book sync (REST snapshot + numbered changes)', () => {
       [14103853, 14103853, 1],
       [14103854, 14103854, 1],
     ]);
+    expect(updates()[0]).toEqual({ kind: 'book', symbol: 'BTC-USDT', snapshot: false, bids: [], asks: [['87000.3', '0.9']], firstId: 14103844, lastId: 14103844, ts: 1767225600100 });
+  });
+
+  test('the sequence rule: changes the book holds are stale, the next number applies, any other is a gap', () => {
+    const sequence = kucoin.book.sequence!;
+    const change = (id: number): BookMessage => ({ kind: 'book', symbol: 'BTC-USDT', snapshot: false, bids: [], asks: [], firstId: id, lastId: id });
+    expect([99, 100, 101, 102].map((id) => sequence(100, change(id), false))).toEqual(['stale', 'stale', 'apply', 'gap']);
   });
 
   test('changes buffered, the snapshot loaded, the changes it holds dropped, the rest applied', () => {
     const sync = new BookSync(kucoin.book, btc);
     for (const u of [...frame(0), ...frame(1)]) expect(sync.onMessage(u)).toBe('buffered');
     expect(sync.wantsRestSnapshot).toBe(true);
-    expect(sync.onRestSnapshot(snapshot)).toBe('synced');
+    expect(sync.onRestSnapshot(snapshot())).toBe('synced');
     // 14103844 and 14103845 are older than the snapshot (0.9 and 0.4 are not applied).
     expect(sync.book.top('bid', 5)).toEqual([[87000.1, 0.7], [87000, 0.5], [86999.9, 1.25]]);
     expect(sync.book.top('ask', 5)).toEqual([[87000.3, 0.8], [87000.4, 1.1], [87001, 0.0035]]);
@@ -96,7 +165,7 @@ describe('kucoin book sync (REST snapshot + numbered changes)', () => {
   test('a skipped number is a counted resync; the change that showed it starts the next buffer', () => {
     const sync = new BookSync(kucoin.book, btc);
     for (const u of [...frame(0), ...frame(1)]) sync.onMessage(u);
-    sync.onRestSnapshot(snapshot);
+    sync.onRestSnapshot(snapshot());
     expect(sync.onMessage(frame(2)[0]!)).toBe('gap');
     expect(sync).toMatchObject({ resyncs: 1, synced: false, wantsRestSnapshot: true });
     expect(sync.onMessage(frame(2)[1]!)).toBe('buffered');
@@ -109,15 +178,20 @@ describe('kucoin book sync (REST snapshot + numbered changes)', () => {
 describe('kucoin recorded session (cryptofeed, 2021-04-25, DAPPT-BTC level2 and match of one connection, and its REST snapshot)', () => {
   const session = recordedSession('kucoin');
   const raw = session.map((f) => JSON.parse(f.text) as { type: string; topic?: string; data?: { tradeId?: string; time?: string; changes?: { bids: string[][]; asks: string[][] } } });
-  const parsed = session.map((f) => kucoin.parse(f.text));
   const rest = (fixture('kucoin', 'rest_recorded_depth.json') as Record<string, RecordedRest>)['DAPPT-BTC']!;
 
   test('every frame parses: one book message per change, trades with unique ids, times in ns to ms', () => {
+    const parsed = session.map((f) => kucoin.parse(f.text));
     const changes = raw.reduce((n, j) => n + (j.topic?.startsWith('/market/level2') ? j.data!.changes!.bids.length + j.data!.changes!.asks.length : 0), 0);
     const matches = raw.filter((j) => j.topic?.startsWith('/market/match'));
     expect(countKinds(parsed.flat())).toEqual({ 'control:ack': raw.filter((j) => j.type === 'welcome' || j.type === 'ack').length, book: changes, trade: matches.length });
     const trades = tradesOf(parsed.flat());
     expect(new Set(trades.map((t) => t.tradeId)).size).toBe(trades.length);
+    // The 2021 level2 frames carry no `time`: their book messages have no ts at all (the collector
+    // then uses the receive time), not an undefined one.
+    const books = parsed.flat().filter((m) => m.kind === 'book');
+    expect(books[0]).toStrictEqual({ kind: 'book', symbol: 'DAPPT-BTC', snapshot: false, bids: [['0.0000001115', '0']], asks: [], firstId: 1612701563860, lastId: 1612701563860 });
+    expect(books.filter((m) => 'ts' in m)).toEqual([]);
     session.forEach((f, i) => {
       if (!raw[i]!.topic?.startsWith('/market/match')) return;
       expect(Math.abs(f.at * 1000 - Number(raw[i]!.data!.time!.slice(0, -6)))).toBeLessThan(2_000);
@@ -127,6 +201,7 @@ describe('kucoin recorded session (cryptofeed, 2021-04-25, DAPPT-BTC level2 and 
   test('the book syncs on the REST snapshot (v3 full depth) and every later change continues it', () => {
     const market = { symbol: 'DAPPT-BTC', base: 'DAPPT', quote: 'BTC', asset: 'dapp-token', contractSize: '1' };
     const sync = new BookSync(kucoin.book, market);
+    const parsed = session.map((f) => kucoin.parse(f.text));
     const updates = session.flatMap((f, i) => parsed[i]!.filter((m): m is BookMessage => m.kind === 'book').map((message) => ({ at: f.at, message })));
     const outcome = replayWithRest(sync, kucoin.book, updates, rest);
     expect(outcome.snapshot).toBe('synced');

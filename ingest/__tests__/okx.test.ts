@@ -4,13 +4,16 @@ import { OrderBook } from '../orderBook.ts';
 import { selectMarkets, toLevels, toLiquidationEvent, toTradeEvent } from '../normalize.ts';
 import type { BookMessage, VenueMarket, VenueMessage } from '../venue.ts';
 import { okx, okxSwap, parseInstruments } from '../venues/okx.ts';
+import { cannedIo } from './cannedIo.ts';
 import { fixture, frames } from './fixtures.ts';
 import { countKinds, placedSide, recordedSession, tradesOf } from './recorded.ts';
 
+// Every parse runs inside a test: mutation testing activates a mutant only while tests run, so a
+// frame parsed while the suite is collected would be parsed by the unmutated code.
 const parseAll = (name: string) => frames('okx', name).flatMap(okx.parse);
-const swapMarkets = selectMarkets(okxSwap, parseInstruments(fixture('okx', 'rest_instruments_swap.json'), 'SWAP'));
-const btcSwap = swapMarkets.markets.find((m) => m.symbol === 'BTC-USDT-SWAP')!;
-const ethSwap = swapMarkets.markets.find((m) => m.symbol === 'ETH-USDT-SWAP')!;
+const listedSwaps = () => selectMarkets(okxSwap, parseInstruments(fixture('okx', 'rest_instruments_swap.json'), 'SWAP'));
+/** BTC-USDT-SWAP as rest_instruments_swap.json lists it: contracts of 0.01 BTC. */
+const btcSwap: VenueMarket = { symbol: 'BTC-USDT-SWAP', base: 'BTC', quote: 'USDT', asset: 'bitcoin', contractSize: '0.01' };
 
 describe('okx messages', () => {
   test('trades: taker side as sent; swap sizes are contracts, converted with ctVal to base units', () => {
@@ -20,6 +23,7 @@ describe('okx messages', () => {
     const spot: VenueMarket = { symbol: 'BTC-USDT', base: 'BTC', quote: 'USDT', asset: 'bitcoin', contractSize: '1' };
     expect(toTradeEvent('okx', spot, first!, 1)).toMatchObject({ quantity: 0.0152, price: 87012.4 });
     // 12 contracts of 0.1 ETH: 1.2 ETH, exactly (not 1.2000000000000002).
+    const ethSwap = listedSwaps().markets.find((m) => m.symbol === 'ETH-USDT-SWAP')!;
     expect(ethSwap.contractSize).toBe('0.1');
     expect(toTradeEvent('okx-swap', ethSwap, swap!, 1)).toMatchObject({ market: 'ETH-USDT-SWAP', asset: 'ethereum', quantity: 1.2, side: 'sell', ts: 1767225600456 });
   });
@@ -33,6 +37,15 @@ describe('okx messages', () => {
     expect(okxSwap.liquidations?.sampled).toBe(true);
   });
 
+  test('liquidations: posSide long or short is taken as sent; in net mode a forced sell closes a long', () => {
+    // Hand-written in the format of the "Liquidation orders channel" (OKX v5 docs). In every frame seen
+    // posSide and the order side agree; the first two details pull them apart to show posSide is the one read.
+    const frame = (details: object[]) => JSON.stringify({ arg: { channel: 'liquidation-orders', instType: 'SWAP' }, data: [{ instId: 'BTC-USDT-SWAP', instType: 'SWAP', details }] });
+    const detail = (posSide: string, side: string) => ({ bkLoss: '0', bkPx: '86840.2', ccy: '', posSide, side, sz: '3', ts: '1767225602000' });
+    const sides = okx.parse(frame([detail('long', 'buy'), detail('short', 'sell'), detail('net', 'sell')])).map((m) => (m.kind === 'liquidation' ? m.positionSide : m.kind));
+    expect(sides).toEqual(['long', 'short', 'long']);
+  });
+
   test('acks, errors, the 64008 notice (a reconnect request), pongs and unknown frames', () => {
     expect(parseAll('ws_control.json')).toEqual([
       { kind: 'control', what: 'ack' },
@@ -43,7 +56,35 @@ describe('okx messages', () => {
     expect(parseAll('ws_unknown.json')).toEqual([{ kind: 'unknown' }, { kind: 'unknown' }, { kind: 'unknown' }]);
   });
 
+  test('unsubscribe acks, notices other than 64008 and other events are statuses; malformed frames are unknown', () => {
+    // Hand-written in the formats of the OKX v5 docs: "Unsubscribe", "Notification" (notice events; only
+    // 64008 is documented, 64009 stands for any other), "Connection count limit" (channel-conn-count).
+    // Then malformed: an error whose code is a number, a reply with neither event nor arg, a books
+    // frame without seqId, a liquidation whose bkPx is a number, JSON null.
+    const parsed = [
+      { event: 'unsubscribe', arg: { channel: 'books', instId: 'BTC-USDT' }, connId: 'a4d3ae55' },
+      { event: 'notice', code: '64009', msg: 'Another notice.', connId: 'a4d3ae55' },
+      { event: 'channel-conn-count', channel: 'books', connCount: '2', connId: 'a4d3ae55' },
+      { event: 'error', code: 60018, msg: 'Wrong URL or channel', connId: 'a4d3ae55' },
+      { code: '0', msg: '', data: [] },
+      { arg: { channel: 'books', instId: 'BTC-USDT-SWAP' }, action: 'update', data: [{ asks: [], bids: [], ts: '1767225600300', checksum: 0 }] },
+      { arg: { channel: 'liquidation-orders', instType: 'SWAP' }, data: [{ instId: 'BTC-USDT-SWAP', details: [{ posSide: 'long', side: 'sell', bkPx: 86840.2, sz: '3', ts: '1767225602000' }] }] },
+      null,
+    ].map((frame) => okx.parse(JSON.stringify(frame)));
+    expect(parsed).toEqual([
+      [{ kind: 'control', what: 'ack' }],
+      [{ kind: 'control', what: 'status', detail: '64009: Another notice.' }],
+      [{ kind: 'control', what: 'status', detail: 'channel-conn-count' }],
+      [{ kind: 'unknown' }],
+      [{ kind: 'unknown' }],
+      [{ kind: 'unknown' }],
+      [{ kind: 'unknown' }],
+      [{ kind: 'unknown' }],
+    ]);
+  });
+
   test('instruments: live linear swaps with their contract value; inverse swaps and suspended ones left out', () => {
+    const swapMarkets = listedSwaps();
     expect(swapMarkets.markets.map((m) => [m.symbol, m.base, m.quote, m.contractSize, m.asset])).toEqual([
       ['BTC-USDT-SWAP', 'BTC', 'USDT', '0.01', 'bitcoin'],
       ['ETH-USDT-SWAP', 'ETH', 'USDT', '0.1', 'ethereum'],
@@ -53,22 +94,116 @@ describe('okx messages', () => {
     expect(spot.markets.map((m) => m.symbol)).toEqual(['BTC-USDT', 'SOL-USDC']);
   });
 
+  test('instruments: one contract is ctVal x ctMult; ctVal as sent when ctMult is 1 or empty; a swap without uly is left out', () => {
+    // Hand-written ("Get instruments", OKX v5 docs): every recorded swap has ctMult "1", and OKX writes
+    // "" for a field that does not apply. A ctVal of 0.0000001 stays as sent: through a double it would
+    // print "1e-7", which decimalProduct refuses. uly is optional in our schema: without it, no quote.
+    const swap = (instId: string, fields: object) => ({ instType: 'SWAP', instId, uly: instId.replace('-SWAP', ''), settleCcy: 'USDT', ctType: 'linear', ctValCcy: instId.split('-')[0], state: 'live', ...fields });
+    const json = {
+      code: '0',
+      msg: '',
+      data: [
+        swap('TINY-USDT-SWAP', { ctVal: '0.0000001', ctMult: '1' }),
+        swap('BTC-USDT-SWAP', { ctVal: '0.01', ctMult: '10' }),
+        swap('SOL-USDT-SWAP', { ctVal: '1', ctMult: '' }),
+        swap('ETH-USDT-SWAP', { ctVal: '0.1', ctMult: '1', uly: undefined }),
+      ],
+    };
+    expect(parseInstruments(json, 'SWAP')).toEqual([
+      { symbol: 'TINY-USDT-SWAP', base: 'TINY', quote: 'USDT', contractSize: '0.0000001' },
+      { symbol: 'BTC-USDT-SWAP', base: 'BTC', quote: 'USDT', contractSize: '0.1' },
+      { symbol: 'SOL-USDT-SWAP', base: 'SOL', quote: 'USDT', contractSize: '1' },
+    ]);
+  });
+
+  test('listMarkets asks the instruments of its type and lists every live one (spot: in base units; swap: one contract in base units)', async () => {
+    const spotJson = fixture('okx', 'rest_instruments_spot.json');
+    const swapJson = fixture('okx', 'rest_instruments_swap.json');
+    const spot = cannedIo({ 'https://o/api/v5/public/instruments?instType=SPOT': spotJson });
+    expect(await okx.listMarkets(spot.io, { ws: 'wss://o', rest: 'https://o' })).toEqual([
+      { symbol: 'BTC-USDT', base: 'BTC', quote: 'USDT', contractSize: '1' },
+      { symbol: 'ETH-BTC', base: 'ETH', quote: 'BTC', contractSize: '1' },
+      { symbol: 'SOL-USDC', base: 'SOL', quote: 'USDC', contractSize: '1' },
+    ]);
+    const swap = cannedIo({ 'https://o/api/v5/public/instruments?instType=SWAP': swapJson });
+    expect(await okxSwap.listMarkets(swap.io, { ws: 'wss://o', rest: 'https://o' })).toEqual([
+      { symbol: 'BTC-USDT-SWAP', base: 'BTC', quote: 'USDT', contractSize: '0.01' },
+      { symbol: 'ETH-USDT-SWAP', base: 'ETH', quote: 'USDT', contractSize: '0.1' },
+      { symbol: 'NEWCOIN-USDT-SWAP', base: 'NEWCOIN', quote: 'USDT', contractSize: '10' },
+    ]);
+    expect([...spot.asked, ...swap.asked]).toEqual(['https://o/api/v5/public/instruments?instType=SPOT', 'https://o/api/v5/public/instruments?instType=SWAP']);
+    // Hand-written ("Get instruments", OKX v5 docs): a spot listing that names only one of its currencies is left out.
+    const halfNamed = { code: '0', msg: '', data: [{ instType: 'SPOT', instId: 'XYZ-USDT', baseCcy: '', quoteCcy: 'USDT', state: 'live' }, { instType: 'SPOT', instId: 'BTC-XYZ', baseCcy: 'BTC', quoteCcy: '', state: 'live' }] };
+    expect(parseInstruments(halfNamed, 'SPOT')).toEqual([]);
+  });
+
   test('subscriptions: trades and books per instrument, liquidations once per instrument type', () => {
     const [plan] = okxSwap.sockets({ ws: 'wss://o', rest: 'https://o' }, [btcSwap]);
     expect(plan!.url).toBe('wss://o/ws/v5/public');
     expect(plan!.subscribe.map((s) => JSON.parse(s))).toEqual([
       { op: 'subscribe', args: [{ channel: 'trades', instId: 'BTC-USDT-SWAP' }, { channel: 'books', instId: 'BTC-USDT-SWAP' }, { channel: 'liquidation-orders', instType: 'SWAP' }] },
     ]);
-    expect(okx.book.resubscribe!(['BTC-USDT']).map((s) => JSON.parse(s).op)).toEqual(['unsubscribe', 'subscribe']);
+    const books = [{ channel: 'books', instId: 'BTC-USDT' }, { channel: 'books', instId: 'ETH-USDT' }];
+    expect(okx.book.resubscribe!(['BTC-USDT', 'ETH-USDT']).map((s) => JSON.parse(s))).toEqual([
+      { op: 'unsubscribe', args: books },
+      { op: 'subscribe', args: books },
+    ]);
+  });
+
+  test('subscriptions: spot asks no liquidations; 150 markets per socket, 100 arguments per request, liquidations on the first socket only', () => {
+    const [spotPlan] = okx.sockets({ ws: 'wss://o', rest: 'https://o' }, [{ symbol: 'BTC-USDT', base: 'BTC', quote: 'USDT', asset: 'bitcoin', contractSize: '1' }]);
+    expect(spotPlan!.subscribe.map((s) => JSON.parse(s))).toEqual([{ op: 'subscribe', args: [{ channel: 'trades', instId: 'BTC-USDT' }, { channel: 'books', instId: 'BTC-USDT' }] }]);
+    const markets = Array.from({ length: 151 }, (_, i): VenueMarket => ({ symbol: `C${i}-USDT-SWAP`, base: `C${i}`, quote: 'USDT', asset: `c${i}`, contractSize: '1' }));
+    const [first, second, ...more] = okxSwap.sockets({ ws: 'wss://o', rest: 'https://o' }, markets);
+    expect(more).toEqual([]);
+    expect(first!.symbols).toEqual(markets.slice(0, 150).map((m) => m.symbol));
+    expect(second!.symbols).toEqual(['C150-USDT-SWAP']);
+    // 150 markets x (trades, books) + the liquidations: 301 arguments in 4 requests.
+    const firstArgs = first!.subscribe.map((s) => JSON.parse(s).args as object[]);
+    expect(firstArgs.map((a) => a.length)).toEqual([100, 100, 100, 1]);
+    expect(firstArgs[3]).toEqual([{ channel: 'liquidation-orders', instType: 'SWAP' }]);
+    expect(second!.subscribe.map((s) => JSON.parse(s))).toEqual([{ op: 'subscribe', args: [{ channel: 'trades', instId: 'C150-USDT-SWAP' }, { channel: 'books', instId: 'C150-USDT-SWAP' }] }]);
+  });
+});
+
+describe('okx book frames and the seqId chain', () => {
+  test('a books frame: levels as price and size strings (order counts dropped), seqId and prevSeqId, the checksum', () => {
+    expect(parseAll('ws_book_snapshot.json')).toEqual([
+      {
+        kind: 'book',
+        symbol: 'BTC-USDT-SWAP',
+        snapshot: true,
+        bids: [['87000.1', '12'], ['86999.9', '30'], ['86999.5', '4']],
+        asks: [['87000.2', '8'], ['87000.5', '25']],
+        ts: 1767225600100,
+        lastId: 50010,
+        prevId: -1,
+        checksum: 1183233051,
+      },
+    ]);
+  });
+
+  test('an update continuing the chain applies; one already applied (replayed or older) is stale; one from further on is a gap', () => {
+    const [update, gap] = parseAll('ws_book_update.json') as BookMessage[];
+    const sequence = okx.book.sequence!;
+    // update: prevSeqId 50010, seqId 50014; gap: prevSeqId 50017, seqId 50019.
+    expect(sequence(50010, update!, true)).toBe('apply');
+    expect(sequence(50014, update!, false)).toBe('stale');
+    expect(sequence(50019, update!, false)).toBe('stale');
+    expect(sequence(50014, gap!, false)).toBe('gap');
   });
 });
 
 describe('okx book sync', () => {
-  const [snapshot] = parseAll('ws_book_snapshot.json') as BookMessage[];
-  const [update, gap] = parseAll('ws_book_update.json') as BookMessage[];
-  const [badChecksum] = parseAll('ws_book_bad_checksum.json') as BookMessage[];
+  const bookFrames = () => {
+    const [snapshot] = parseAll('ws_book_snapshot.json') as BookMessage[];
+    const [update, gap] = parseAll('ws_book_update.json') as BookMessage[];
+    const [badChecksum] = parseAll('ws_book_bad_checksum.json') as BookMessage[];
+    return { snapshot, update, gap, badChecksum };
+  };
 
   test('snapshot and a chained update match the venue checksum; levels published in base units', () => {
+    const { snapshot, update } = bookFrames();
     const sync = new BookSync(okxSwap.book, btcSwap);
     expect(sync.onMessage(update!)).toBe('ignored');
     expect(sync.onMessage(snapshot!)).toBe('snapshot');
@@ -79,6 +214,7 @@ describe('okx book sync', () => {
   });
 
   test('a broken seqId chain is a counted resync; the next snapshot brings the book back', () => {
+    const { snapshot, update, gap } = bookFrames();
     const sync = new BookSync(okxSwap.book, btcSwap);
     sync.onMessage(snapshot!);
     sync.onMessage(update!);
@@ -106,6 +242,7 @@ describe('okx book sync', () => {
   });
 
   test('a book that no longer matches the venue checksum is a counted resync', () => {
+    const { snapshot, update, badChecksum } = bookFrames();
     const sync = new BookSync(okxSwap.book, btcSwap);
     sync.onMessage(snapshot!);
     sync.onMessage(update!);
@@ -121,7 +258,8 @@ type RawTrades = { arg: { channel: 'trades' }; data: { tradeId: string; px: stri
 describe('okx recorded session (cryptofeed, 2022-05-13, BTC-USDT trades and books of one connection)', () => {
   const session = recordedSession('okx');
   const raw = session.map((f) => ({ at: f.at, json: JSON.parse(f.text) as Record<string, unknown> }));
-  const parsed = session.map((f) => okx.parse(f.text));
+  // Parsed inside each test, not while the suite is collected: a mutation tool only sees what tests run.
+  const parseSession = () => session.map((f) => okx.parse(f.text));
   const isBooks = (j: Record<string, unknown>): j is RawBooks => (j.arg as { channel?: string } | undefined)?.channel === 'books' && 'data' in j;
   const isTrades = (j: Record<string, unknown>): j is RawTrades => (j.arg as { channel?: string } | undefined)?.channel === 'trades' && 'data' in j;
   /** The book frames as BookMessages, built from the raw JSON alone. */
@@ -130,6 +268,7 @@ describe('okx recorded session (cryptofeed, 2022-05-13, BTC-USDT trades and book
   );
 
   test('185 frames: acks and trades parsed; the books frames, sent before OKX added seqId/prevSeqId (2023), are unknown to the parser', () => {
+    const parsed = parseSession();
     const acks = raw.filter(({ json }) => json.event === 'subscribe').length;
     const trades = raw.reduce((n, { json }) => n + (isTrades(json) ? json.data.length : 0), 0);
     const books = raw.filter(({ json }) => isBooks(json));
@@ -155,6 +294,7 @@ describe('okx recorded session (cryptofeed, 2022-05-13, BTC-USDT trades and book
   });
 
   test('taker side: every trade placed against the book of that moment is on the side the venue gives; trade ids unique; ts in ms of the venue clock', () => {
+    const parsed = parseSession();
     const book = new OrderBook();
     let placed = 0;
     const seen = new Set<string>();
@@ -186,9 +326,9 @@ describe('okx recorded session (cryptofeed, 2022-05-13, BTC-USDT trades and book
 
 describe('okx recorded frames (Tardis.dev samples): spot and swap trades, a liquidation-orders push', () => {
   const recorded = fixture('okx', 'ws_recorded_tardis.json') as { arg: { channel: string; instId?: string }; data?: { instId: string; sz?: string; details?: { side: string; posSide: string; sz: string; bkPx: string; ts: string }[] }[] }[];
-  const parsed = frames('okx', 'ws_recorded_tardis.json').map(okx.parse);
 
   test('every frame parses; swap sizes are whole contracts, converted with ctVal; the liquidation side is posSide', () => {
+    const parsed = frames('okx', 'ws_recorded_tardis.json').map(okx.parse);
     expect(countKinds(parsed.flat())).toEqual({ 'control:ack': 1, trade: 2, liquidation: 1 });
     const swapTrade = tradesOf(parsed[2]!)[0]!;
     expect(swapTrade).toMatchObject({ symbol: 'BTC-USDT-SWAP', quantity: recorded[2]!.data![0]!.sz });

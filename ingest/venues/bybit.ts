@@ -36,25 +36,24 @@ const allLiquidation = z.object({
   topic: z.string(),
   data: z.array(z.object({ T: z.number(), s: z.string(), S: z.enum(['Buy', 'Sell']), v: z.string(), p: z.string() }).loose()),
 });
+// A refused request comes with an empty (or null) result: only retCode and retMsg say why.
+const restReply = z.object({ retCode: z.number(), retMsg: z.string().optional(), result: z.unknown() });
 const instruments = z.object({
-  retCode: z.number(),
-  retMsg: z.string().optional(),
-  result: z.object({
-    list: z.array(z.object({ symbol: z.string(), status: z.string(), baseCoin: z.string(), quoteCoin: z.string(), contractType: z.string().optional() }).loose()),
-    nextPageCursor: z.string().optional(),
-  }),
+  list: z.array(z.object({ symbol: z.string(), status: z.string(), baseCoin: z.string(), quoteCoin: z.string(), contractType: z.string().optional() }).loose()),
+  nextPageCursor: z.string().optional(),
 });
 
 const toRaw = (raw: z.infer<typeof levels>): RawLevel[] => raw.map(([p, q]) => [p, q]);
 
 /** One page of instruments: trading spot pairs, or trading linear perpetuals (not dated futures). */
 export function parseInstruments(json: unknown, category: Category): { listings: MarketListing[]; nextPageCursor: string | undefined } {
-  const page = instruments.parse(json);
-  if (page.retCode !== 0) throw new Error(`instruments-info: ${page.retCode} ${page.retMsg ?? ''}`);
-  const listings = page.result.list
+  const reply = restReply.parse(json);
+  if (reply.retCode !== 0) throw new Error(`instruments-info: ${reply.retCode} ${reply.retMsg ?? ''}`);
+  const page = instruments.parse(reply.result);
+  const listings = page.list
     .filter((i) => i.status === 'Trading' && (category === 'spot' || i.contractType === 'LinearPerpetual'))
     .map((i) => ({ symbol: i.symbol, base: i.baseCoin, quote: i.quoteCoin, contractSize: '1' }));
-  return { listings, nextPageCursor: page.result.nextPageCursor || undefined };
+  return { listings, nextPageCursor: page.nextPageCursor || undefined };
 }
 
 export function parseBybit(text: string): VenueMessage[] {
