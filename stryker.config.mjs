@@ -32,8 +32,9 @@ const groups = [
     tests: ['ingest/__tests__/bookSync.test.ts', ...venueTests],
   },
   {
+    // The sink's own tests (chDB, seconds each); the API's liquidation tests add minutes per run and kill nothing more.
     mutate: ['aggregate/dedupingSink.ts'],
-    tests: ['aggregate/__tests__/tradeSink.test.ts', 'api/__tests__/liquidations.test.ts'],
+    tests: ['aggregate/__tests__/dedupingSink.test.ts', 'aggregate/__tests__/tradeSink.test.ts', 'aggregate/__tests__/tradeSinkStoreFaults.test.ts'],
   },
   {
     // kafkaBus.ts is left out: its tests need a broker and take seconds per mutant. The conformance
