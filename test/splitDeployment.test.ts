@@ -2,7 +2,9 @@
 // started together, then collectors (ingest), the aggregator, the jobs and two API replicas, over
 // Kafka (the Kafka-protocol mock of test/run.sh), one ClickHouse store (a ClickHouse HTTP endpoint
 // over chDB: test/support/clickhouseFront.ts) and Redis (the shared quota). The collectors read the market simulator, reached through the
-// VENUE_<ID>_WS_URL / _REST_URL overrides as real venues would be.
+// VENUE_<ID>_WS_URL / _REST_URL overrides as real venues would be. The tests run in order on one
+// deployment: a measured price and one quota on both replicas, then the aggregator killed and
+// replaced, then a key revoked.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -10,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect, test } from 'vitest';
+import { keyPrefixLength } from '../api/keys.ts';
 import { venueEnvName } from '../ingest/venue.ts';
 import { startSimulator, type SimulatedVenueId, type Simulator } from './simulator/simulator.ts';
 
@@ -78,6 +81,8 @@ async function until<T>(what: string, probe: () => Promise<T | undefined>, timeo
 
 let env: NodeJS.ProcessEnv;
 let apis: string[] = [];
+let store = '';
+let key = '';
 
 beforeAll(async () => {
   expect(brokers, 'MDS_TEST_KAFKA_BROKERS must point at a Kafka-protocol broker (npm test starts one)').toBeTruthy();
@@ -85,6 +90,7 @@ beforeAll(async () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'mds-split-'));
   dirs.push(dataDir);
   const front = await start('clickhouse-front', ['test/support/clickhouseFront.ts', dataDir], process.env, /listening on (http:\/\/\S+)/);
+  store = front.match[1]!;
 
   simulator = await startSimulator({ seed: 7, tickMs: 250, tradesPerSecondPerMarket: 2, venues, tickers: ['BTC', 'ETH'] });
   const base: NodeJS.ProcessEnv = { ...process.env };
@@ -155,7 +161,7 @@ interface PriceEntry {
 }
 
 test('collectors, aggregator, jobs and two API replicas in their own processes serve one measured price, one quota', async () => {
-  const key = (await runToEnd(['api/keysCli.ts', 'create', '--name', 'split-deployment'], env)).trim().split('\n').at(-1)!;
+  key = (await runToEnd(['api/keysCli.ts', 'create', '--name', 'split-deployment'], env)).trim().split('\n').at(-1)!;
   expect(key.length).toBeGreaterThanOrEqual(32);
   const get = (api: string, path: string) => fetch(`${api}${path}`, { headers: { 'x-api-key': key } });
 
@@ -186,3 +192,56 @@ test('collectors, aggregator, jobs and two API replicas in their own processes s
   // The replicas see the pipeline through the store: ready once the index is fresh.
   await until('both replicas ready', async () => ((await Promise.all(apis.map(async (api) => (await fetch(`${api}/ready`)).status))).every((s) => s === 200) ? true : undefined), 60_000);
 }, 240_000);
+
+/** Rows of a query on the shared store, through its HTTP interface. */
+async function storeRows<T>(sql: string): Promise<T[]> {
+  const response = await fetch(`${store}/?database=mds`, { method: 'POST', body: `${sql} FORMAT JSONEachRow` });
+  if (!response.ok) throw new Error(`store: ${response.status} ${await response.text()}`);
+  const text = (await response.text()).trim();
+  return text === '' ? [] : text.split('\n').map((line) => JSON.parse(line) as T);
+}
+
+test('a killed aggregator loses nothing: its replacement stores every trade sent, once', async () => {
+  const sent = new Set<string>();
+  const stopRecording = simulator!.onTradeSent((t) => sent.add(`${t.venue}/${t.market}/${t.tradeId}`));
+  await new Promise((r) => setTimeout(r, 2_000));
+  const aggregator = started.find((p) => p.name === 'aggregate')!;
+  const killed = new Promise((r) => aggregator.child.once('exit', r));
+  aggregator.child.kill('SIGKILL');
+  await killed;
+  // Trades keep flowing into Kafka while no aggregator runs; the new one resumes from the committed
+  // offsets once the group gives up on the killed member (its 30 s session timeout).
+  await new Promise((r) => setTimeout(r, 3_000));
+  await start('aggregate (restarted)', ['infra/roles/main.ts', 'aggregate'], env, /"msg":"health and metrics listening"/);
+  await new Promise((r) => setTimeout(r, 3_000));
+  stopRecording();
+  expect(sent.size).toBeGreaterThan(50);
+
+  const missing = await until(
+    'every trade sent around the kill stored',
+    async () => {
+      const rows = await storeRows<{ id: string }>("SELECT concat(venue, '/', market, '/', trade_id) AS id FROM trades");
+      const stored = new Set(rows.map((r) => r.id));
+      const left = [...sent].filter((id) => !stored.has(id));
+      return left.length === 0 ? left : undefined;
+    },
+    90_000,
+  );
+  expect(missing).toEqual([]);
+  const duplicates = await storeRows<{ id: string; n: string }>(
+    "SELECT concat(venue, '/', market, '/', trade_id) AS id, count() AS n FROM trades GROUP BY venue, market, trade_id HAVING n > 1",
+  );
+  expect(duplicates).toEqual([]);
+}, 180_000);
+
+test('a key revoked on the shared store is refused by both replicas within their 5 s refresh', async () => {
+  const get = (api: string) => fetch(`${api}/v1/prices?ids=bitcoin`, { headers: { 'x-api-key': key } });
+  for (const api of apis) expect((await get(api)).status).toBe(200);
+  await runToEnd(['api/keysCli.ts', 'revoke', key.slice(0, keyPrefixLength)], env);
+  const revokedAt = Date.now();
+  const refusedAfter = await Promise.all(
+    apis.map((api) => until(`${api} refusing the revoked key`, async () => ((await get(api)).status === 401 ? Date.now() - revokedAt : undefined), 15_000)),
+  );
+  // The refresh interval plus one poll of `until` and a request.
+  for (const ms of refusedAfter) expect(ms).toBeLessThanOrEqual(6_500);
+}, 60_000);
