@@ -3,6 +3,7 @@ import { BookSync } from '../bookSync.ts';
 import { selectMarkets } from '../normalize.ts';
 import type { BookMessage, VenueIo, VenueMarket } from '../venue.ts';
 import { kraken, parseInstrumentSnapshot } from '../venues/kraken.ts';
+import { cannedIo } from './cannedIo.ts';
 import { fixture, frames } from './fixtures.ts';
 import { recordedSession } from './recorded.ts';
 
@@ -73,8 +74,7 @@ describe('kraken messages', () => {
   test('listMarkets subscribes to the instrument snapshot on the v2 socket and lists its online pairs', async () => {
     const asked: { url: string; messages: unknown[] }[] = [];
     const io: VenueIo = {
-      getJson: async (url) => Promise.reject(new Error(`unexpected GET ${url}`)),
-      postJson: async (url) => Promise.reject(new Error(`unexpected POST ${url}`)),
+      ...cannedIo({}).io,
       async wsRequest(url, messages, pick) {
         asked.push({ url, messages: messages.map((m) => JSON.parse(m)) });
         return pick(instruments)!;
