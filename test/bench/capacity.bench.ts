@@ -12,7 +12,7 @@
 // trade the generator sent up to the end of s, minus that end.
 //
 // Usage: npm run bench:capacity [-- --steps 2000,5000,10000,20000 --step-seconds 20 --books-per-trade 1
-//          --markets 10 --venues binance,bybit,okx,coinbase --api-seconds 10 --burst-seconds 30 --kafka
+//          --markets 10 --venues binance,bybit,okx,coinbase (default: all 12) --api-seconds 10 --burst-seconds 30 --kafka
 //          --service-node-options='--cpu-prof --cpu-prof-dir=/tmp/prof']
 // --service-node-options: node flags for the service's processes (a profile of the service under this load).
 // With KAFKA_BROKERS set or --kafka (starts the Kafka mock with kcat): roles ingest, aggregate and
@@ -29,15 +29,17 @@ import { loadConfig } from '../../infra/config.ts';
 import { openStore, type Store } from '../../infra/store.ts';
 import type { SentCounts, VenueRate } from '../loadgen/generator.ts';
 import { sampleFrames, sampleTrades } from '../loadgen/samples.ts';
+import { loadVenueFormats } from '../loadgen/venues/index.ts';
 import { timeRawInsert } from './rawInsert.ts';
 
 const { values: args } = parseArgs({
   options: {
-    steps: { type: 'string', default: '2000,5000,10000,15000,20000,30000' },
+    steps: { type: 'string', default: '2000,5000,10000,20000,30000,40000,50000' },
     'step-seconds': { type: 'string', default: '20' },
     'books-per-trade': { type: 'string', default: '1' },
     markets: { type: 'string', default: '10' },
-    venues: { type: 'string', default: 'binance,bybit,okx,coinbase' },
+    // Every native venue the generator speaks, each in its own format.
+    venues: { type: 'string', default: Object.keys(loadVenueFormats).join(',') },
     'api-seconds': { type: 'string', default: '10' },
     'burst-seconds': { type: 'string', default: '30' },
     'burst-factor': { type: 'string', default: '10' },
@@ -264,7 +266,8 @@ interface Usage {
   at: number;
   cpu: Map<string, ReturnType<typeof cpuOf>>;
 }
-const watched = [...service, loadgen];
+// The Kafka mock and the ClickHouse front are the broker and store a split deployment would run elsewhere: shown apart.
+const watched = [...service, loadgen, ...procs.filter((p) => p.name === 'kafka mock' || p.name === 'clickhouse front')];
 const usage = (): Usage => ({ at: Date.now(), cpu: new Map(watched.map((p) => [p.name, cpuOf(p.child.pid!)])) });
 const cpuShare = (a: Usage, b: Usage, name: string) => (b.cpu.get(name)!.total - a.cpu.get(name)!.total) / ((b.at - a.at) / 1000);
 const threadShares = (a: Usage, b: Usage, name: string) =>

@@ -1,5 +1,5 @@
 // The load generator: per venue, an HTTP + websocket server on loopback speaking the venue's format
-// (venues.ts), sending trades and book changes at the rates it is given, spread evenly over the
+// (venues/), sending trades and book changes at the rates it is given, spread evenly over the
 // venue's markets, and counting what it sent (per venue, and trades per second of venue time) so
 // that a benchmark can check that the service stored every one. main.ts runs it as its own process.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -8,7 +8,7 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import { assetIdForVenueTicker } from '../../infra/catalog/catalog.ts';
 import { simulatedTickers } from '../simulator/market.ts';
 import { loadMarket, nextBookChange, nextTrade, type LoadMarket } from './market.ts';
-import { loadVenueFormats, type LoadClient, type LoadVenueFormat } from './venues.ts';
+import { loadVenueFormats, type Frames, type LoadClient, type LoadVenueFormat } from './venues/index.ts';
 
 /** Messages per second a whole venue sends. */
 export interface VenueRate {
@@ -55,8 +55,8 @@ const tickMs = 5;
 export function venueMarkets(format: LoadVenueFormat, count: number, seed = 1): LoadMarket[] {
   const tickers = simulatedTickers.filter((t) => assetIdForVenueTicker(format.id, t) !== undefined).slice(0, count);
   return tickers.map((base, i) => {
-    const { symbol, quote } = format.market(base);
-    return loadMarket(symbol, base, quote, seed * 1_000 + i);
+    const { symbol, quote, inverse } = format.market(base);
+    return loadMarket(symbol, base, quote, seed * 1_000 + i, inverse);
   });
 }
 
@@ -126,13 +126,14 @@ class VenueLoad {
   }
 
   /** Sends to every client subscribed to `topic`; whether any got it. */
-  #send(topic: string, render: (client: LoadClient) => string): boolean {
-    let shared: string | undefined;
+  #send(topic: string, render: (client: LoadClient) => Frames): boolean {
+    let shared: Frames | undefined;
     let delivered = false;
     for (const c of this.clients) {
       if (!c.topics.has(topic)) continue;
-      const frame = this.format.perClient ? render(c) : (shared ??= render(c));
-      c.send(frame);
+      const frames = this.format.perClient ? render(c) : (shared ??= render(c));
+      if (typeof frames === 'string') c.send(frames);
+      else for (const frame of frames) c.send(frame);
       delivered = true;
     }
     return delivered;
@@ -157,10 +158,12 @@ class VenueLoad {
     this.clients.add(client);
     socket.on('close', () => this.clients.delete(client));
     socket.on('message', (data) => this.format.message(client, data.toString(), this.markets));
+    this.format.open?.(client);
   }
 
   #rest(req: IncomingMessage, res: ServerResponse): void {
-    const body = this.format.rest(new URL(req.url ?? '/', 'http://loadgen'), this.markets);
+    // The host as the client wrote it: a venue that hands out its websocket endpoint over REST (KuCoin) names it.
+    const body = this.format.rest(new URL(req.url ?? '/', `http://${req.headers.host ?? 'loadgen'}`), this.markets);
     res.writeHead(body === undefined ? 404 : 200, { 'content-type': 'application/json' });
     res.end(JSON.stringify(body ?? { error: 'not found' }));
   }

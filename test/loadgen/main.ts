@@ -12,7 +12,7 @@ import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { LoadGenerator, type SentCounts, type VenueRate } from './generator.ts';
-import { loadVenueFormats } from './venues.ts';
+import { loadVenueFormats } from './venues/index.ts';
 
 const usage = `usage: node test/loadgen/main.ts [--venues ${Object.keys(loadVenueFormats).join(',')}] [--markets 10]
   [--trades N --books N | --rates venue=trades/books,...] [--burst-at s --burst-seconds 30 --burst-factor 10] [--duration s] [--port 0]`;

@@ -34,15 +34,18 @@ const reference = new MarketModel(1, { tradesPerSecondPerMarket: 1 });
 
 const decimalsFor = (value: number, significant: number) => Math.min(12, Math.max(0, significant - 1 - Math.floor(Math.log10(value))));
 
-export function loadMarket(symbol: string, base: string, quote: string, seed: number): LoadMarket {
+/** `inverse`: quantities count contracts worth 1 unit of the quote, whole numbers (BitMEX's inverse perpetuals). */
+export function loadMarket(symbol: string, base: string, quote: string, seed: number, inverse = false): LoadMarket {
   const random = seededRandom(seed);
   const mid = reference.reference(base, quote);
   const priceDecimals = decimalsFor(mid, 6);
   const tick = 10 ** -priceDecimals;
   const at = (ticks: number) => (mid + ticks * tick).toFixed(priceDecimals);
-  // About $10 to $5,000 per order or trade, in base units at 4 significant digits.
+  // About $10 to $5,000 per order or trade, in base units at 4 significant digits (or in 1-dollar contracts).
   const quantity = () => {
-    const q = (10 + random() * 4_990) / mid;
+    const usd = 10 + random() * 4_990;
+    if (inverse) return usd.toFixed(0);
+    const q = usd / mid;
     return q.toFixed(decimalsFor(q, 4));
   };
   const quantities = Array.from({ length: poolSize }, quantity);

@@ -4,11 +4,11 @@ import { assetIdForVenueTicker } from '../../infra/catalog/catalog.ts';
 import type { TradeEvent } from '../../infra/events.ts';
 import { venueMarkets } from './generator.ts';
 import { nextBookChange, nextTrade } from './market.ts';
-import { loadVenueFormats, type LoadClient } from './venues.ts';
+import { loadVenueFormats, type LoadClient } from './venues/index.ts';
 
 const formatsOf = (venues: readonly string[]) => venues.map((id) => loadVenueFormats[id]!());
 
-/** `count` frames per venue, `booksPerTrade` book messages for each trade message, markets in turn. */
+/** `count` frames per venue (a few more where one message is several frames), `booksPerTrade` book messages for each trade message, markets in turn. */
 export function sampleFrames(venues: readonly string[], markets: number, count: number, booksPerTrade: number): string[] {
   const frames: string[] = [];
   const now = Date.now();
@@ -19,8 +19,8 @@ export function sampleFrames(venues: readonly string[], markets: number, count: 
     let bookCredit = 0;
     for (let i = 0; frames.length < end; i++) {
       const m = list[i % list.length]!;
-      frames.push(format.trade(m, nextTrade(m), now, client));
-      for (bookCredit += booksPerTrade; bookCredit >= 1; bookCredit--) frames.push(format.book(m, nextBookChange(m), now, client));
+      frames.push(...[format.trade(m, nextTrade(m), now, client)].flat());
+      for (bookCredit += booksPerTrade; bookCredit >= 1; bookCredit--) frames.push(...[format.book(m, nextBookChange(m), now, client)].flat());
     }
   }
   return frames;

@@ -92,14 +92,34 @@ test('past half the bound the group furthest behind is named at error level, at 
   await bus.close();
 });
 
-test('the byte half of the bound warns as well', async () => {
+test('the byte half of the bound warns as well, from exactly half', async () => {
   const { log, lines } = recordingLog();
-  const bus = createMemoryBus({ maxBytesPerTopic: 2_000, log });
+  const bus = createMemoryBus({ maxBytesPerTopic: 2_400, log });
   await bus.subscribe({ group: 'stuck', topics: ['trades'], onBatch: async () => {} });
   bus.publish([trade(0), trade(1)]);
   expect(lines.filter((l) => l.msg === lagWarning)).toHaveLength(0);
   bus.publish([trade(2)]);
   expect(lines.filter((l) => l.msg === lagWarning)).toEqual([expect.objectContaining({ group: 'stuck', heldBytes: 1_200 })]);
+  await bus.close();
+});
+
+test('past half the bound with no group reading, the warning names no group', async () => {
+  const { log, lines } = recordingLog();
+  const bus = createMemoryBus({ maxRecordsPerTopic: 4, log });
+  bus.publish([trade(0), trade(1)]);
+  const warnings = lines.filter((l) => l.msg === lagWarning);
+  expect(warnings).toEqual([expect.objectContaining({ topic: 'trades', heldRecords: 2 })]);
+  expect(warnings[0]).not.toHaveProperty('group');
+  await bus.close();
+});
+
+test('a member stopped twice is counted out of its group once', async () => {
+  const bus = createMemoryBus();
+  const first = await bus.subscribe({ group: 'g', topics: ['trades'], onBatch: async () => {} });
+  await bus.subscribe({ group: 'g', topics: ['trades'], onBatch: async () => {} });
+  await first.stop();
+  await first.stop();
+  expect(bus.stats().lags).toEqual([{ group: 'g', topic: 'trades', records: 0, members: 1 }]);
   await bus.close();
 });
 
@@ -130,6 +150,27 @@ test('after close no member is handed anything more', async () => {
   await tick();
   await bus.close();
   bus.publish([trade(2)]);
+  await tick();
+  expect(seen).toEqual(['1']);
+});
+
+test('a member busy with a batch when the bus closes is handed nothing more once it returns', async () => {
+  const bus = createMemoryBus();
+  let resume: () => void = () => {};
+  const seen: string[] = [];
+  await bus.subscribe({
+    group: 'g',
+    topics: ['trades'],
+    onBatch: async (records: BusRecord<'trades'>[]) => {
+      seen.push(...records.map((r) => r.event.tradeId));
+      if (seen.length === 1) await new Promise<void>((r) => (resume = r));
+    },
+  });
+  bus.publish([trade(1)]);
+  await tick();
+  bus.publish([trade(2)]);
+  await bus.close();
+  resume();
   await tick();
   expect(seen).toEqual(['1']);
 });
