@@ -55,6 +55,11 @@ export const configSchema = z.object({
     .refine((v) => v === undefined || v.every((b) => /^[^:\s]+:\d+$/.test(b)), {
       message: 'must be host:port[,host:port...]',
     }),
+  /**
+   * How long Kafka waits for a silent consumer (a killed aggregator) before its partitions go to
+   * another member: a replacement consumes after at most this. Brokers accept 6 s to 30 min by default.
+   */
+  KAFKA_SESSION_TIMEOUT_MS: z.coerce.number().int().min(6_000).max(1_800_000).default(30_000),
   /** Redis URL (redis://host:port) for the shared quota and jobs; unset = in-memory quota. */
   REDIS_URL: optionalUrl('redis://host:port'),
   /** API key provisioned by `npm run demo`; a random one is generated and shown on the terminal when unset. As long as a generated key, so it cannot be guessed. */

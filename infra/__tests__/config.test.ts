@@ -19,3 +19,10 @@ test('a wrong value stops start-up with a message naming each wrong variable', (
   expect(attempt).toThrow(/KAFKA_BROKERS="no-port": must be host:port/);
   expect(attempt).toThrow(/REDIS_URL="not a url"/);
 });
+
+test('the Kafka session timeout stays within what brokers accept by default (6 s to 30 min)', () => {
+  expect(loadConfig({}).KAFKA_SESSION_TIMEOUT_MS).toBe(30_000);
+  expect(loadConfig({ KAFKA_SESSION_TIMEOUT_MS: '6000' }).KAFKA_SESSION_TIMEOUT_MS).toBe(6_000);
+  expect(() => loadConfig({ KAFKA_SESSION_TIMEOUT_MS: '5999' })).toThrow(/KAFKA_SESSION_TIMEOUT_MS="5999"/);
+  expect(() => loadConfig({ KAFKA_SESSION_TIMEOUT_MS: '1800001' })).toThrow(/KAFKA_SESSION_TIMEOUT_MS="1800001"/);
+});

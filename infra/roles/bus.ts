@@ -10,7 +10,7 @@ const droppedRecentlyMs = 60_000;
 /** Kafka when KAFKA_BROKERS is set, else the bounded in-process bus; measured, with its readiness check. */
 export async function openRoleBus({ config, log, life, metrics, checks }: RoleContext, splitRole: boolean): Promise<Bus> {
   const bus = config.KAFKA_BROKERS
-    ? await createKafkaBus({ brokers: config.KAFKA_BROKERS, log: log.child({ part: 'bus' }) })
+    ? await createKafkaBus({ brokers: config.KAFKA_BROKERS, sessionTimeoutMs: config.KAFKA_SESSION_TIMEOUT_MS, log: log.child({ part: 'bus' }) })
     : createMemoryBus({ log: log.child({ part: 'bus' }), maxRecordsPerTopic: config.BUS_MAX_RECORDS_PER_TOPIC, maxBytesPerTopic: config.BUS_MAX_MB_PER_TOPIC * 1024 * 1024 });
   log.info({ bus: bus.description }, 'bus ready');
   if (splitRole && !config.KAFKA_BROKERS) log.warn('KAFKA_BROKERS is unset: the in-process bus reaches nothing outside this process');
