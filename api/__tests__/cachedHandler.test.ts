@@ -50,11 +50,15 @@ beforeAll(async () => {
 
 afterAll(() => server.close());
 
+/** The lines the route's build-failure log wrote. */
+const storeFailureLines = () => lines.filter((l) => typeof l.msg === 'string' && l.msg.includes('GET /thing: the store did not answer'));
+
 const large = { rows: Array.from({ length: 200 }, (_, i) => ({ id: i, name: `row-${i}` })) };
 
 /** A GET that reads the bytes as sent (fetch would decompress them, and adds its own cache headers). */
 async function get(key: string, headers: Record<string, string> = {}): Promise<{ status: number; header(name: string): string | undefined; body: Buffer }> {
-  const req = request(`${base}/thing?key=${key}`, { headers });
+  // A handler that never answers fails its test in seconds, not at the test's (or a mutation run's) timeout.
+  const req = request(`${base}/thing?key=${key}`, { headers, signal: AbortSignal.timeout(5_000) });
   req.end();
   const [res] = (await once(req, 'response')) as [IncomingMessage];
   const chunks: Buffer[] = [];
@@ -119,6 +123,8 @@ test.each([
   ['br;q=0, gzip', 'gzip'],
   ['br;q=0', undefined],
   ['br;q=0, *', 'gzip'],
+  // A parameter other than the weight (outside RFC 9110's grammar) is ignored.
+  ['br;level=1, gzip;q=0.5', 'br'],
   ['gzip;q=0.5, identity', undefined],
   ['gzip;q=0.5, identity;q=0.2', 'gzip'],
   ['identity', undefined],
@@ -160,7 +166,7 @@ test('a store failure with nothing cached is 503 unavailable; an ApiError is the
   const down = await get('down');
   expect(down.status).toBe(503);
   expect(JSON.parse(down.body.toString())).toMatchObject({ error: { code: 'unavailable' } });
-  expect(lines.some((l) => typeof l.msg === 'string' && l.msg.includes('GET /thing: the store did not answer'))).toBe(true);
+  expect(storeFailureLines().length).toBeGreaterThan(0);
   answers.set('bad', new ApiError(400, 'bad_request', 'no such thing'));
   const bad = await get('bad');
   expect(bad.status).toBe(400);
@@ -179,6 +185,25 @@ test('a body served stale for a failing build says its age, and asks the client 
     expect(res.header('age')).toBe('3');
     expect(res.header('x-data-stale')).toBe('3');
     expect(res.header('cache-control')).toBe('private, no-cache');
+  } finally {
+    vi.useRealTimers();
+  }
+});
+
+test('an ApiError from a build is neither logged as a store failure nor counted among those not logged', async () => {
+  // A minute on: whatever earlier tests logged, the log's interval (10 s) is open.
+  vi.useFakeTimers({ toFake: ['Date'], now: Date.now() + 60_000 });
+  try {
+    answers.set('outage', new Error('store down'));
+    expect((await get('outage')).status).toBe(503);
+    const logged = storeFailureLines().length;
+    answers.set('refused', new ApiError(404, 'not_found', 'no such thing'));
+    expect((await get('refused')).status).toBe(404);
+    // The next store failure, once the interval is over, is logged as the first since the outage's.
+    vi.setSystemTime(Date.now() + 10_000);
+    answers.set('outage-again', new Error('store down'));
+    expect((await get('outage-again')).status).toBe(503);
+    expect(storeFailureLines().slice(logged)).toMatchObject([{ notLoggedSincePrevious: 0 }]);
   } finally {
     vi.useRealTimers();
   }
