@@ -14,8 +14,13 @@ const venueTests = ['binance', 'binance-futures', 'bitfinex', 'bitmex', 'bitstam
 /** Mutated modules, each with the test files that are expected to kill their mutants. */
 const groups = [
   {
-    mutate: ['aggregate/indexPrice.ts', 'aggregate/indexSweep.ts', 'aggregate/indexQuoteRate.ts', 'aggregate/indexInputs.ts'],
+    mutate: ['aggregate/indexPrice.ts', 'aggregate/indexSweep.ts', 'aggregate/indexQuoteRate.ts'],
     tests: ['aggregate/__tests__/indexPrice.test.ts', 'aggregate/__tests__/indexSweep.test.ts', 'aggregate/__tests__/indexQuoteRate.test.ts'],
+  },
+  {
+    // The index engine's store reads (its SQL strings are static, left out): chDB tests, seconds each.
+    mutate: ['aggregate/indexInputs.ts'],
+    tests: ['aggregate/__tests__/indexInputs.test.ts', 'aggregate/__tests__/indexRunner.test.ts', 'aggregate/__tests__/indexRunnerRecovery.test.ts'],
   },
   {
     mutate: ['infra/currency/*.ts'],

@@ -54,10 +54,14 @@ WHERE second >= toDateTime({from_s:UInt32}, 'UTC') AND second <= toDateTime({to_
 GROUP BY asset, venue, market, quote, second
 ORDER BY second`;
 
+/**
+ * The latest book of each market, measured at or after `from` (unix ms). The column is qualified:
+ * a bare `ts` in WHERE is the select's alias (ms as Int64, compared as seconds: every book passed).
+ */
 const booksSql = `
 SELECT asset, venue, market, toUnixTimestamp64Milli(ts) AS ts, spread_bps < 0 AS crossed
 FROM market_quality FINAL
-WHERE ts >= fromUnixTimestamp64Milli({from:Int64}, 'UTC')`;
+WHERE market_quality.ts >= fromUnixTimestamp64Milli({from:Int64}, 'UTC')`;
 
 /** Per market, the collector's last connection status before the range. */
 const statusBeforeSql = `

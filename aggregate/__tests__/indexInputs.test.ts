@@ -1,0 +1,119 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { openTestStore, trade } from '../../test/support/harness.ts';
+import type { Store } from '../../infra/store.ts';
+import { indexParamsSchema } from '../indexPrice.ts';
+import { loadIndexInputs, loadIndexState, loadNextTradeSecond, loadStoredSeconds, loadStoredThrough } from '../indexInputs.ts';
+import { tickContent, type TickRow } from '../indexSweep.ts';
+
+// The index engine's reads on the real store, one look-back edge at a time: a row just inside
+// each window is read, the one just outside is not. The runner tests (indexRunner*.test.ts)
+// check the same reads end to end, where an edge one window wide rarely decides a tick.
+
+let env: Awaited<ReturnType<typeof openTestStore>>;
+let store: Store;
+beforeAll(async () => {
+  env = await openTestStore();
+  store = env.store;
+});
+afterAll(async () => {
+  await env?.dispose();
+});
+// Each test reads only the rows it inserted (loadStoredThrough and loadNextTradeSecond read whole tables).
+beforeEach(async () => {
+  for (const table of ['trades', 'market_seconds', 'candles_1m', 'market_quality', 'market_connections', 'index_ticks', 'index_constituents_latest'])
+    await store.client.command({ query: `TRUNCATE TABLE ${table}` });
+});
+
+// Stale look-back max(5 s, 40 s) = 40 s; a crossed book counts for 60 s; index state look-back 3 min + 40 s + 1 min = 280 s.
+const params = indexParamsSchema.parse({ volumeWindowMinutes: 3, intervalWindowMinutes: 2, staleMinMs: 5_000, staleMaxMs: 40_000, crossedBookMaxAgeMs: 60_000 });
+const asset = 'edgecoin';
+/** Not on a minute: the range's first minute starts 30 s earlier. */
+const from = Date.parse('2026-03-02T12:00:30Z') / 1000;
+
+/** An index_ticks row of `asset` at `second`, as the runner writes it. */
+const tick = (fields: Partial<TickRow> & Pick<TickRow, 'asset' | 'second'>): TickRow => ({
+  price: 100, status: 'ok', constituents: ['a:EDGEUSD'], excluded: {},
+  volume: 1, volume_usd: 100, trade_count: 1, last_trade_at: fields.second * 1000, computed_at: from * 1000, ...fields,
+});
+
+describe('loadIndexInputs', () => {
+  it('reads last trades within the stale look-back, books within the crossed-book age, statuses up to the end of the last second', async () => {
+    const to = from + 10;
+    const tradeAt = (venue: string, ms: number) => trade({ venue, market: 'EDGEUSD', asset, quote: 'USD', trade_id: `${venue}${ms}`, ts: ms, price: 100, quantity: 1 });
+    await store.insert('trades', [tradeAt('in', (from - 40) * 1000 + 500), tradeAt('out', (from - 41) * 1000 + 500)]);
+    const book = (venue: string, ts: number) => ({
+      asset, venue, market: 'EDGEUSD', quote: 'USD', ts, spread_bps: -1, depth_bid_2: 0, depth_ask_2: 0, depth_bid_1: 0, depth_ask_1: 0, cost_buy: {}, cost_sell: {},
+    });
+    await store.insert('market_quality', [book('in', from * 1000 - 60_000), book('out', from * 1000 - 60_001)]);
+    const status = (venue: string, ts: number) => ({ asset, venue, market: 'EDGEUSD', quote: 'USD', ts, received_at: ts, connected: false });
+    await store.insert('market_connections', [
+      status('before', from * 1000 - 1),
+      status('first', from * 1000),
+      status('last', (to + 1) * 1000 - 1),
+      status('after', (to + 1) * 1000),
+    ]);
+
+    const inputs = await loadIndexInputs(store, { from, to, keepFrom: from }, params);
+    expect(inputs.lastTrades.map((r) => [r.venue, r.lastTradeAt])).toEqual([['in', (from - 40) * 1000 + 500]]);
+    expect(inputs.books.map((r) => [r.venue, r.ts])).toEqual([['in', from * 1000 - 60_000]]);
+    expect(inputs.statusBefore.map((r) => r.venue)).toEqual(['before']);
+    expect(inputs.statusChanges.map((r) => [r.venue, r.at])).toEqual([['first', from * 1000], ['last', (to + 1) * 1000 - 1]]);
+  });
+});
+
+describe('loadIndexState', () => {
+  it('resumes from the latest row within the look-back, skips an asset whose price ended, keeps only outliers in memory', async () => {
+    const second = from;
+    const inside = tick({ asset: 'inside', second: second - 279, price: 101, constituents: ['c:EDGEUSD'], excluded: { 'a:EDGEUSD': 'outlier', 'b:EDGEUSD': 'stale' } });
+    await store.insert('index_ticks', [
+      tick({ asset: 'inside', second: second - 280, price: 99 }),
+      inside,
+      tick({ asset: 'inside', second: second + 1, price: 102 }),
+      tick({ asset: 'outside', second: second - 280 }),
+      tick({ asset: 'ended', second: second - 10 }),
+      tick({ asset: 'ended', second: second - 5, status: 'none' }),
+    ]);
+
+    const state = await loadIndexState(store, second, params);
+    expect([...state.keys()]).toEqual(['inside']);
+    expect(state.get('inside')).toEqual({ price: 101, lastTradeAt: inside.last_trade_at, outliers: new Set(['a:EDGEUSD']), content: tickContent(inside) });
+  });
+});
+
+describe('loadStoredThrough', () => {
+  it('is undefined on an empty store, else the newest second of index_ticks or of the constituents judged, and the newest computed_at', async () => {
+    expect(await loadStoredThrough(store)).toBeUndefined();
+    await store.insert('index_ticks', [tick({ asset, second: from, computed_at: from * 1000 + 700 }), tick({ asset, second: from - 3, computed_at: from * 1000 + 900 })]);
+    expect(await loadStoredThrough(store)).toMatchObject({ latest: from, computedAt: from * 1000 + 900 });
+    // index_constituents_latest is stamped with the end of the second judged.
+    await store.insert('index_constituents_latest', [
+      { asset, venue: 'a', market: 'EDGEUSD', quote: 'USD', price_usd: 100, volume_24h_usd: 1, weight: 1, excluded: false, reason: '', ts: (from + 5) * 1000 },
+    ]);
+    expect(await loadStoredThrough(store)).toMatchObject({ latest: from + 4, computedAt: from * 1000 + 900 });
+  });
+});
+
+describe('loadNextTradeSecond', () => {
+  it('finds the first second with a trade at or after `from` (a negative `from` reads from 0), else a far-future sentinel', async () => {
+    const tradeIn = (second: number) => trade({ venue: 'a', market: 'EDGEUSD', asset, quote: 'USD', trade_id: `t${second}`, ts: second * 1000 + 250, price: 100, quantity: 1 });
+    await store.insert('trades', [tradeIn(from + 100), tradeIn(from + 200)]);
+    expect(await loadNextTradeSecond(store, -5)).toBe(from + 100);
+    expect(await loadNextTradeSecond(store, from + 100)).toBe(from + 100);
+    expect(await loadNextTradeSecond(store, from + 101)).toBe(from + 200);
+    expect(await loadNextTradeSecond(store, from + 201)).toBe(Number.MAX_SAFE_INTEGER);
+  });
+});
+
+describe('loadStoredSeconds', () => {
+  it('lists the seconds from..to holding a row, per asset', async () => {
+    await store.insert('index_ticks', [
+      tick({ asset: 'a', second: from - 1 }),
+      tick({ asset: 'a', second: from }),
+      tick({ asset: 'a', second: from + 2 }),
+      tick({ asset: 'b', second: from + 3 }),
+      tick({ asset: 'b', second: from + 4 }),
+    ]);
+    const stored = await loadStoredSeconds(store, from, from + 3);
+    expect(stored.map((r) => `${r.asset}@${r.second - from}`).sort()).toEqual(['a@0', 'a@2', 'b@3']);
+  });
+});
