@@ -230,14 +230,14 @@ while (metric(await getText(`${ingestUrl}/metrics`), 'mds_venue_connected') < ve
 await sleep(2_000);
 
 /** Stored-trade counts over time, scraped all run long. */
-const scrapes: { at: number; stored: number; dropped: number }[] = [];
+const scrapes: { at: number; stored: number }[] = [];
 let scraping = true;
 const scraper = (async () => {
   while (scraping) {
     const at = Date.now();
     try {
       const text = await getText(`${aggregateUrl}/metrics`);
-      scrapes.push({ at, stored: metric(text, 'mds_store_inserted_rows_total', 'table="trades"'), dropped: metric(text, 'mds_bus_dropped_total') });
+      scrapes.push({ at, stored: metric(text, 'mds_store_inserted_rows_total', 'table="trades"') });
     } catch {
       // A scrape that times out is a gap in the samples, not a failure of the run.
     }
@@ -288,10 +288,17 @@ interface Step {
   ok: boolean;
 }
 
+/** Events the bus refused so far, where they are refused: the collectors' producer (over Kafka) and the consumers' side. */
+async function busDropped(): Promise<number> {
+  let sum = 0;
+  for (const url of new Set([ingestUrl, aggregateUrl])) sum += metric(await getText(`${url}/metrics`), 'mds_bus_dropped_total');
+  return sum;
+}
+
 async function runStep(target: number): Promise<Step> {
   await setRate(target);
   const before = await sent();
-  const droppedBefore = scrapes.at(-1)?.dropped ?? 0;
+  const droppedBefore = await busDropped();
   const storedBefore = scrapes.at(-1)?.stored ?? 0;
   const a = usage();
   const from = Date.now();
@@ -311,7 +318,7 @@ async function runStep(target: number): Promise<Step> {
     storedPerSecond: (last.stored - storedBefore) / ((last.at - from) / 1000),
     p50: quantile(stepLags, 0.5),
     p99: quantile(stepLags, 0.99),
-    dropped: last.dropped - droppedBefore,
+    dropped: (await busDropped()) - droppedBefore,
     ok: false,
   };
   // Sustained: the lag holds, the bus refused nothing, and the generator kept up with the rate asked.
@@ -381,6 +388,8 @@ for (const v of venues) {
   const collected = metric(ingestMetrics, 'mds_venue_trades_total', `venue="${v}"`);
   console.log(`  ${v}: sent ${final.perVenue[v]?.trades} trades, ${final.perVenue[v]?.books} book msgs; collector published ${collected} trades, resyncs ${metric(ingestMetrics, 'mds_venue_resyncs_total', `venue="${v}"`)}`);
 }
+// What was lost was either refused by the bus (counted there) or never read off the sockets (the generator's slow-client bound).
+console.log(`lost ${lost} trades: bus refused ${await busDropped()} events in all; the generator dropped ${final.droppedClients} slow clients`);
 scraping = false;
 await scraper;
 

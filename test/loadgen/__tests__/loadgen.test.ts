@@ -50,6 +50,10 @@ test.concurrent.for(venues)('%s: every trade sent arrives once; the collector ke
   expect(trades).toHaveLength(sent.trades);
   expect(new Set(trades.map((t) => `${t.market}/${t.tradeId}`)).size).toBe(trades.length);
   for (const t of trades) expect(t.tradeId).toMatch(tradeIds[id] ?? /^\d{9,}$/);
+  // Venue time is the generator's clock when it sent the frame: a lag or a stuck template shows here.
+  const skew = trades.map((t) => t.receivedAt - t.ts);
+  expect(Math.min(...skew)).toBeGreaterThanOrEqual(0);
+  expect(Math.max(...skew)).toBeLessThan(1_000);
   const metrics = collector.metrics();
   expect({ resyncs: metrics.resyncs, unknown: metrics.unknownMessages, errors: metrics.venueErrors }).toEqual({ resyncs: 0, unknown: 0, errors: 0 });
   for (const m of generator.markets(id)) {
