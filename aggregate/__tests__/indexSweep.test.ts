@@ -4,9 +4,9 @@ import type { Currency } from '../../infra/currency/currencies.ts';
 import type { IndexInputs, StatusRow } from '../indexInputs.ts';
 import { defaultIndexParams, indexParamsSchema, staleLookbackMs, type IndexParams } from '../indexPrice.ts';
 import type { QuoteRates } from '../indexQuoteRate.ts';
-import { sweepIndex, tickContent, tickKey, type IndexState, type TickRow } from '../indexSweep.ts';
+import { sweepIndex, tickContent, tickKey, type IndexState, type SweepRange, type SweepResult, type TickRow } from '../indexSweep.ts';
 import { expectTicks, relClose, type StoredTick } from './indexCheck.ts';
-import { referenceTicks, type RawTrade, type ReferenceOptions } from './indexReference.ts';
+import { referenceTicks, type RawTrade, type ReferenceOptions, type ReferenceTick } from './indexReference.ts';
 
 // The pure sweep on plain arrays, against the independent recomputation from raw trades
 // (indexReference.ts): no store. The inputs are built from the trades as the queries of
@@ -139,6 +139,44 @@ const rates: QuoteRates = {
 };
 const marketName = (quote: string) => `SWP${quote}`;
 
+/** The reference's options for these books and statuses: the spec's crossed_book and disconnected rules, on the rates above. */
+function referenceOptions(params: IndexParams, books: readonly Book[], statuses: readonly Status[]): ReferenceOptions {
+  return {
+    params,
+    usdPer,
+    perpetualVenues,
+    crossed: (key, s) => books.some((b) => b.crossed && `${b.venue}:${b.market}` === key && Math.abs(b.ts - (s + 1) * 1000) <= params.crossedBookMaxAgeMs),
+    statuses: statuses.map((s) => ({ key: `${s.venue}:${s.market}`, ts: s.ts, connected: s.connected })),
+  };
+}
+
+/** sweepIndex as the runner calls it (nothing stored before `written`), on what the store holds once these trades, books and statuses are in. */
+function sweepStored(
+  trades: readonly RawTrade[],
+  books: readonly Book[],
+  statuses: readonly Status[],
+  range: SweepRange,
+  params: IndexParams,
+  options: { prior?: IndexState; written?: ReadonlyMap<string, string>; computedAt?: number } = {},
+): SweepResult {
+  return sweepIndex({
+    range,
+    inputs: inputsFor(trades, books, statuses, range, params, perpetualVenues),
+    prior: options.prior ?? new Map(),
+    params,
+    rates,
+    writes: { storedThrough: -1, written: options.written ?? new Map() },
+    computedAt: options.computedAt ?? 1,
+  });
+}
+
+/** The verdicts at `to` (index_constituents_latest) of `of`'s markets are the reference's for its last second, in key order. */
+function expectConstituents(result: SweepResult, last: ReferenceTick, to: number, of = asset): void {
+  const rows = result.constituents.filter((c) => c.asset === of);
+  expect(rows.map((c) => [`${c.venue}:${c.market}`, c.reason || null, c.ts])).toEqual(last.markets.map((m) => [m.key, m.reason, (to + 1) * 1000]));
+  rows.forEach((c, i) => relClose(c.weight, last.markets[i]!.weight, `${c.venue}:${c.market} weight`));
+}
+
 describe('sweepIndex', () => {
   it('matches the recomputation from raw trades, with perpetual, stale, crossed, disconnected and unrated markets, in one sweep or two', () => {
     const seen = new Set<string>();
@@ -208,26 +246,11 @@ describe('sweepIndex', () => {
 
         const from = epochS + sc.fromS;
         const to = epochS + 640;
-        const options: ReferenceOptions = {
-          params,
-          usdPer,
-          perpetualVenues,
-          crossed: (key, s) => books.some((b) => b.crossed && `${b.venue}:${b.market}` === key && Math.abs(b.ts - (s + 1) * 1000) <= params.crossedBookMaxAgeMs),
-          statuses: statuses.map((s) => ({ key: `${s.venue}:${s.market}`, ts: s.ts, connected: s.connected })),
-        };
-        const expected = referenceTicks(trades, asset, from, to, options);
+        const expected = referenceTicks(trades, asset, from, to, referenceOptions(params, books, statuses));
         for (const t of expected) for (const reason of Object.values(t.excluded)) seen.add(reason);
 
         const sweep = (range: { from: number; to: number }, prior: IndexState, written: ReadonlyMap<string, string>, computedAt: number, available = trades) =>
-          sweepIndex({
-            range: { ...range, keepFrom: range.to - 10 },
-            inputs: inputsFor(available, books, statuses, range, params, perpetualVenues),
-            prior,
-            params,
-            rates,
-            writes: { storedThrough: -1, written },
-            computedAt,
-          });
+          sweepStored(available, books, statuses, { ...range, keepFrom: range.to - 10 }, params, { prior, written, computedAt });
 
         // One sweep over the whole range.
         const whole = sweep({ from, to }, new Map(), new Map(), 1);
@@ -235,8 +258,7 @@ describe('sweepIndex', () => {
         const last = expected.at(-1);
         if (last?.second === to) {
           relClose(whole.states.get(to)!.get(asset)!.price, last.price, 'state price');
-          expect(whole.constituents.map((c) => [`${c.venue}:${c.market}`, c.reason || null, c.ts])).toEqual(last.markets.map((m) => [m.key, m.reason, (to + 1) * 1000]));
-          whole.constituents.forEach((c, i) => relClose(c.weight, last.markets[i]!.weight, `${c.venue}:${c.market} weight`));
+          expectConstituents(whole, last, to);
         } else {
           expect(whole.states.get(to)!.has(asset)).toBe(false);
         }
@@ -325,10 +347,216 @@ describe('sweepIndex on a hand-made range: which rows are written', () => {
     expect(r.rows).toEqual([none(F), row(F), none(F + 1), none(F + 2), row(F + 2), row(F + 3)]);
   });
 
+  it('rewrites every second the written map names, in whatever order it lists them', () => {
+    // Insertion order is no order of seconds: the runner adds rows of several assets, then the seconds stored before.
+    const written = new Map([
+      [tickKey({ asset, second: F + 3 }), ''],
+      [tickKey({ asset, second: F + 1 }), ''],
+    ]);
+    expect(sweep({ storedThrough: -1, written }).rows).toEqual([none(F), row(F), row(F + 1), row(F + 3)]);
+  });
+
   it('tickContent does not depend on the order of the exclusions', () => {
     const base = { price: 1, status: 'ok', constituents: [], last_trade_at: 2 };
     expect(tickContent({ ...base, excluded: { 'b:X': 'stale', 'a:X': 'outlier', 'c:X': 'perpetual' } })).toBe(
       tickContent({ ...base, excluded: { 'a:X': 'outlier', 'b:X': 'stale', 'c:X': 'perpetual' } }),
     );
+  });
+});
+
+describe('sweepIndex on hand-made trades, against the recomputation', () => {
+  const epochMs = epochS * 1000;
+  /** A trade `offsetMs` after the epoch (a minute start) on `venue`'s market of `of` quoted in `quote` (inputsFor tells markets by venue and name only). */
+  const trade = (venue: string, offsetMs: number, price: number, { quantity = 1, quote = 'USD', of = asset, market = marketName(quote) } = {}): RawTrade => ({
+    venue, market, asset: of, quote, trade_id: String(offsetMs), ts: epochMs + offsetMs, price, quantity,
+  });
+  /** One trade every `stepS` seconds from `fromS` to `toS` after the epoch, on each venue's USD market at its price. */
+  const series = (prices: Record<string, number>, fromS: number, toS: number, stepS = 1): RawTrade[] =>
+    Object.entries(prices).flatMap(([venue, price]) =>
+      Array.from({ length: Math.floor((toS - fromS) / stepS) + 1 }, (_, i) => trade(venue, (fromS + i * stepS) * 1000 + 250, price)),
+    );
+  /** The sweep's rows, every state it kept and its verdicts at `to` equal the reference's ticks of `of` (none at `to`: no candidate then). */
+  function expectReference(result: SweepResult, expected: ReferenceTick[], range: SweepRange, of = asset): void {
+    expectTicks(stored(result.rows.filter((r) => r.asset === of)), expected, range.from, range.to);
+    const last = expected.at(-1);
+    if (last?.second === range.to) expectConstituents(result, last, range.to, of);
+    else expect(result.constituents.filter((c) => c.asset === of)).toEqual([]);
+    const priceAt = new Map(expected.map((t) => [t.second, t.price]));
+    expect([...result.states.keys()]).toEqual(Array.from({ length: range.to - range.keepFrom + 1 }, (_, i) => range.keepFrom + i));
+    for (const [second, state] of result.states) {
+      const price = priceAt.get(second);
+      if (price === undefined) expect(state.has(of), `state at ${second}`).toBe(false);
+      else relClose(state.get(of)!.price, price, `state price at ${second}`);
+    }
+  }
+  /** Seconds after the epoch `from` to `to`, each one's state kept. */
+  const rangeOf = (from: number, to: number): SweepRange => ({ from: epochS + from, to: epochS + to, keepFrom: epochS + from });
+  /** Per second after the epoch in `from`..`to`, the reference's verdict on one market (null: in). */
+  const verdicts = (ticks: readonly ReferenceTick[], key: string, from: number, to: number) =>
+    ticks.filter((t) => t.second >= epochS + from && t.second <= epochS + to).map((t) => [t.second - epochS, t.excluded[key] ?? null]);
+
+  it('rolls the interval window at minute starts nothing traded in: a market turns stale as its trades join it, another comes back as old ones leave', () => {
+    // Stale between 5 s and 2 min of age; mean interval over the 2 minutes before the current one.
+    const params = indexParamsSchema.parse({ volumeWindowMinutes: 5, intervalWindowMinutes: 2, staleMinMs: 5_000, staleMaxMs: 120_000, staleIntervals: 5 });
+    const trades = [
+      // s0: 60 trades in minute 0 (a 2 s mean: stale 10 s after a trade), one at 1:30. At 3:00 minute 0
+      // leaves the interval window: one trade left in it, stale only 2 min after 1:30.
+      ...series({ s0: 100 }, 0, 59),
+      trade('s0', 90_000, 101),
+      // s1: trades until 1:45 with none in its window (stale 2 min after); at 2:00 they join it (a 2.6 s mean: 13 s).
+      ...series({ s1: 100.5 }, 60, 105),
+    ];
+    // To 7:30: at 7:00 minute 1 leaves the 5 min volume window, and with it the asset's last candidates (no price from then).
+    const range = rangeOf(10, 450);
+    const expected = referenceTicks(trades, asset, range.from, range.to, referenceOptions(params, [], []));
+    expect(verdicts(expected, 's1:SWPUSD', 119, 120)).toEqual([[119, null], [120, 'stale']]);
+    expect(verdicts(expected, 's0:SWPUSD', 179, 180)).toEqual([[179, 'stale'], [180, null]]);
+    expect(verdicts(expected, 's0:SWPUSD', 209, 210)).toEqual([[209, null], [210, 'stale']]);
+    expect(expected.at(-1)?.second).toBe(epochS + 419);
+    const result = sweepStored(trades, [], [], range, params);
+    expectReference(result, expected, range);
+    expect(result.assets).toBe(1);
+  });
+
+  it('rolls candles out of the volume window: weights move, a market is dropped the minute its last candle leaves, with no float residue', () => {
+    // shortWindows: a 3 min volume window. s2 trades 3 times as much in minute 0 as after: its weight falls at 4:00.
+    // s1 trades 0.1 USD in minute 0 and 0.2 in minute 1: they leave at 4:00 and 5:00, and 0.1 + 0.2 - 0.1 - 0.2 is
+    // not 0 in floats. The range starts in minute 1: minute 0 is already in the window.
+    const trades = [
+      ...series({ s0: 100 }, 0, 330),
+      ...series({ s2: 101 }, 0, 330).map((t) => ({ ...t, quantity: t.ts < epochMs + 60_000 ? 3 : 1 })),
+      trade('s1', 10_000, 100, { quantity: 0.001 }),
+      trade('s1', 70_000, 100, { quantity: 0.002 }),
+    ];
+    const range = rangeOf(90, 330);
+    const expected = referenceTicks(trades, asset, range.from, range.to, referenceOptions(shortWindows, [], []));
+    expect(verdicts(expected, 's1:SWPUSD', 299, 300)).toEqual([[299, 'stale'], [300, null]]);
+    expect(expected.find((t) => t.second === epochS + 300)?.excluded).toEqual({});
+    expectReference(sweepStored(trades, [], [], range, shortWindows), expected, range);
+  });
+
+  it('turns stale, within the minute, markets whose only trades are in that minute', () => {
+    // shortWindows: with no trade in the interval window, stale 40 s after the last trade.
+    const trades = [trade('s0', 5_000, 100), trade('s1', 6_000, 100.5)];
+    const range = rangeOf(5, 59);
+    const expected = referenceTicks(trades, asset, range.from, range.to, referenceOptions(shortWindows, [], []));
+    expect(verdicts(expected, 's0:SWPUSD', 44, 45)).toEqual([[44, null], [45, 'stale']]);
+    expect(verdicts(expected, 's1:SWPUSD', 45, 46)).toEqual([[45, null], [46, 'stale']]);
+    expectReference(sweepStored(trades, [], [], range, shortWindows), expected, range);
+  });
+
+  it('keeps an outlier out until it is back within the readmission band, at its latest price of the minute; the band is for outliers only', () => {
+    // shortWindows: an outlier beyond 2 % of the median, readmitted within 1 %. s3, 1.5 % off all along, is never out.
+    const trades = [
+      ...series({ s0: 100, s1: 100, s3: 101.5, s4: 100 }, 0, 100),
+      trade('s2', 30_000, 100, { quantity: 20 }),
+      trade('s2', 70_000, 103, { quantity: 20 }),
+      trade('s2', 72_000, 101.5, { quantity: 20 }),
+      trade('s2', 74_000, 100.5, { quantity: 20 }),
+    ];
+    const range = rangeOf(65, 90);
+    const expected = referenceTicks(trades, asset, range.from, range.to, referenceOptions(shortWindows, [], []));
+    // 3 % off at 1:10; 1.5 % at 1:12, still out as it was out; 0.5 % at 1:14, back in.
+    expect(verdicts(expected, 's2:SWPUSD', 69, 74)).toEqual([[69, null], [70, 'outlier'], [71, 'outlier'], [72, 'outlier'], [73, 'outlier'], [74, null]]);
+    expect(expected.every((t) => t.constituents.includes('s3:SWPUSD'))).toBe(true);
+    expectReference(sweepStored(trades, [], [], range, shortWindows), expected, range);
+  });
+
+  it('takes as candidates a market past the stale look-back, at the close of its last candle (stale), and a perpetual (left out)', () => {
+    const params = defaultIndexParams;
+    // s2 last traded 15 min before the range: past the 10 min look-back, within the 24 h volume window.
+    const trades = [...series({ s0: 100, s1: 100.5, perp: 100.2 }, 0, 20), trade('s2', -900_000, 99)];
+    const range = rangeOf(10, 20);
+    const expected = referenceTicks(trades, asset, range.from, range.to, referenceOptions(params, [], []));
+    expect(verdicts(expected, 's2:SWPUSD', 10, 20).every(([, verdict]) => verdict === 'stale')).toBe(true);
+    expect(verdicts(expected, 'perp:SWPUSD', 10, 20).every(([, verdict]) => verdict === 'perpetual')).toBe(true);
+    const result = sweepStored(trades, [], [], range, params);
+    expectReference(result, expected, range);
+    expect(result.constituents.find((c) => c.venue === 's2')).toMatchObject({ price_usd: 99, reason: 'stale' });
+  });
+
+  it('applies a status from the second it was published in (the last one before the range from the start), and a crossed book up to exactly its maximum age', () => {
+    const params = defaultIndexParams;
+    const trades = series({ s0: 100, s1: 100.5, s2: 99.5, s3: 100.2 }, 0, 45);
+    const status = (venue: string, atS: number, connected: boolean) => ({ venue, market: marketName('USD'), ts: (epochS + atS) * 1000, connected });
+    const statuses = [
+      // Before the range: s2 connected, s3 down until second 15.
+      status('s2', 3, true),
+      status('s3', 5, false),
+      status('s3', 15, true),
+      // Published at the first millisecond of seconds 20 and 25.
+      status('s1', 20, false),
+      status('s1', 25, true),
+    ];
+    // Measured 60 s (the maximum age) before the end of second 30.
+    const books = [{ venue: 's2', market: marketName('USD'), ts: (epochS - 29) * 1000, crossed: true }];
+    const range = rangeOf(10, 40);
+    const expected = referenceTicks(trades, asset, range.from, range.to, referenceOptions(params, books, statuses));
+    expect(verdicts(expected, 's1:SWPUSD', 19, 25)).toEqual([[19, null], [20, 'disconnected'], [21, 'disconnected'], [22, 'disconnected'], [23, 'disconnected'], [24, 'disconnected'], [25, null]]);
+    expect(verdicts(expected, 's2:SWPUSD', 30, 31)).toEqual([[30, 'crossed_book'], [31, null]]);
+    expect(verdicts(expected, 's3:SWPUSD', 14, 15)).toEqual([[14, 'disconnected'], [15, null]]);
+    expectReference(sweepStored(trades, books, statuses, range, params), expected, range);
+  });
+
+  it('evaluates the seconds at which crossed books of several markets start and stop counting, and statuses take effect, with no trade in them', () => {
+    const params = defaultIndexParams;
+    // One trade per market in minute 0, each fresh for 10 min after it: only the books and statuses change the index.
+    // Listed out of key order: the verdicts come in key order all the same.
+    const trades = [trade('s2', 1_000, 99.5), trade('s1', 2_000, 100.5), trade('s0', 3_000, 100)];
+    // A crossed book counts for the seconds ending within 60 s of it: s1's from second 39 to 159, s2's up to 69.
+    const books = [
+      { venue: 's1', market: marketName('USD'), ts: (epochS + 100) * 1000, crossed: true },
+      { venue: 's2', market: marketName('USD'), ts: (epochS + 10) * 1000, crossed: true },
+      { venue: 's0', market: marketName('USD'), ts: (epochS + 50) * 1000, crossed: false },
+    ];
+    // s0 down from 100.5 s to 130.2 s.
+    const statuses = [
+      { venue: 's0', market: marketName('USD'), ts: epochMs + 100_500, connected: false },
+      { venue: 's0', market: marketName('USD'), ts: epochMs + 130_200, connected: true },
+    ];
+    const range = rangeOf(20, 200);
+    const expected = referenceTicks(trades, asset, range.from, range.to, referenceOptions(params, books, statuses));
+    expect(verdicts(expected, 's1:SWPUSD', 38, 39)).toEqual([[38, null], [39, 'crossed_book']]);
+    expect(verdicts(expected, 's2:SWPUSD', 69, 70)).toEqual([[69, 'crossed_book'], [70, null]]);
+    expect(verdicts(expected, 's0:SWPUSD', 99, 100)).toEqual([[99, null], [100, 'disconnected']]);
+    expect(verdicts(expected, 's0:SWPUSD', 129, 130)).toEqual([[129, 'disconnected'], [130, null]]);
+    expect(verdicts(expected, 's1:SWPUSD', 159, 160)).toEqual([[159, 'crossed_book'], [160, null]]);
+    expectReference(sweepStored(trades, books, statuses, range, params), expected, range);
+  });
+
+  it('sweeps again from the state it kept over a late trade, writing again only the rows that changed', () => {
+    const params = defaultIndexParams;
+    const trades = series({ s0: 100, s1: 100.5 }, 0, 40);
+    // Stored only after the first sweep.
+    const late = trade('s1', 25_600, 101);
+    const first = sweepStored(trades, [], [], rangeOf(10, 30), params);
+    const again = rangeOf(21, 40);
+    const second = sweepStored([...trades, late], [], [], again, params, { prior: first.states.get(again.from - 1)!, written: first.written, computedAt: 2 });
+    const expected = referenceTicks([...trades, late], asset, epochS + 10, epochS + 40, referenceOptions(params, [], []));
+    expectTicks(stored(first.rows, second.rows), expected, epochS + 10, epochS + 40);
+    // Identical up to the late trade; from it on, its volume moves the weights.
+    expect(second.rows.filter((r) => r.second <= epochS + 30).map((r) => r.second - epochS)).toEqual([25, 26, 27, 28, 29, 30]);
+  });
+
+  it('values a BTC-quoted market of another asset at the bitcoin index of the same second', () => {
+    const params = defaultIndexParams;
+    const bitcoin = 'bitcoin';
+    // Bitcoin on two venues, trading in turns so its index moves every second; sweepcoin on USD and on BTC (about 100 USD).
+    const trades = [
+      ...Array.from({ length: 21 }, (_, i) => trade(i % 2 ? 's1' : 's0', i * 2_000 + 100, 50_000 + 40 * i, { of: bitcoin, market: 'BTCUSD' })),
+      ...Array.from({ length: 21 }, (_, i) => trade(i % 2 ? 's0' : 's1', i * 2_000 + 1_100, 50_020 - 30 * i, { of: bitcoin, market: 'BTCUSD' })),
+      ...series({ s0: 100 }, 0, 40, 2),
+      ...Array.from({ length: 21 }, (_, i) => trade('s1', i * 2_000 + 1_300, 0.002 + 1e-6 * i, { quote: 'BTC' })),
+    ];
+    const range = rangeOf(10, 40);
+    const options = referenceOptions(params, [], []);
+    const bitcoinTicks = referenceTicks(trades, bitcoin, range.from, range.to, options);
+    const bitcoinAt = new Map(bitcoinTicks.map((t) => [t.second, t.price]));
+    const expected = referenceTicks(trades, asset, range.from, range.to, { ...options, usdPer: (quote, s) => (quote === 'BTC' ? bitcoinAt.get(s) : usdPer(quote)) });
+    expect(expected.every((t) => t.constituents.includes('s1:SWPBTC'))).toBe(true);
+    const result = sweepStored(trades, [], [], range, params);
+    expectReference(result, bitcoinTicks, range, bitcoin);
+    expectReference(result, expected, range);
+    expect(result.assets).toBe(2);
   });
 });

@@ -1,6 +1,7 @@
 // The quota (quota.ts) on its own, with the clock held: the fixed hour from a key's first request,
 // the x-ratelimit-* headers and Retry-After worked out by hand, the 429 and 503 errors, and the
-// Express middleware in a bare app. http.test.ts and quotaRedis.test.ts check it behind the real API.
+// Express middleware in a bare app. http.test.ts and quotaRedis.test.ts check it behind the real API;
+// quotaRedis.test.ts also checks what needs a redis-server (the default prefix, a Redis that hangs).
 import { once } from 'node:events';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -11,6 +12,7 @@ import { ApiError, errorHandler } from '../errors.ts';
 import type { VerifiedKey } from '../keys.ts';
 import { createQuota, type Quota } from '../quota.ts';
 import { requestId } from '../requestId.ts';
+import type { Logger } from '../../infra/log.ts';
 import { freeLoopbackPort } from '../../test/support/ports.ts';
 
 const start = Date.UTC(2026, 0, 1);
@@ -18,7 +20,7 @@ const hourMs = 3_600_000;
 
 /** A logger whose lines are kept, parsed. */
 function recordingLog() {
-  const lines: { level: number; msg: string; err?: { message: string } }[] = [];
+  const lines: { level: number; msg: string; err?: { message: string }; requestId?: string }[] = [];
   return { lines, log: pino({ level: 'info' }, { write: (s: string) => void lines.push(JSON.parse(s)) }) };
 }
 
@@ -29,6 +31,17 @@ async function rejection(promise: Promise<unknown>): Promise<ApiError> {
   return err as ApiError;
 }
 
+/**
+ * vi.waitFor, with the faked Date held at `now` the whole time: vi.waitFor itself moves a faked
+ * clock on by its interval at each check, so an error arriving between checks would see a later time.
+ */
+function waitWithClockAt(now: number, assertion: () => void): Promise<void> {
+  vi.setSystemTime(now);
+  return vi.waitFor(() => {
+    vi.setSystemTime(now);
+    assertion();
+  }, { timeout: 5_000 });
+}
 
 const quotas: Quota[] = [];
 afterEach(async () => {
@@ -72,39 +85,63 @@ describe('quota in this process', () => {
   });
 });
 
+/** A bare app as the API orders it: request id, the verified key (its hash from `x-key-hash`), the quota, one route. */
+async function serveThroughQuota(quota: Quota, log: Logger): Promise<{ url: string; close(): Promise<void> }> {
+  const app = express();
+  app.use(requestId(log));
+  // What requireKey leaves for the quota: the verified key (its hash is all the quota reads).
+  app.use((req, res, next) => {
+    res.locals.apiKey = { prefix: 'p', keyHash: String(req.headers['x-key-hash']) } satisfies VerifiedKey;
+    next();
+  });
+  app.use(quota.middleware);
+  app.get('/thing', (_req, res) => void res.json({ ok: true }));
+  app.use(errorHandler);
+  const server: Server = app.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/thing`,
+    close: () => new Promise((resolve) => void server.close(() => resolve())),
+  };
+}
+
 describe('quota middleware', () => {
   test('sets the headers on the response and answers 429 through the error handler', async () => {
     vi.useFakeTimers({ toFake: ['Date'], now: start });
     const quota = createQuota({ perHour: 1 });
     quotas.push(quota);
-    const { log } = recordingLog();
-    const app = express();
-    app.use(requestId(log));
-    // What requireKey leaves for the quota: the verified key (its hash is all the quota reads).
-    app.use((req, res, next) => {
-      res.locals.apiKey = { prefix: 'p', keyHash: String(req.headers['x-key-hash']) } satisfies VerifiedKey;
-      next();
-    });
-    app.use(quota.middleware);
-    app.get('/thing', (_req, res) => void res.json({ ok: true }));
-    app.use(errorHandler);
-    const server: Server = app.listen(0, '127.0.0.1');
-    await once(server, 'listening');
+    const app = await serveThroughQuota(quota, recordingLog().log);
     try {
-      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/thing`;
-      const first = await fetch(url, { headers: { 'x-key-hash': 'a' } });
+      const first = await fetch(app.url, { headers: { 'x-key-hash': 'a' } });
       expect(first.status).toBe(200);
       expect(await first.json()).toEqual({ ok: true });
       expect([first.headers.get('x-ratelimit-limit'), first.headers.get('x-ratelimit-remaining'), first.headers.get('x-ratelimit-reset')]).toEqual(['1', '0', '3600']);
       vi.setSystemTime(start + 10_000);
-      const over = await fetch(url, { headers: { 'x-key-hash': 'a' } });
+      const over = await fetch(app.url, { headers: { 'x-key-hash': 'a' } });
       expect(over.status).toBe(429);
       expect(over.headers.get('retry-after')).toBe('3590');
       expect((await over.json()).error.code).toBe('quota_exceeded');
       // Counted by key hash: another hash is untouched.
-      expect((await fetch(url, { headers: { 'x-key-hash': 'b' } })).status).toBe(200);
+      expect((await fetch(app.url, { headers: { 'x-key-hash': 'b' } })).status).toBe(200);
     } finally {
-      await new Promise((resolve) => server.close(resolve));
+      await app.close();
+    }
+  });
+
+  test('answers 503 when the store fails, logged by the request logger with the request id', async () => {
+    const { lines, log } = recordingLog();
+    // No logger of the quota's own: the line can only come from the request's.
+    const quota = createQuota({ perHour: 5, redisUrl: `redis://127.0.0.1:${await freeLoopbackPort()}` });
+    quotas.push(quota);
+    const app = await serveThroughQuota(quota, log);
+    try {
+      const res = await fetch(app.url, { headers: { 'x-key-hash': 'a', 'x-request-id': 'req-1' } });
+      expect(res.status).toBe(503);
+      expect(res.headers.get('retry-after')).toBe('5');
+      expect((await res.json()).error.code).toBe('unavailable');
+      expect(lines.filter((l) => l.msg === 'quota check failed').map((l) => [l.level, l.requestId])).toEqual([[50, 'req-1']]);
+    } finally {
+      await app.close();
     }
   });
 });
@@ -119,8 +156,9 @@ describe('quota through an unreachable Redis', () => {
     expect(err.code).toBe('unavailable');
     expect(err.headers).toEqual({ 'Retry-After': '5' });
     expect(err.message).toBe('the request quota cannot be checked right now; retry in a few seconds');
-    // Logged with the cause.
-    expect(lines.filter((l) => l.msg === 'quota check failed').map((l) => [l.level, typeof l.err?.message])).toEqual([[50, 'string']]);
+    // Logged with the cause: the limiter refuses a client that is not connected (rejectIfRedisNotReady)
+    // before the command reaches ioredis.
+    expect(lines.filter((l) => l.msg === 'quota check failed').map((l) => [l.level, l.err?.message])).toEqual([[50, 'Redis connection is not ready']]);
     // ioredis reconnects every 50, 100, 150... ms and reports each failure: one warning in 10 s.
     const warned = () => lines.filter((l) => l.msg.includes('quota store (Redis) unreachable'));
     await vi.waitFor(() => expect(warned().length).toBeGreaterThan(0), { timeout: 5_000 });
@@ -132,11 +170,11 @@ describe('quota through an unreachable Redis', () => {
     vi.useFakeTimers({ toFake: ['Date'], now: start });
     const { lines, log } = recordingLog();
     const quota = createQuota({ perHour: 5, redisUrl: `redis://127.0.0.1:${await freeLoopbackPort()}`, log });
+    quotas.push(quota);
     const warnings = () => lines.filter((l) => l.msg.includes('quota store (Redis) unreachable')).length;
-    await vi.waitFor(() => expect(warnings()).toBe(1), { timeout: 5_000 });
-    // 11 s later (past the 10 s throttle) the next failed attempt warns again...
-    vi.setSystemTime(start + 11_000);
-    await vi.waitFor(() => expect(warnings()).toBe(2), { timeout: 5_000 });
+    await waitWithClockAt(start, () => expect(warnings()).toBe(1));
+    // Exactly 10 s later (the throttle's edge) the next failed attempt warns again...
+    await waitWithClockAt(start + 10_000, () => expect(warnings()).toBe(2));
     await quota.close();
     // ...but not once closed.
     vi.setSystemTime(start + 22_000);

@@ -1,8 +1,12 @@
 import { createHmac, randomUUID } from 'node:crypto';
+import { once } from 'node:events';
+import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Store } from '../../infra/store.ts';
+import { ApiError } from '../errors.ts';
 import { KeyStore } from '../keys.ts';
+import { createQuota, type Quota } from '../quota.ts';
 import { startApi, type ApiServer } from '../server.ts';
 import { get, openTestStore, silentLog, testConfig } from '../../test/support/harness.ts';
 import { resetBounds, type RequestTiming } from '../../test/support/quotaWindow.ts';
@@ -94,6 +98,85 @@ describe('quota shared through Redis', () => {
       expect(res.json).toEqual({ error: { code: 'unavailable', message: expect.stringContaining('quota'), status: 503 } });
       expect(res.headers.get('x-request-id')).toBeTruthy();
       expect(res.headers.get('x-ratelimit-limit')).toBeNull();
+    }
+  });
+});
+
+/** A loopback proxy to the redis-server that can stop passing commands on: a Redis that hangs (paused, or a dead peer). */
+async function stallingProxy(target: URL): Promise<{ url: string; stall(): void; close(): Promise<void> }> {
+  const sockets = new Set<Socket>();
+  let stalled = false;
+  const server = createServer((client) => {
+    const upstream = connect(Number(target.port), target.hostname);
+    sockets.add(client).add(upstream);
+    client.on('data', (chunk) => {
+      if (!stalled) upstream.write(chunk);
+    });
+    upstream.pipe(client);
+    for (const [socket, peer] of [[client, upstream], [upstream, client]] as const) {
+      socket.on('error', () => undefined).on('close', () => peer.destroy());
+    }
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return {
+    url: `redis://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    stall: () => void (stalled = true),
+    async close() {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+/** The first count once the client is connected (before that the quota answers 503 at once). */
+function firstConsume(quota: Quota, keyHash: string): Promise<Record<string, string>> {
+  return vi.waitFor(() => quota.consume(keyHash), { timeout: 2_000, interval: 10 });
+}
+
+describe('createQuota on a redis-server', () => {
+  it('keeps its counters under mds:quota when given no prefix', async () => {
+    const quota = createQuota({ perHour: 5, redisUrl: redisUrl() });
+    const keyHash = randomUUID();
+    try {
+      expect((await firstConsume(quota, keyHash))['x-ratelimit-remaining']).toBe('4');
+    } finally {
+      await quota.close();
+    }
+    const redis = new Redis(redisUrl());
+    try {
+      expect(await redis.keys(`*${keyHash}*`)).toEqual([`mds:quota:${keyHash}`]);
+      expect(await redis.get(`mds:quota:${keyHash}`)).toBe('1');
+    } finally {
+      redis.disconnect();
+    }
+  });
+
+  it('answers 503 when Redis stops answering, after its 2 s command timeout rather than never', async () => {
+    const proxy = await stallingProxy(new URL(redisUrl()));
+    const quota = createQuota({ perHour: 5, redisUrl: proxy.url, keyPrefix: `mds-test:${randomUUID()}` });
+    try {
+      await firstConsume(quota, 'k');
+      proxy.stall();
+      // The command timeout is the only timer started from here on: held, it runs out when told.
+      vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+      let status: number | undefined;
+      void quota.consume('k').then(
+        () => (status = 200),
+        (err: unknown) => (status = err instanceof ApiError ? err.status : -1),
+      );
+      const settle = () => new Promise((resolve) => setImmediate(resolve));
+      await settle();
+      await vi.advanceTimersByTimeAsync(1_999);
+      await settle();
+      expect(status).toBeUndefined();
+      await vi.advanceTimersByTimeAsync(1);
+      await settle();
+      expect(status).toBe(503);
+    } finally {
+      vi.useRealTimers();
+      await proxy.close();
+      await quota.close();
     }
   });
 });
