@@ -42,8 +42,8 @@ const groups = [
     tests: ['aggregate/__tests__/dedupingSink.test.ts', 'aggregate/__tests__/tradeSink.test.ts', 'aggregate/__tests__/tradeSinkStoreFaults.test.ts'],
   },
   {
-    // kafkaBus.ts is left out: its tests need a broker and take seconds per mutant. The conformance
-    // suite runs its Kafka half too, so it joins only with a broker (test/MUTATION.md says how).
+    // kafkaBus.ts has its own group below. The conformance suite runs its Kafka half too, so it
+    // joins only with a broker (test/MUTATION.md says how).
     mutate: ['infra/bus/memoryBus.ts', 'infra/bus/publishGate.ts'],
     tests: [
       'infra/bus/__tests__/memoryBus.test.ts',
@@ -52,6 +52,12 @@ const groups = [
       ...(process.env.MDS_TEST_KAFKA_BROKERS ? ['infra/bus/__tests__/bus.conformance.test.ts'] : []),
     ],
   },
+  // The Kafka adapter, with a broker only (start kcat's mock as test/run.sh does and export
+  // MDS_TEST_KAFKA_BROKERS): each mutant reruns about 50 s of Kafka tests, so run it by line ranges
+  // (test/MUTATION.md).
+  ...(process.env.MDS_TEST_KAFKA_BROKERS
+    ? [{ mutate: ['infra/bus/kafkaBus.ts'], tests: ['infra/bus/__tests__/bus.conformance.test.ts', 'infra/bus/__tests__/kafkaOverflow.test.ts'] }]
+    : []),
   {
     mutate: ['api/responseCache.ts'],
     tests: ['api/__tests__/responseCache.test.ts', 'api/__tests__/cachedHandler.test.ts'],
