@@ -154,6 +154,39 @@ describe.each(adapters)('%s bus', (name, open) => {
     await bus.close();
   }, 60_000);
 
+  test('a failed batch after a commit within the delivery makes the bus deliver again from that commit', async () => {
+    const bus = await open();
+    const asset = `p${unique()}`;
+    const trades = tradesFor([asset], 10);
+    let calls = 0;
+    const got: string[] = [];
+    let sub: Subscription | undefined;
+    sub = await bus.subscribe({
+      group: `partial-${unique()}`,
+      topics: ['trades'],
+      onBatch: async (records) => {
+        const mine = records.filter((r) => r.event.asset === asset);
+        if (mine.length === 0) return;
+        calls += 1;
+        if (calls === 2) throw new Error('second delivery fails');
+        got.push(...mine.map((r) => r.event.tradeId));
+        // The first delivery is committed up to its last record, not past it.
+        if (calls === 1) await sub!.commit([{ topic: 'trades', partition: mine[3]!.partition, offset: mine[3]!.offset + 1 }]);
+      },
+    });
+    bus.publish(trades.slice(0, 5));
+    await bus.flush();
+    await until(() => got.length >= 5, 'the first batch');
+    bus.publish(trades.slice(5));
+    await bus.flush();
+    await until(() => got.length >= 11, 'redelivery after a failure');
+    await new Promise((r) => setTimeout(r, 300));
+    // Redelivered from the commit: the first batch's last trade, then the failed batch's.
+    expect(got).toEqual([...trades.slice(0, 5), ...trades.slice(4)].map((t) => t.tradeId));
+    await sub.stop();
+    await bus.close();
+  }, 60_000);
+
   // Kafka checks schemas where events cross processes; in-process events are valid by construction (ingest/normalize.ts).
   test('two groups each see everything; Kafka counts invalid events and delivers none', async () => {
     const bus = await open();
