@@ -56,7 +56,12 @@ const groups = [
   // MDS_TEST_KAFKA_BROKERS): each mutant reruns about 50 s of Kafka tests, so run it by line ranges
   // (test/MUTATION.md).
   ...(process.env.MDS_TEST_KAFKA_BROKERS
-    ? [{ mutate: ['infra/bus/kafkaBus.ts'], tests: ['infra/bus/__tests__/bus.conformance.test.ts', 'infra/bus/__tests__/kafkaOverflow.test.ts'] }]
+    ? [
+        {
+          mutate: ['infra/bus/kafkaBus.ts'],
+          tests: ['infra/bus/__tests__/bus.conformance.test.ts', 'infra/bus/__tests__/kafkaOverflow.test.ts', 'infra/bus/__tests__/kafkaBus.test.ts'],
+        },
+      ]
     : []),
   {
     mutate: ['api/responseCache.ts'],

@@ -2,35 +2,17 @@
 // bound published, the rest refused and counted, the oldest kept; and when a broker answers at the
 // same address again, exactly what was kept is delivered. Runs its own mock cluster (kcat, as
 // test/run.sh does), since it kills it.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer, connect, type Server } from 'node:net';
-import { once } from 'node:events';
+import type { Server } from 'node:net';
 import { afterEach, expect, test } from 'vitest';
 import type { TradeEvent } from '../../events.ts';
 import type { BusRecord } from '../bus.ts';
 import { createKafkaBus } from '../kafkaBus.ts';
+import { brokerAgainAt, startMockCluster, stopMockCluster, type MockCluster } from '../../../test/support/kafkaMock.ts';
 
-/** librdkafka's Kafka-protocol mock cluster, living as long as an idle kcat consumer. */
-async function startMockCluster(): Promise<{ port: number; process: ChildProcess }> {
-  const child = spawn('kcat', ['-b', 'mock:1', '-X', 'test.mock.num.brokers=1', '-X', 'debug=mock', '-C', '-q', '-t', 'mds-overflow-idle'], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let log = '';
-  const port = await new Promise<number>((resolve, reject) => {
-    const onData = (chunk: Buffer) => {
-      log += chunk.toString();
-      const found = /bootstrap\.servers=[0-9.]+:(\d+)/.exec(log);
-      if (found) resolve(Number(found[1]));
-    };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
-    child.once('exit', () => reject(new Error(`kcat exited: ${log}`)));
-  });
-  return { port, process: child };
-}
-
-const started: ChildProcess[] = [];
+const started: MockCluster[] = [];
 const servers: Server[] = [];
 afterEach(async () => {
-  for (const child of started.splice(0)) if (child.exitCode === null) child.kill();
+  for (const cluster of started.splice(0)) await stopMockCluster(cluster);
   for (const server of servers.splice(0)) await new Promise((r) => server.close(r));
 });
 
@@ -50,12 +32,11 @@ async function until(cond: () => boolean, what: string, timeoutMs: number): Prom
 
 test('ten times maxBuffered with the broker gone: the oldest bound kept, the rest refused and counted, the kept delivered once it is back', async () => {
   const first = await startMockCluster();
-  started.push(first.process);
+  started.push(first);
   const bound = 100;
   const bus = await createKafkaBus({ brokers: [`127.0.0.1:${first.port}`], lingerMs: 5, maxBuffered: bound });
   try {
-    first.process.kill();
-    await once(first.process, 'exit');
+    await stopMockCluster(first);
 
     // Ten chunks of the bound, 100 ms apart, while nothing answers at the broker's address.
     const sent = Array.from({ length: 10 * bound }, (_, i) => trade(i));
@@ -70,18 +51,9 @@ test('ten times maxBuffered with the broker gone: the oldest bound kept, the res
     expect(during).toMatchObject({ published: 0, dropped: 9 * bound, invalid: 0 });
     expect(during.topics.trades).toMatchObject({ published: 0, dropped: 9 * bound, heldRecords: bound });
 
-    // A broker at the same address again: a proxy on the old port in front of a new mock cluster.
-    const second = await startMockCluster();
-    started.push(second.process);
-    const proxy = createServer((client) => {
-      const upstream = connect(second.port, '127.0.0.1');
-      client.pipe(upstream).pipe(client);
-      client.on('error', () => upstream.destroy());
-      upstream.on('error', () => client.destroy());
-    });
-    servers.push(proxy);
-    proxy.listen(first.port, '127.0.0.1');
-    await once(proxy, 'listening');
+    const again = await brokerAgainAt(first.port);
+    started.push(again.cluster);
+    servers.push(again.proxy);
 
     await until(() => bus.stats().published === bound, 'the kept events sent', 30_000);
     expect(bus.stats()).toMatchObject({ published: bound, dropped: 9 * bound });

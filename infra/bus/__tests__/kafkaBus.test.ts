@@ -1,0 +1,271 @@
+// What the Kafka adapter does beyond the contract both adapters keep (bus.conformance.test.ts): a
+// broker that goes away and comes back, a member held past its session timeout, a batch of invalid
+// messages, one commit's bookkeeping across topics, what it logs and reports per group.
+import { randomUUID } from 'node:crypto';
+import type { Server } from 'node:net';
+import { Kafka, Partitioners, logLevel } from 'kafkajs';
+import { pino } from 'pino';
+import { afterEach, expect, test, vi } from 'vitest';
+import type { BookEvent, TradeEvent } from '../../events.ts';
+import { commitPositionsAfter, type Bus, type BusRecord, type Subscription } from '../bus.ts';
+import { createKafkaBus } from '../kafkaBus.ts';
+import { brokerAgainAt, startMockCluster, stopMockCluster, type MockCluster } from '../../../test/support/kafkaMock.ts';
+
+const started: MockCluster[] = [];
+const servers: Server[] = [];
+afterEach(async () => {
+  vi.restoreAllMocks();
+  for (const cluster of started.splice(0)) await stopMockCluster(cluster);
+  for (const server of servers.splice(0)) await new Promise((r) => server.close(r));
+});
+
+function sharedBrokers(): string[] {
+  const brokers = process.env.MDS_TEST_KAFKA_BROKERS;
+  if (!brokers) throw new Error('MDS_TEST_KAFKA_BROKERS must name a Kafka-protocol broker (npm test starts one)');
+  return brokers.split(',');
+}
+
+/** A bus whose log lines are kept, parsed. */
+async function loggedBus(brokers: string[], options: { maxBuffered?: number; sessionTimeoutMs?: number } = {}) {
+  const lines: Record<string, unknown>[] = [];
+  const log = pino({ level: 'info' }, { write: (s: string) => void lines.push(JSON.parse(s)) });
+  const bus = await createKafkaBus({ brokers, lingerMs: 5, sessionTimeoutMs: 6_000, log, ...options });
+  return { bus, lines };
+}
+
+const unique = () => randomUUID().slice(0, 8);
+
+function trades(asset: string, n: number, from = 0): TradeEvent[] {
+  return Array.from({ length: n }, (_, k) => {
+    const i = from + k;
+    return {
+      type: 'trade', venue: 'kafkabus', market: `${asset}USDT`, asset, quote: 'USDT', tradeId: String(i),
+      price: 10 + i, quantity: 1, side: 'buy', ts: 1_700_000_000_000 + i, receivedAt: 1_700_000_000_001 + i,
+    };
+  });
+}
+
+function book(asset: string, i: number): BookEvent {
+  return { type: 'book', venue: 'kafkabus', market: `${asset}USDT`, asset, quote: 'USDT', ts: 1_700_000_000_000 + i, receivedAt: 1_700_000_000_001 + i, bids: [[9, 1]], asks: [[11, 1]] };
+}
+
+async function until(cond: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** A `latest` group has its partitions once something published after the join reaches it: publish until then. */
+async function untilJoined(bus: Bus, seen: () => boolean, publishOne: (n: number) => void): Promise<void> {
+  let n = 0;
+  await until(() => {
+    if (!seen()) publishOne(n++);
+    return seen();
+  }, 'a first event after joining');
+}
+
+test('with the broker gone: the overflow refused and logged, flush rejects naming what is unsent; once a broker is back the rest goes out with no further publish', async () => {
+  const first = await startMockCluster();
+  started.push(first);
+  const bound = 5;
+  const { bus, lines } = await loggedBus([`127.0.0.1:${first.port}`], { maxBuffered: bound });
+  const asset = `gone${unique()}`;
+  const sent = trades(asset, bound + 3);
+  try {
+    await stopMockCluster(first);
+    bus.publish(sent.slice(0, bound));
+    // The linger (5 ms) passes: those five are the produce request under way, so the buffer has room again.
+    await new Promise((r) => setTimeout(r, 200));
+    bus.publish(sent.slice(bound));
+    expect(bus.stats()).toMatchObject({ published: 0, dropped: 0 });
+
+    // When the request fails, its five go back in front and the three behind them overflow the bound
+    // (logged once: the first refusal's count).
+    const flushed = bus.flush();
+    await expect(flushed).rejects.toThrow(/^kafka unavailable: 5 events not sent yet$/);
+    expect(bus.stats()).toMatchObject({ published: 0, dropped: 3 });
+    expect(bus.stats().topics.trades).toMatchObject({ dropped: 3, heldRecords: bound });
+    expect(lines).toContainEqual(expect.objectContaining({ level: 50, msg: 'kafka produce failed; will retry', events: bound, err: expect.objectContaining({ message: expect.any(String) }) }));
+    expect(lines).toContainEqual(expect.objectContaining({ level: 50, msg: 'bus full: events refused and lost', topic: 'trades', dropped: 1, reason: 'kafka unavailable', pending: bound }));
+
+    const again = await brokerAgainAt(first.port);
+    started.push(again.cluster);
+    servers.push(again.proxy);
+    // No publish, no flush: the failed request is retried on its own.
+    await until(() => bus.stats().published === bound, 'the kept events sent again', 40_000);
+    await bus.flush();
+    expect(bus.stats()).toMatchObject({ published: bound, dropped: 3 });
+    expect(bus.stats().topics.trades.heldRecords).toBe(0);
+
+    const got: TradeEvent[] = [];
+    const sub = await bus.subscribe({ group: `gone-${unique()}`, topics: ['trades'], onBatch: async (records) => void got.push(...records.map((r) => r.event).filter((e) => e.asset === asset)) });
+    await until(() => got.length >= bound, 'the kept events read back');
+    await new Promise((r) => setTimeout(r, 300));
+    await sub.stop();
+    expect(got).toEqual(sent.slice(0, bound));
+    await bus.close();
+  } finally {
+    // A failed run leaves the bus retrying a dead broker; its close would wait for ever.
+    if (bus.stats().topics.trades.heldRecords > 0) void bus.close().catch(() => {});
+  }
+}, 90_000);
+
+test('stats report the lag of each group apart, with its members', async () => {
+  const { bus } = await loggedBus(sharedBrokers());
+  const asset = `lag${unique()}`;
+  const groups = [`lag-a-${unique()}`, `lag-b-${unique()}`];
+  const got = new Map(groups.map((g) => [g, 0]));
+  const subs: Subscription[] = [];
+  for (const group of groups)
+    subs.push(await bus.subscribe({ group, topics: ['trades'], onBatch: async (records) => void got.set(group, got.get(group)! + records.filter((r) => r.event.asset === asset).length) }));
+  bus.publish(trades(asset, 3));
+  await bus.flush();
+  await until(() => groups.every((g) => got.get(g)! >= 3), 'both groups');
+  const lags = bus.stats().lags.filter((l) => groups.includes(l.group));
+  expect(lags.map((l) => l.group).sort()).toEqual([...groups].sort());
+  for (const lag of lags) {
+    expect(lag).toMatchObject({ topic: 'trades', members: 1 });
+    expect(Number.isInteger(lag.records) && lag.records >= 0).toBe(true);
+  }
+  for (const sub of subs) await sub.stop();
+  await bus.close();
+}, 60_000);
+
+test('a failed trades batch rewinds the uncommitted books of the same group too', async () => {
+  const { bus, lines } = await loggedBus(sharedBrokers());
+  const asset = `span${unique()}`;
+  const group = `span-${unique()}`;
+  const books: number[] = [];
+  const tradeIds: string[] = [];
+  let failed = false;
+  const sub = await bus.subscribe({
+    group,
+    topics: ['books', 'trades'],
+    start: 'latest',
+    onBatch: async (records) => {
+      const mine = records.filter((r) => r.event.asset === asset);
+      if (!failed && mine.some((r) => r.topic === 'trades')) {
+        failed = true;
+        throw new Error('the first trades delivery fails');
+      }
+      for (const r of mine) {
+        if (r.event.type === 'book') books.push(r.event.ts);
+        else tradeIds.push((r.event as TradeEvent).tradeId);
+      }
+    },
+  });
+  await untilJoined(bus, () => books.length > 0, (n) => bus.publish([book(asset, n)]));
+  const booksBefore = [...books];
+  bus.publish(trades(asset, 3));
+  await bus.flush();
+  await until(() => tradeIds.length >= 3, 'the trades again after the failure');
+  await new Promise((r) => setTimeout(r, 300));
+  expect(tradeIds).toEqual(['0', '1', '2']);
+  // Nothing was committed: the books delivered before the failure come again, from the first.
+  expect(books.slice(booksBefore.length, 2 * booksBefore.length)).toEqual(booksBefore);
+  expect(lines).toContainEqual(expect.objectContaining({ level: 40, msg: 'consumer batch failed; redelivering from the committed position', group, err: expect.objectContaining({ message: 'the first trades delivery fails' }) }));
+  await sub.stop();
+  await bus.close();
+}, 60_000);
+
+test('messages that fail their schema are counted and logged, and a batch of only those never reaches the consumer', async () => {
+  const brokers = sharedBrokers();
+  const { bus, lines } = await loggedBus(brokers);
+  const asset = `inv${unique()}`;
+  const batches: number[] = [];
+  let mine = 0;
+  const sub = await bus.subscribe({
+    group: `invalid-${unique()}`,
+    topics: ['trades'],
+    start: 'latest',
+    onBatch: async (records) => {
+      batches.push(records.length);
+      mine += records.filter((r) => r.event.asset === asset).length;
+    },
+  });
+  await untilJoined(bus, () => mine > 0, (n) => bus.publish(trades(asset, 1, n)));
+  const invalidBefore = bus.stats().invalid;
+  const callsBefore = batches.length;
+
+  // Another producer writes what our publish would refuse: not JSON, and a trade with a negative price.
+  const raw = new Kafka({ clientId: 'kafkabus-test', brokers, logLevel: logLevel.NOTHING }).producer({ createPartitioner: Partitioners.DefaultPartitioner });
+  await raw.connect();
+  const [valid] = trades(asset, 1, 1_000);
+  await raw.send({ topic: 'trades', messages: [{ key: asset, value: 'not json' }, { key: asset, value: JSON.stringify({ ...valid!, price: -1 }) }] });
+  await raw.disconnect();
+
+  await until(() => bus.stats().invalid >= invalidBefore + 2, 'the invalid messages read');
+  await new Promise((r) => setTimeout(r, 300));
+  expect(bus.stats().invalid).toBe(invalidBefore + 2);
+  expect(batches.slice(callsBefore).filter((n) => n === 0)).toEqual([]);
+  expect(lines.filter((l) => l.msg === 'skipping an invalid message')).toEqual([
+    expect.objectContaining({ level: 40, topic: 'trades', offset: expect.any(String) }),
+    expect.objectContaining({ level: 40, topic: 'trades', offset: expect.any(String) }),
+  ]);
+  await sub.stop();
+  await bus.close();
+}, 60_000);
+
+test('a batch held past the session timeout keeps its assignment; its heartbeat stops with it; commits are idempotent', async () => {
+  const intervals = new Set<unknown>();
+  const setIntervalReal = globalThis.setInterval;
+  vi.spyOn(globalThis, 'setInterval').mockImplementation(((fn: () => void, ms?: number) => {
+    const handle = setIntervalReal(fn, ms);
+    if (ms === 1_000) intervals.add(handle);
+    return handle;
+  }) as typeof setInterval);
+  const cleared = new Set<unknown>();
+  const clearIntervalReal = globalThis.clearInterval;
+  vi.spyOn(globalThis, 'clearInterval').mockImplementation(((handle: NodeJS.Timeout) => {
+    cleared.add(handle);
+    clearIntervalReal(handle);
+  }) as typeof clearInterval);
+
+  const { bus, lines } = await loggedBus(sharedBrokers(), { sessionTimeoutMs: 6_000 });
+  const asset = `hold${unique()}`;
+  let assignments = 0;
+  let held = false;
+  const got: string[] = [];
+  let ready: (s: Subscription) => void = () => {};
+  const handle = new Promise<Subscription>((resolve) => (ready = resolve));
+  const sub = await bus.subscribe({
+    group: `hold-${unique()}`,
+    topics: ['trades'],
+    start: 'latest',
+    onAssignment: () => void (assignments += 1),
+    onBatch: async (records: BusRecord<'trades'>[]) => {
+      const mine = records.filter((r) => r.event.asset === asset);
+      if (mine.length === 0) return;
+      if (!held && mine.some((r) => r.event.tradeId === 'held')) {
+        held = true;
+        // Half again the session timeout: without heartbeats the broker would hand the partitions to no one and rebalance.
+        await new Promise((r) => setTimeout(r, 9_000));
+      }
+      got.push(...mine.map((r) => r.event.tradeId));
+      const positions = commitPositionsAfter(records);
+      const s = await handle;
+      await s.commit(positions);
+      await s.commit(positions);
+    },
+  });
+  ready(sub);
+  await untilJoined(bus, () => got.length > 0, (n) => bus.publish(trades(asset, 1, n)));
+  const joinedWith = assignments;
+  bus.publish([{ ...trades(asset, 1)[0]!, tradeId: 'held' }]);
+  await bus.flush();
+  await until(() => got.includes('held'), 'the held batch', 30_000);
+  bus.publish([{ ...trades(asset, 1)[0]!, tradeId: 'after' }]);
+  await bus.flush();
+  await until(() => got.includes('after'), 'a batch after the held one');
+  await new Promise((r) => setTimeout(r, 300));
+  // One join, each trade once, no batch failed (a commit repeated included): no rebalance, no redelivery.
+  expect(assignments).toBe(joinedWith);
+  expect(got.filter((id) => id === 'held' || id === 'after')).toEqual(['held', 'after']);
+  expect(lines.filter((l) => l.msg === 'consumer batch failed; redelivering from the committed position')).toEqual([]);
+  expect(intervals.size).toBeGreaterThan(0);
+  expect([...intervals].filter((h) => !cleared.has(h))).toEqual([]);
+  await sub.stop();
+  await bus.close();
+}, 90_000);
