@@ -170,23 +170,27 @@ test('a failed trades batch rewinds the uncommitted books of the same group too'
   await bus.close();
 }, 60_000);
 
+// On a cluster of its own: the invalid messages would reach every other test's groups on the shared one.
 test('messages that fail their schema are counted and logged, and a batch of only those never reaches the consumer', async () => {
-  const brokers = sharedBrokers();
+  const cluster = await startMockCluster();
+  started.push(cluster);
+  const brokers = [`127.0.0.1:${cluster.port}`];
   const { bus, lines } = await loggedBus(brokers);
   const asset = `inv${unique()}`;
+  // The mock creates a topic on its first produce; a group that subscribed before would wait for a metadata refresh.
+  bus.publish(trades(asset, 1));
+  await bus.flush();
   const batches: number[] = [];
   let mine = 0;
   const sub = await bus.subscribe({
     group: `invalid-${unique()}`,
     topics: ['trades'],
-    start: 'latest',
     onBatch: async (records) => {
       batches.push(records.length);
       mine += records.filter((r) => r.event.asset === asset).length;
     },
   });
-  await untilJoined(bus, () => mine > 0, (n) => bus.publish(trades(asset, 1, n)));
-  const invalidBefore = bus.stats().invalid;
+  await until(() => mine > 0, 'the first trade');
   const callsBefore = batches.length;
 
   // Another producer writes what our publish would refuse: not JSON, and a trade with a negative price.
@@ -196,13 +200,13 @@ test('messages that fail their schema are counted and logged, and a batch of onl
   await raw.send({ topic: 'trades', messages: [{ key: asset, value: 'not json' }, { key: asset, value: JSON.stringify({ ...valid!, price: -1 }) }] });
   await raw.disconnect();
 
-  await until(() => bus.stats().invalid >= invalidBefore + 2, 'the invalid messages read');
+  await until(() => bus.stats().invalid >= 2, 'the invalid messages read');
   await new Promise((r) => setTimeout(r, 300));
-  expect(bus.stats().invalid).toBe(invalidBefore + 2);
-  expect(batches.slice(callsBefore).filter((n) => n === 0)).toEqual([]);
+  expect(bus.stats().invalid).toBe(2);
+  expect(batches.slice(callsBefore)).toEqual([]);
   expect(lines.filter((l) => l.msg === 'skipping an invalid message')).toEqual([
-    expect.objectContaining({ level: 40, topic: 'trades', offset: expect.any(String) }),
-    expect.objectContaining({ level: 40, topic: 'trades', offset: expect.any(String) }),
+    expect.objectContaining({ level: 40, topic: 'trades', offset: '1' }),
+    expect.objectContaining({ level: 40, topic: 'trades', offset: '2' }),
   ]);
   await sub.stop();
   await bus.close();
