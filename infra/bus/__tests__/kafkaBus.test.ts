@@ -157,6 +157,9 @@ test('a failed trades batch rewinds the uncommitted books of the same group too'
     },
   });
   await untilJoined(bus, () => books.length > 0, (n) => bus.publish([book(asset, n)]));
+  // Books published while waiting may still be on their way.
+  await bus.flush();
+  await new Promise((r) => setTimeout(r, 300));
   const booksBefore = [...books];
   bus.publish(trades(asset, 3));
   await bus.flush();
@@ -164,7 +167,7 @@ test('a failed trades batch rewinds the uncommitted books of the same group too'
   await new Promise((r) => setTimeout(r, 300));
   expect(tradeIds).toEqual(['0', '1', '2']);
   // Nothing was committed: the books delivered before the failure come again, from the first.
-  expect(books.slice(booksBefore.length, 2 * booksBefore.length)).toEqual(booksBefore);
+  expect(books.slice(booksBefore.length)).toEqual(booksBefore);
   expect(lines).toContainEqual(expect.objectContaining({ level: 40, msg: 'consumer batch failed; redelivering from the committed position', group, err: expect.objectContaining({ message: 'the first trades delivery fails' }) }));
   await sub.stop();
   await bus.close();
