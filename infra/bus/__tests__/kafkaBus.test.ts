@@ -89,6 +89,10 @@ test('with the broker gone: the overflow refused and logged, flush rejects namin
     expect(bus.stats().topics.trades).toMatchObject({ dropped: 3, heldRecords: bound });
     expect(lines).toContainEqual(expect.objectContaining({ level: 50, msg: 'kafka produce failed; will retry', events: bound, err: expect.objectContaining({ message: expect.any(String) }) }));
     expect(lines).toContainEqual(expect.objectContaining({ level: 50, msg: 'bus full: events refused and lost', topic: 'trades', dropped: 1, reason: 'kafka unavailable', pending: bound }));
+    // kafkajs's own errors reach our log as errors, its fields under `kafka`, its message as ours.
+    const refused = lines.find((l) => l.level === 50 && /ECONNREFUSED/.test(String(l.msg)));
+    expect(refused?.kafka).toMatchObject({ logger: 'kafkajs', clientId: 'mds', broker: `127.0.0.1:${first.port}` });
+    expect(refused?.kafka).not.toHaveProperty('message');
 
     const again = await brokerAgainAt(first.port);
     started.push(again.cluster);
@@ -112,25 +116,46 @@ test('with the broker gone: the overflow refused and logged, flush rejects namin
   }
 }, 90_000);
 
-test('stats report the lag of each group apart, with its members', async () => {
-  const { bus } = await loggedBus(sharedBrokers());
+test('stats report each group apart with its members; a member joining makes the first rejoin (a kafkajs warning, logged as one)', async () => {
+  const { bus, lines } = await loggedBus(sharedBrokers());
   const asset = `lag${unique()}`;
-  const groups = [`lag-a-${unique()}`, `lag-b-${unique()}`];
-  const got = new Map(groups.map((g) => [g, 0]));
-  const subs: Subscription[] = [];
-  for (const group of groups)
-    subs.push(await bus.subscribe({ group, topics: ['trades'], onBatch: async (records) => void got.set(group, got.get(group)! + records.filter((r) => r.event.asset === asset).length) }));
+  const [pair, single] = [`lag-pair-${unique()}`, `lag-single-${unique()}`];
+  const got = new Map([[pair, 0], [single, 0]]);
+  const member = (group: string) => bus.subscribe({ group, topics: ['trades'], onBatch: async (records) => void got.set(group, got.get(group)! + records.filter((r) => r.event.asset === asset).length) });
+  const first = await member(pair);
+  const second = await member(pair);
+  const alone = await member(single);
   bus.publish(trades(asset, 3));
   await bus.flush();
-  await until(() => groups.every((g) => got.get(g)! >= 3), 'both groups');
-  const lags = bus.stats().lags.filter((l) => groups.includes(l.group));
-  expect(lags.map((l) => l.group).sort()).toEqual([...groups].sort());
-  for (const lag of lags) {
-    expect(lag).toMatchObject({ topic: 'trades', members: 1 });
-    expect(Number.isInteger(lag.records) && lag.records >= 0).toBe(true);
-  }
-  for (const sub of subs) await sub.stop();
+  await until(() => got.get(pair)! >= 3 && got.get(single)! >= 3, 'both groups');
+  const lagsOf = () => bus.stats().lags.filter((l) => l.group === pair || l.group === single);
+  expect(lagsOf().map((l) => [l.group, l.topic, l.members]).sort()).toEqual([[pair, 'trades', 2], [single, 'trades', 1]].sort());
+  for (const lag of lagsOf()) expect(Number.isInteger(lag.records) && lag.records >= 0).toBe(true);
+  expect(lines).toContainEqual(expect.objectContaining({ level: 40, msg: 'The group is rebalancing, re-joining', kafka: expect.objectContaining({ groupId: pair }) }));
+  await second.stop();
+  expect(lagsOf().find((l) => l.group === pair)?.members).toBe(1);
+  await first.stop();
+  await alone.stop();
   await bus.close();
+}, 60_000);
+
+test('publish waits the linger for company, and sends at once when a batch is full', async () => {
+  const asset = `linger${unique()}`;
+  const full = await createKafkaBus({ brokers: sharedBrokers(), lingerMs: 60_000, maxBatch: 3 });
+  full.publish(trades(asset, 2));
+  await new Promise((r) => setTimeout(r, 500));
+  expect(full.stats()).toMatchObject({ published: 0 });
+  expect(full.stats().topics.trades.heldRecords).toBe(2);
+  full.publish(trades(asset, 1, 2));
+  await until(() => full.stats().published === 3, 'a full batch sent', 5_000);
+  await full.close();
+
+  const lingering = await createKafkaBus({ brokers: sharedBrokers(), lingerMs: 1_000 });
+  lingering.publish(trades(asset, 1, 3));
+  await new Promise((r) => setTimeout(r, 500));
+  expect(lingering.stats().published).toBe(0);
+  await until(() => lingering.stats().published === 1, 'sent once the linger is over', 5_000);
+  await lingering.close();
 }, 60_000);
 
 test('a failed trades batch rewinds the uncommitted books of the same group too', async () => {
