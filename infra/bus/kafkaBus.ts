@@ -65,12 +65,12 @@ export async function createKafkaBus(options: KafkaBusOptions): Promise<Bus> {
   /** Per group, topic and partition: the lag kafkajs reported with the last batch fetched. */
   const lagByPartition = new Map<string, { group: string; topic: Topic; partition: number; lag: number }>();
   const membersOf = new Map<string, number>();
-  let pending: { topic: Topic; message: Message }[] = [];
+  /** Events waiting to be sent, oldest first; `seq` numbers them in the order publish took them. */
+  let pending: { seq: number; topic: Topic; message: Message }[] = [];
   /** The events of the produce request under way: taken from `pending`, not sent yet, so still held. */
   let inFlight: typeof pending = [];
-  /** Events taken by publish so far, and how many of them are settled (sent, or dropped after a failure). */
+  /** Events taken by publish so far. */
   let accepted = 0;
-  let settled = 0;
   let lastSendFailed = false;
   // One produce request at a time, so events of one asset keep their order.
   let sending: Promise<void> = Promise.resolve();
@@ -93,17 +93,13 @@ export async function createKafkaBus(options: KafkaBusOptions): Promise<Bus> {
         try {
           await producer.sendBatch({ topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })) });
           for (const [topic, messages] of byTopic) gate.accepted(topic, messages.length);
-          settled += batch.length;
           lastSendFailed = false;
         } catch (err) {
           // kafkajs has already retried; keep the events in front (bounded) and try again later.
           lastSendFailed = true;
+          // The newest are refused first: what a flush waits for is never refused for what came after it.
           pending = batch.concat(pending);
-          const overflow = pending.length - maxBuffered;
-          if (overflow > 0) {
-            for (const { topic } of pending.splice(maxBuffered)) gate.refuse(topic, { reason: 'kafka unavailable', pending: maxBuffered });
-            settled += overflow;
-          }
+          for (const { topic } of pending.splice(maxBuffered)) gate.refuse(topic, { reason: 'kafka unavailable', pending: maxBuffered });
           log?.error({ err, events: batch.length }, 'kafka produce failed; will retry');
           schedule(produceRetryMs);
           return;
@@ -115,12 +111,21 @@ export async function createKafkaBus(options: KafkaBusOptions): Promise<Bus> {
     return sending;
   }
 
+  /** How many of the first `upTo` events publish took are still held (neither sent nor refused). */
+  function heldUpTo(upTo: number): number {
+    let held = 0;
+    for (const { seq } of inFlight) if (seq <= upTo) held += 1;
+    for (const { seq } of pending) if (seq <= upTo) held += 1;
+    return held;
+  }
+
   async function flush(): Promise<void> {
     const target = accepted;
     // Events published while a send is under way join a later request: send until ours are out.
-    while (settled < target) {
+    while (heldUpTo(target) > 0) {
       await send();
-      if (lastSendFailed && settled < target) throw new Error(`kafka unavailable: ${target - settled} events not sent yet`);
+      const held = heldUpTo(target);
+      if (lastSendFailed && held > 0) throw new Error(`kafka unavailable: ${held} events not sent yet`);
     }
   }
 
@@ -163,6 +168,7 @@ export async function createKafkaBus(options: KafkaBusOptions): Promise<Bus> {
         }
         accepted += 1;
         pending.push({
+          seq: accepted,
           topic,
           message: { key: event.asset, value: JSON.stringify(event), headers: { 'schema-version': schemaVersion } },
         });

@@ -6,7 +6,7 @@ import type { Server } from 'node:net';
 import { Kafka, Partitioners, logLevel } from 'kafkajs';
 import { pino } from 'pino';
 import { afterEach, expect, test, vi } from 'vitest';
-import type { BookEvent, TradeEvent } from '../../events.ts';
+import type { BookEvent, LiquidationEvent, TradeEvent } from '../../events.ts';
 import { commitPositionsAfter, type Bus, type BusRecord, type Subscription } from '../bus.ts';
 import { createKafkaBus } from '../kafkaBus.ts';
 import { brokerAgainAt, startMockCluster, stopMockCluster, type MockCluster } from '../../../test/support/kafkaMock.ts';
@@ -45,6 +45,13 @@ function trades(asset: string, n: number, from = 0): TradeEvent[] {
   });
 }
 
+function liquidationsOf(asset: string, n: number): LiquidationEvent[] {
+  return Array.from({ length: n }, (_, i) => ({
+    type: 'liquidation', venue: 'kafkabus', market: `${asset}USDT`, asset, quote: 'USDT', liquidationId: String(i),
+    price: 10, quantity: 1, positionSide: 'long', ts: 1_700_000_000_000 + i, receivedAt: 1_700_000_000_001 + i,
+  }));
+}
+
 function book(asset: string, i: number): BookEvent {
   return { type: 'book', venue: 'kafkabus', market: `${asset}USDT`, asset, quote: 'USDT', ts: 1_700_000_000_000 + i, receivedAt: 1_700_000_000_001 + i, bids: [[9, 1]], asks: [[11, 1]] };
 }
@@ -66,29 +73,38 @@ async function untilJoined(bus: Bus, seen: () => boolean, publishOne: (n: number
   }, 'a first event after joining');
 }
 
-test('with the broker gone: the overflow refused and logged, flush rejects naming what is unsent; once a broker is back the rest goes out with no further publish', async () => {
+test('with the broker gone: what overflows is refused (newest first) and logged, flush rejects naming what is unsent; once a broker is back the rest goes out with no further publish', async () => {
   const first = await startMockCluster();
   started.push(first);
   const bound = 5;
   const { bus, lines } = await loggedBus([`127.0.0.1:${first.port}`], { maxBuffered: bound });
+  expect(bus.description).toBe(`kafka(127.0.0.1:${first.port})`);
   const asset = `gone${unique()}`;
-  const sent = trades(asset, bound + 3);
+  const sent = trades(asset, bound);
+  const books = Array.from({ length: bound }, (_, i) => book(asset, i));
+  const liquidations = liquidationsOf(asset, 2);
   try {
     await stopMockCluster(first);
-    bus.publish(sent.slice(0, bound));
-    // The linger (5 ms) passes: those five are the produce request under way, so the buffer has room again.
+    bus.publish(sent);
+    // The linger (5 ms) passes: the trades are the produce request under way, so the buffer has room again.
     await new Promise((r) => setTimeout(r, 200));
-    bus.publish(sent.slice(bound));
-    expect(bus.stats()).toMatchObject({ published: 0, dropped: 0 });
-
-    // When the request fails, its five go back in front and the three behind them overflow the bound
-    // (logged once: the first refusal's count).
+    // A flush now waits for the trades alone; what is published after it is not its concern.
     const flushed = bus.flush();
+    bus.publish(books);
+    expect(bus.stats()).toMatchObject({ published: 0, dropped: 0 });
+    // The buffer holds its bound (the books): more is refused at once.
+    bus.publish(liquidations);
+    expect(bus.stats()).toMatchObject({ published: 0, dropped: 2 });
+    expect(bus.stats().topics.liquidations.dropped).toBe(2);
+    expect(lines).toContainEqual(expect.objectContaining({ level: 50, msg: 'bus full: events refused and lost', topic: 'liquidations', dropped: 1, reason: 'producer buffer full', pending: bound }));
+
+    // When the request fails, the trades go back in front and the books behind them overflow the bound.
     await expect(flushed).rejects.toThrow(/^kafka unavailable: 5 events not sent yet$/);
-    expect(bus.stats()).toMatchObject({ published: 0, dropped: 3 });
-    expect(bus.stats().topics.trades).toMatchObject({ dropped: 3, heldRecords: bound });
+    expect(bus.stats()).toMatchObject({ published: 0, dropped: bound + 2 });
+    expect(bus.stats().topics.books.dropped).toBe(bound);
+    expect(bus.stats().topics.trades).toMatchObject({ dropped: 0, heldRecords: bound, heldBytes: sent.reduce((n, t) => n + JSON.stringify(t).length, 0) });
     expect(lines).toContainEqual(expect.objectContaining({ level: 50, msg: 'kafka produce failed; will retry', events: bound, err: expect.objectContaining({ message: expect.any(String) }) }));
-    expect(lines).toContainEqual(expect.objectContaining({ level: 50, msg: 'bus full: events refused and lost', topic: 'trades', dropped: 1, reason: 'kafka unavailable', pending: bound }));
+    expect(lines).toContainEqual(expect.objectContaining({ level: 50, msg: 'bus full: events refused and lost', topic: 'books', dropped: 1, reason: 'kafka unavailable', pending: bound }));
     // kafkajs's own errors reach our log as errors, its fields under `kafka`, its message as ours.
     const refused = lines.find((l) => l.level === 50 && /ECONNREFUSED/.test(String(l.msg)));
     expect(refused?.kafka).toMatchObject({ logger: 'kafkajs', clientId: 'mds', broker: `127.0.0.1:${first.port}` });
@@ -100,7 +116,7 @@ test('with the broker gone: the overflow refused and logged, flush rejects namin
     // No publish, no flush: the failed request is retried on its own.
     await until(() => bus.stats().published === bound, 'the kept events sent again', 40_000);
     await bus.flush();
-    expect(bus.stats()).toMatchObject({ published: bound, dropped: 3 });
+    expect(bus.stats()).toMatchObject({ published: bound, dropped: bound + 2 });
     expect(bus.stats().topics.trades.heldRecords).toBe(0);
 
     const got: TradeEvent[] = [];
@@ -108,13 +124,37 @@ test('with the broker gone: the overflow refused and logged, flush rejects namin
     await until(() => got.length >= bound, 'the kept events read back');
     await new Promise((r) => setTimeout(r, 300));
     await sub.stop();
-    expect(got).toEqual(sent.slice(0, bound));
+    expect(got).toEqual(sent);
     await bus.close();
   } finally {
     // A failed run leaves the bus retrying a dead broker; its close would wait for ever.
     if (bus.stats().topics.trades.heldRecords > 0) void bus.close().catch(() => {});
   }
 }, 90_000);
+
+test('close sends what lingers and takes its members out of their groups', async () => {
+  const asset = `close${unique()}`;
+  const group = `close-${unique()}`;
+  const bus = await createKafkaBus({ brokers: sharedBrokers(), lingerMs: 60_000, sessionTimeoutMs: 6_000 });
+  const got: string[] = [];
+  await bus.subscribe({ group, topics: ['trades'], start: 'latest', onBatch: async (records) => void got.push(...records.filter((r) => r.event.asset === asset).map((r) => r.event.tradeId)) });
+  await untilJoined(bus, () => got.length > 0, (n) => {
+    bus.publish(trades(asset, 1, n));
+    void bus.flush();
+  });
+  bus.publish(trades(asset, 3, 100));
+  await bus.close();
+  expect(bus.stats().published).toBeGreaterThanOrEqual(got.length + 3);
+  expect(bus.stats().topics.trades.heldRecords).toBe(0);
+  // Closed: the member no longer reads, though nothing else in its group does either.
+  const seen = got.length;
+  const other = await createKafkaBus({ brokers: sharedBrokers(), lingerMs: 5 });
+  other.publish(trades(asset, 1, 200));
+  await other.flush();
+  await new Promise((r) => setTimeout(r, 1_500));
+  expect(got.slice(seen).filter((id) => id === '200')).toEqual([]);
+  await other.close();
+}, 60_000);
 
 test('stats report each group apart with its members; a member joining makes the first rejoin (a kafkajs warning, logged as one)', async () => {
   const { bus, lines } = await loggedBus(sharedBrokers());
@@ -221,20 +261,21 @@ test('messages that fail their schema are counted and logged, and a batch of onl
   await until(() => mine > 0, 'the first trade');
   const callsBefore = batches.length;
 
-  // Another producer writes what our publish would refuse: not JSON, and a trade with a negative price.
+  // Another producer writes what our publish would refuse: not JSON, a trade with a negative price, a tombstone.
   const raw = new Kafka({ clientId: 'kafkabus-test', brokers, logLevel: logLevel.NOTHING }).producer({ createPartitioner: Partitioners.DefaultPartitioner });
   await raw.connect();
   const [valid] = trades(asset, 1, 1_000);
-  await raw.send({ topic: 'trades', messages: [{ key: asset, value: 'not json' }, { key: asset, value: JSON.stringify({ ...valid!, price: -1 }) }] });
+  await raw.send({ topic: 'trades', messages: [{ key: asset, value: 'not json' }, { key: asset, value: JSON.stringify({ ...valid!, price: -1 }) }, { key: asset, value: null }] });
   await raw.disconnect();
 
-  await until(() => bus.stats().invalid >= 2, 'the invalid messages read');
+  await until(() => bus.stats().invalid >= 3, 'the invalid messages read');
   await new Promise((r) => setTimeout(r, 300));
-  expect(bus.stats().invalid).toBe(2);
+  expect(bus.stats().invalid).toBe(3);
   expect(batches.slice(callsBefore)).toEqual([]);
   expect(lines.filter((l) => l.msg === 'skipping an invalid message')).toEqual([
     expect.objectContaining({ level: 40, topic: 'trades', offset: '1' }),
     expect.objectContaining({ level: 40, topic: 'trades', offset: '2' }),
+    expect.objectContaining({ level: 40, topic: 'trades', offset: '3' }),
   ]);
   await sub.stop();
   await bus.close();
@@ -285,6 +326,7 @@ test('a batch held past the session timeout keeps its assignment; its heartbeat 
   ready(sub);
   await untilJoined(bus, () => got.length > 0, (n) => bus.publish(trades(asset, 1, n)));
   const joinedWith = assignments;
+  expect(joinedWith).toBe(1);
   bus.publish([{ ...trades(asset, 1)[0]!, tradeId: 'held' }]);
   await bus.flush();
   await until(() => got.includes('held'), 'the held batch', 30_000);
