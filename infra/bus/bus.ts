@@ -89,7 +89,11 @@ export interface Bus {
   readonly description: string;
   /** Non-blocking: queues events for the next batch. */
   publish(events: readonly MarketEvent[]): void;
-  /** Resolves when everything published so far has been handed to the log. */
+  /**
+   * Resolves when everything published so far has been handed to the log, or refused and counted
+   * (`dropped`); rejects while some of it cannot be sent (Kafka: the broker unreachable), whatever
+   * was published after the call.
+   */
   flush(): Promise<void>;
   subscribe<T extends Topic>(options: SubscribeOptions<T>): Promise<Subscription>;
   stats(): BusStats;
