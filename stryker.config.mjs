@@ -53,8 +53,8 @@ const groups = [
     ],
   },
   // The Kafka adapter, with a broker only (start kcat's mock as test/run.sh does and export
-  // MDS_TEST_KAFKA_BROKERS): each mutant reruns about 50 s of Kafka tests, so run it by line ranges
-  // (test/MUTATION.md).
+  // MDS_TEST_KAFKA_BROKERS). Its tests mostly wait on brokers (retries, rebalances): run it with
+  // --concurrency 4 (test/MUTATION.md).
   ...(process.env.MDS_TEST_KAFKA_BROKERS
     ? [
         {
