@@ -137,6 +137,25 @@ test.concurrent('with the broker gone: what overflows is refused (newest first) 
   }
 }, 90_000);
 
+test.concurrent('a flush counts its own events only: the one in flight, not those published after it', async (context) => {
+  const cluster = await ownCluster(context);
+  const bus = await createKafkaBus({ brokers: [`127.0.0.1:${cluster.port}`], lingerMs: 5 });
+  const asset = `own${unique()}`;
+  try {
+    await stopMockCluster(cluster);
+    bus.publish(trades(asset, 1));
+    // Past the linger: the one trade is the request under way, nothing is pending.
+    await new Promise((r) => setTimeout(r, 200));
+    const flushed = bus.flush();
+    bus.publish(trades(asset, 2, 1));
+    await expect(flushed).rejects.toThrow(/^kafka unavailable: 1 events not sent yet$/);
+    expect(bus.stats().topics.trades.heldRecords).toBe(3);
+  } finally {
+    // The broker does not come back: the bus keeps retrying until its process ends.
+    void bus.close().catch(() => {});
+  }
+}, 60_000);
+
 test.concurrent('close sends what lingers and takes its members out of their groups', async (context) => {
   const asset = `close${unique()}`;
   const group = `close-${unique()}`;
