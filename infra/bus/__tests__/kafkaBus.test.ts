@@ -8,7 +8,7 @@ import { Kafka, Partitioners, logLevel } from 'kafkajs';
 import { pino } from 'pino';
 import { afterEach, expect, test, vi, type TestContext } from 'vitest';
 import type { BookEvent, LiquidationEvent, TradeEvent } from '../../events.ts';
-import { commitPositionsAfter, type Bus, type BusRecord, type Subscription } from '../bus.ts';
+import { commitPositionsAfter, type BusRecord, type Subscription } from '../bus.ts';
 import { createKafkaBus } from '../kafkaBus.ts';
 import { brokerAgainAt, startMockCluster, stopMockCluster, type MockCluster } from '../../../test/support/kafkaMock.ts';
 
@@ -69,7 +69,7 @@ async function until(cond: () => boolean, what: string, timeoutMs = 20_000): Pro
 }
 
 /** A `latest` group has its partitions once something published after the join reaches it: publish until then. */
-async function untilJoined(bus: Bus, seen: () => boolean, publishOne: (n: number) => void): Promise<void> {
+async function untilJoined(seen: () => boolean, publishOne: (n: number) => void): Promise<void> {
   let n = 0;
   await until(() => {
     if (!seen()) publishOne(n++);
@@ -156,14 +156,14 @@ test.concurrent('a flush counts its own events only: the one in flight, not thos
   }
 }, 60_000);
 
-test.concurrent('close sends what lingers and takes its members out of their groups', async (context) => {
+test.concurrent('close sends what lingers and takes its members out of their groups', async () => {
   const asset = `close${unique()}`;
   const group = `close-${unique()}`;
   const bus = await createKafkaBus({ brokers: sharedBrokers(), lingerMs: 60_000, sessionTimeoutMs: 6_000 });
   const got: string[] = [];
   await bus.subscribe({ group, topics: ['trades'], start: 'latest', onBatch: async (records) => void got.push(...records.filter((r) => r.event.asset === asset).map((r) => r.event.tradeId)) });
   let publishedToJoin = 0;
-  await untilJoined(bus, () => got.length > 0, (n) => {
+  await untilJoined(() => got.length > 0, (n) => {
     bus.publish(trades(asset, 1, n));
     publishedToJoin += 1;
     void bus.flush();
@@ -182,7 +182,7 @@ test.concurrent('close sends what lingers and takes its members out of their gro
   await other.close();
 }, 60_000);
 
-test.concurrent('stats report each group apart with its members; a member joining makes the first rejoin (a kafkajs warning, logged as one)', async (context) => {
+test.concurrent('stats report each group apart with its members; a member joining makes the first rejoin (a kafkajs warning, logged as one)', async () => {
   const { bus, lines } = await loggedBus(sharedBrokers());
   const asset = `lag${unique()}`;
   const [pair, single] = [`lag-pair-${unique()}`, `lag-single-${unique()}`];
@@ -205,7 +205,7 @@ test.concurrent('stats report each group apart with its members; a member joinin
   await bus.close();
 }, 60_000);
 
-test.concurrent('publish waits the linger for company, and sends at once when a batch is full', async (context) => {
+test.concurrent('publish waits the linger for company, and sends at once when a batch is full', async () => {
   const asset = `linger${unique()}`;
   const full = await createKafkaBus({ brokers: sharedBrokers(), lingerMs: 60_000, maxBatch: 3 });
   full.publish(trades(asset, 2));
@@ -224,7 +224,7 @@ test.concurrent('publish waits the linger for company, and sends at once when a 
   await lingering.close();
 }, 60_000);
 
-test.concurrent('a failed trades batch rewinds the uncommitted books of the same group too', async (context) => {
+test.concurrent('a failed trades batch rewinds the uncommitted books of the same group too', async () => {
   const { bus, lines } = await loggedBus(sharedBrokers());
   const asset = `span${unique()}`;
   const group = `span-${unique()}`;
@@ -247,7 +247,7 @@ test.concurrent('a failed trades batch rewinds the uncommitted books of the same
       }
     },
   });
-  await untilJoined(bus, () => books.length > 0, (n) => bus.publish([book(asset, n)]));
+  await untilJoined(() => books.length > 0, (n) => bus.publish([book(asset, n)]));
   // Books published while waiting may still be on their way.
   await bus.flush();
   await new Promise((r) => setTimeout(r, 300));
@@ -350,7 +350,7 @@ test('a batch held past the session timeout keeps its assignment; its heartbeat 
     },
   });
   ready(sub);
-  await untilJoined(bus, () => got.length > 0, (n) => bus.publish(trades(asset, 1, n)));
+  await untilJoined(() => got.length > 0, (n) => bus.publish(trades(asset, 1, n)));
   const joinedWith = assignments;
   expect(joinedWith).toBe(1);
   bus.publish([{ ...trades(asset, 1)[0]!, tradeId: 'held' }]);
