@@ -5,6 +5,7 @@ import type { BookEvent, LiquidationEvent, MarketEvent, TradeEvent } from '../..
 import { commitPositionsAfter, type Bus, type BusRecord, type Subscription } from '../bus.ts';
 import { createKafkaBus } from '../kafkaBus.ts';
 import { createMemoryBus } from '../memoryBus.ts';
+import { until } from '../../../test/support/until.ts';
 
 /** Each adapter with its bound: records held per topic (memory) or waiting to be sent (Kafka). */
 const adapters: [string, (bound?: number) => Promise<Bus>][] = [
@@ -42,14 +43,6 @@ function mixedFor(asset: string, steps: number, from = 0): MarketEvent[] {
     out.push({ type: 'liquidation', ...base, liquidationId: String(i), price: 10, quantity: 1, positionSide: 'long' } satisfies LiquidationEvent);
   }
   return out;
-}
-
-async function until(cond: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 describe.each(adapters)('%s bus', (name, open) => {

@@ -11,6 +11,7 @@ import type { BookEvent, LiquidationEvent, TradeEvent } from '../../events.ts';
 import { commitPositionsAfter, type BusRecord, type Subscription } from '../bus.ts';
 import { createKafkaBus } from '../kafkaBus.ts';
 import { brokerAgainAt, startMockCluster, stopMockCluster, type MockCluster } from '../../../test/support/kafkaMock.ts';
+import { until } from '../../../test/support/until.ts';
 
 afterEach(() => {
   vi.restoreAllMocks();
@@ -58,14 +59,6 @@ function liquidationsOf(asset: string, n: number): LiquidationEvent[] {
 
 function book(asset: string, i: number): BookEvent {
   return { type: 'book', venue: 'kafkabus', market: `${asset}USDT`, asset, quote: 'USDT', ts: 1_700_000_000_000 + i, receivedAt: 1_700_000_000_001 + i, bids: [[9, 1]], asks: [[11, 1]] };
-}
-
-async function until(cond: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 /** A `latest` group has its partitions once something published after the join reaches it: publish until then. */

@@ -8,6 +8,7 @@ import type { TradeEvent } from '../../events.ts';
 import type { BusRecord } from '../bus.ts';
 import { createKafkaBus } from '../kafkaBus.ts';
 import { brokerAgainAt, startMockCluster, stopMockCluster, type MockCluster } from '../../../test/support/kafkaMock.ts';
+import { until } from '../../../test/support/until.ts';
 
 const started: MockCluster[] = [];
 const servers: Server[] = [];
@@ -21,14 +22,6 @@ const trade = (i: number): TradeEvent => ({
   type: 'trade', venue: 'overflow', market: 'OVFUSDT', asset, quote: 'USDT', tradeId: String(i),
   price: 10 + (i % 5), quantity: 1, side: 'buy', ts: 1_760_000_000_000 + i, receivedAt: 1_760_000_000_001 + i,
 });
-
-async function until(cond: () => boolean, what: string, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 test('ten times maxBuffered with the broker gone: the oldest bound kept, the rest refused and counted, the kept delivered once it is back', async () => {
   const first = await startMockCluster();
