@@ -53,8 +53,9 @@ export async function createKafkaBus(options: KafkaBusOptions): Promise<Bus> {
     logLevel: logLevel.WARN,
     logCreator: logCreator(log),
   });
+  // Topics are created on first use where the broker allows it (kafkajs asks by default); where
+  // it does not, an operator creates trades / books / liquidations beforehand.
   const producer = kafka.producer({
-    allowAutoTopicCreation: true,
     maxInFlightRequests: 1,
     // murmur2 on the key, as the Java client: one asset always maps to the same partition.
     createPartitioner: Partitioners.DefaultPartitioner,
@@ -182,7 +183,6 @@ export async function createKafkaBus(options: KafkaBusOptions): Promise<Bus> {
     async subscribe<T extends Topic>(opts: SubscribeOptions<T>): Promise<Subscription> {
       const consumer = kafka.consumer({
         groupId: opts.group,
-        allowAutoTopicCreation: true,
         sessionTimeout,
         heartbeatInterval: Math.min(3_000, Math.floor(sessionTimeout / 3)),
         // A broker answers a fetch as soon as it has bytes, but librdkafka's mock cluster (the tests'

@@ -1,8 +1,8 @@
 // What the Kafka adapter does beyond the contract both adapters keep (bus.conformance.test.ts): a
 // broker that goes away and comes back, a member held past its session timeout, a batch of invalid
 // messages, one commit's bookkeeping across topics, what it logs and reports per group.
-// The tests but the last run side by side: they wait on brokers (kafkajs retries, rebalances), and
-// each uses its own assets, groups or cluster.
+// The concurrent tests run side by side, the longest first (vitest starts five at a time): they wait
+// on brokers (kafkajs retries, rebalances), and each uses its own assets, groups or cluster.
 import { randomUUID } from 'node:crypto';
 import { Kafka, Partitioners, logLevel } from 'kafkajs';
 import { pino } from 'pino';
@@ -31,7 +31,7 @@ function sharedBrokers(): string[] {
 }
 
 /** A bus whose log lines are kept, parsed. */
-async function loggedBus(brokers: string[], options: { maxBuffered?: number; sessionTimeoutMs?: number } = {}) {
+async function loggedBus(brokers: string[], options: { maxBuffered?: number; maxBatch?: number; sessionTimeoutMs?: number } = {}) {
   const lines: Record<string, unknown>[] = [];
   const log = pino({ level: 'info' }, { write: (s: string) => void lines.push(JSON.parse(s)) });
   const bus = await createKafkaBus({ brokers, lingerMs: 5, sessionTimeoutMs: 6_000, log, ...options });
@@ -147,6 +147,110 @@ test.concurrent('a flush counts its own events only: the one in flight, not thos
     // The broker does not come back: the bus keeps retrying until its process ends.
     void bus.close().catch(() => {});
   }
+}, 60_000);
+
+test.concurrent('a group behind reports its lag exactly; a member stopped without committing leaves everything to the next; on the wire, key the asset and a schema-version header', async (context) => {
+  const cluster = await ownCluster(context);
+  const address = `127.0.0.1:${cluster.port}`;
+  // The same broker named twice: kafkajs takes any of them to start.
+  const bus = await createKafkaBus({ brokers: [address, address], lingerMs: 5, sessionTimeoutMs: 6_000 });
+  expect(bus.description).toBe(`kafka(${address},${address})`);
+  const asset = `behind${unique()}`;
+  // More than a fetch brings at once (kafkajs asks 1 MB per partition; each trade is about 200 bytes).
+  const total = 8_000;
+  const sent = trades(asset, total);
+  bus.publish(sent);
+  await bus.flush();
+  const group = `behind-${unique()}`;
+  const lagOfGroup = () => bus.stats().lags.filter((l) => l.group === group).reduce((n, l) => n + l.records, 0);
+
+  // One asset, one partition: after each batch the lag is what the partition holds beyond it.
+  const seen: { delivered: number; lag: number }[] = [];
+  let delivered = 0;
+  const first = await bus.subscribe({ group, topics: ['trades'], onBatch: async (records) => {
+    delivered += records.length;
+    seen.push({ delivered, lag: lagOfGroup() });
+  } });
+  await until(() => delivered >= total, 'every trade once');
+  await first.stop();
+  expect(seen.length).toBeGreaterThan(1);
+  expect(seen.map((s) => s.lag)).toEqual(seen.map((s) => total - s.delivered));
+
+  // Nothing was committed: the next member of the group starts again from the first trade.
+  const again: string[] = [];
+  const second = await bus.subscribe({ group, topics: ['trades'], onBatch: async (records) => void again.push(...records.map((r) => r.event.tradeId)) });
+  await until(() => again.length >= total, 'every trade again', 15_000);
+  await second.stop();
+  expect(again).toEqual(sent.map((t) => t.tradeId));
+
+  // What another Kafka client reads: the key is the asset (one partition per asset), the value the event's JSON.
+  const raw = new Kafka({ clientId: 'kafkabus-test', brokers: [address], logLevel: logLevel.NOTHING }).consumer({ groupId: `raw-${unique()}` });
+  await raw.connect();
+  await raw.subscribe({ topics: ['trades'], fromBeginning: true });
+  let read: { key?: string; value?: string; version?: string } | undefined;
+  await raw.run({ eachMessage: async ({ message }) => {
+    read ??= { key: message.key?.toString(), value: message.value?.toString(), version: message.headers?.['schema-version']?.toString() };
+  } });
+  await until(() => read !== undefined, 'a raw read');
+  await raw.disconnect();
+  expect(read).toEqual({ key: asset, value: JSON.stringify(sent[0]), version: '1' });
+  await bus.close();
+}, 60_000);
+
+test.concurrent('a member that lost a partition in a rebalance and got it back rewinds it from where its new delivery began, not from before', async (context) => {
+  const cluster = await ownCluster(context);
+  const brokers = [`127.0.0.1:${cluster.port}`];
+  const bus = await createKafkaBus({ brokers, lingerMs: 5, sessionTimeoutMs: 6_000 });
+  // Forty assets: every one of the four partitions gets some (each is empty with odds of 4e-5).
+  const assets = Array.from({ length: 40 }, (_, i) => `back${i}x${unique()}`);
+  const group = `back-${unique()}`;
+  bus.publish(assets.flatMap((a) => trades(a, 1)));
+  await bus.flush();
+
+  // The first member reads everything and commits nothing; from the second join on it commits what it handled.
+  const firstGot: string[] = [];
+  let joins = 0;
+  let failNext = false;
+  let firstSub: Subscription | undefined;
+  firstSub = await bus.subscribe({
+    group,
+    topics: ['trades'],
+    onAssignment: () => void (joins += 1),
+    onBatch: async (records) => {
+      if (failNext) {
+        failNext = false;
+        throw new Error('the first batch after the partitions came back fails');
+      }
+      firstGot.push(...records.map((r) => `${r.event.asset}/${r.event.tradeId}`));
+      if (joins > 1) await firstSub!.commit(commitPositionsAfter(records));
+    },
+  });
+  await until(() => firstGot.length >= assets.length, 'the first delivery');
+
+  // A second member takes half the partitions and commits what it reads there.
+  const secondGot: string[] = [];
+  let secondSub: Subscription | undefined;
+  secondSub = await bus.subscribe({ group, topics: ['trades'], onBatch: async (records) => {
+    secondGot.push(...records.map((r) => `${r.event.asset}/${r.event.tradeId}`));
+    await secondSub!.commit(commitPositionsAfter(records));
+  } });
+  await until(() => joins >= 2 && secondGot.length > 0, 'the rebalance');
+  // The first member reads its own half again (it had committed nothing); together they hold every trade.
+  await until(() => new Set([...firstGot.slice(assets.length), ...secondGot]).size === assets.length, 'both halves read');
+  await secondSub.stop();
+  await until(() => joins >= 3, 'the partitions back with the first member');
+
+  // Its first batch then fails: the rewind may go back to the second member's commits, no further.
+  const before = firstGot.length;
+  failNext = true;
+  bus.publish(assets.flatMap((a) => trades(a, 1, 1)));
+  await bus.flush();
+  await until(() => firstGot.length - before >= assets.length, 'the new trades');
+  await new Promise((r) => setTimeout(r, 500));
+  expect(failNext).toBe(false);
+  expect(firstGot.slice(before).sort()).toEqual(assets.map((a) => `${a}/1`).sort());
+  await firstSub.stop();
+  await bus.close();
 }, 60_000);
 
 test.concurrent('close sends what lingers and takes its members out of their groups', async () => {
@@ -276,7 +380,11 @@ test.concurrent('messages that fail their schema are counted and logged, and a b
       mine += records.filter((r) => r.event.asset === asset).length;
     },
   });
-  await until(() => mine > 0, 'the first trade');
+  // A bus with no logger skips the same messages in silence.
+  const quiet = await createKafkaBus({ brokers, lingerMs: 5, sessionTimeoutMs: 6_000 });
+  const quietGot: string[] = [];
+  const quietSub = await quiet.subscribe({ group: `invalid-quiet-${unique()}`, topics: ['trades'], onBatch: async (records) => void quietGot.push(...records.map((r) => r.event.tradeId)) });
+  await until(() => mine > 0 && quietGot.length > 0, 'the first trade');
   const callsBefore = batches.length;
 
   // Another producer writes what our publish would refuse: not JSON, a trade with a negative price, a tombstone.
@@ -286,15 +394,24 @@ test.concurrent('messages that fail their schema are counted and logged, and a b
   await raw.send({ topic: 'trades', messages: [{ key: asset, value: 'not json' }, { key: asset, value: JSON.stringify({ ...valid!, price: -1 }) }, { key: asset, value: null }] });
   await raw.disconnect();
 
-  await until(() => bus.stats().invalid >= 3, 'the invalid messages read');
+  await until(() => bus.stats().invalid >= 3 && quiet.stats().invalid >= 3, 'the invalid messages read');
   await new Promise((r) => setTimeout(r, 300));
   expect(bus.stats().invalid).toBe(3);
+  expect(quiet.stats().invalid).toBe(3);
   expect(batches.slice(callsBefore)).toEqual([]);
   expect(lines.filter((l) => l.msg === 'skipping an invalid message')).toEqual([
     expect.objectContaining({ level: 40, topic: 'trades', offset: '1' }),
     expect.objectContaining({ level: 40, topic: 'trades', offset: '2' }),
     expect.objectContaining({ level: 40, topic: 'trades', offset: '3' }),
   ]);
+  // Both read on past them.
+  bus.publish([valid!]);
+  await bus.flush();
+  await until(() => mine > 1 && quietGot.length > 1, 'the trade after the invalid ones');
+  expect(quietGot).toEqual(['0', '1000']);
+  expect(quiet.stats().invalid).toBe(3);
+  await quietSub.stop();
+  await quiet.close();
   await sub.stop();
   await bus.close();
 }, 60_000);
@@ -362,3 +479,88 @@ test('a batch held past the session timeout keeps its assignment; its heartbeat 
   await sub.stop();
   await bus.close();
 }, 90_000);
+
+// The tests below replace kafkajs's factories for their duration: they run alone, after the others.
+
+/**
+ * kafkajs producers made from here on refuse the produce requests `refuse` names, as a broker would,
+ * but one request at a time (the mock can only go away whole). `calls` counts the requests asked for.
+ */
+function refusingProducers(): { refuse: (call: number) => boolean; calls: number } {
+  const requests = { refuse: (_call: number) => false, calls: 0 };
+  const real = Kafka.prototype.producer;
+  vi.spyOn(Kafka.prototype, 'producer').mockImplementation(function (this: Kafka, ...args: Parameters<Kafka['producer']>) {
+    const producer = real.apply(this, args);
+    const sendBatch = producer.sendBatch.bind(producer);
+    producer.sendBatch = async (batch) => {
+      requests.calls += 1;
+      if (requests.refuse(requests.calls)) throw new Error('the broker refused the request (test)');
+      return sendBatch(batch);
+    };
+    return producer;
+  });
+  return requests;
+}
+
+const failures = (lines: Record<string, unknown>[]) => lines.filter((l) => l.msg === 'kafka produce failed; will retry').length;
+
+test('a flush whose own events went out resolves, though a request after them failed', async () => {
+  const requests = refusingProducers();
+  let refusing = true;
+  requests.refuse = (call) => call > 1 && refusing;
+  const { bus, lines } = await loggedBus(sharedBrokers(), { maxBatch: 1 });
+  const [first, later] = trades(`later${unique()}`, 2);
+  bus.publish([first!]);
+  const flushed = bus.flush();
+  // One event per request: this one goes after the flush's, and is refused.
+  bus.publish([later!]);
+  await expect(flushed).resolves.toBeUndefined();
+  expect(bus.stats().published).toBe(1);
+  expect(bus.stats().topics.trades.heldRecords).toBe(1);
+  expect(failures(lines)).toBeGreaterThan(0);
+  refusing = false;
+  await until(() => bus.stats().published === 2, 'the later event sent again', 5_000);
+  await bus.close();
+});
+
+test('a refused request is sent again on its own, with no publish or flush after it', async () => {
+  const requests = refusingProducers();
+  let refusing = true;
+  requests.refuse = () => refusing;
+  const { bus, lines } = await loggedBus(sharedBrokers());
+  bus.publish(trades(`again${unique()}`, 2));
+  await until(() => failures(lines) > 0, 'the refused request');
+  refusing = false;
+  await until(() => bus.stats().published === 2, 'the events sent again', 5_000);
+  await bus.close();
+});
+
+test('close while requests fail: it rejects naming what it leaves, and no retry runs after it', async () => {
+  const requests = refusingProducers();
+  requests.refuse = () => true;
+  const { bus, lines } = await loggedBus(sharedBrokers());
+  bus.publish(trades(`closing${unique()}`, 1));
+  await until(() => failures(lines) > 0, 'the refused request');
+  await expect(bus.close()).rejects.toThrow(/^kafka unavailable: 1 events not sent yet$/);
+  const asked = requests.calls;
+  // The retry waits 1 s: two and a half of them pass with no request.
+  await new Promise((r) => setTimeout(r, 2_500));
+  expect(requests.calls).toBe(asked);
+});
+
+test('members take the session timeout given, or 30 s, and heartbeat at a third of it, every 3 s at most', async () => {
+  const made: { sessionTimeout?: number; heartbeatInterval?: number }[] = [];
+  const real = Kafka.prototype.consumer;
+  vi.spyOn(Kafka.prototype, 'consumer').mockImplementation(function (this: Kafka, ...args: Parameters<Kafka['consumer']>) {
+    made.push({ sessionTimeout: args[0].sessionTimeout, heartbeatInterval: args[0].heartbeatInterval });
+    return real.apply(this, args);
+  });
+  const given = await createKafkaBus({ brokers: sharedBrokers(), sessionTimeoutMs: 6_000 });
+  const byDefault = await createKafkaBus({ brokers: sharedBrokers() });
+  await Promise.all([given, byDefault].map(async (bus) => {
+    const sub = await bus.subscribe({ group: `session-${unique()}`, topics: ['trades'], start: 'latest', onBatch: async () => {} });
+    await sub.stop();
+    await bus.close();
+  }));
+  expect(made).toEqual([{ sessionTimeout: 6_000, heartbeatInterval: 2_000 }, { sessionTimeout: 30_000, heartbeatInterval: 3_000 }]);
+});
