@@ -21,6 +21,37 @@ export interface DedupedTable<T extends Topic> {
 }
 
 const eventKey = (venue: string, market: string, id: string) => `${venue}\u0000${market}\u0000${id}`;
+const marketKey = (venue: string, market: string) => `${venue}\u0000${market}`;
+
+/**
+ * What the sink knows of one venue + market in its table: no row is later than `ts`, and `ids`
+ * are the ids held at exactly `ts` when the sink stored them itself (unknown when `ts` came from
+ * the table). An event later than `ts` cannot be held, so only the others need the lookup: in
+ * order, nearly none. Sound while this sink is the table's only writer of the market, as the bus
+ * makes it (one partition per asset, one member per partition); forgotten on every assignment.
+ */
+interface LatestHeld {
+  ts: number;
+  ids?: Set<string>;
+}
+
+/** Per venue + market of the given events: the latest time the table holds at or after the earliest of them. */
+async function latestHeldFrom<T extends Topic>(store: Store, target: DedupedTable<T>, events: readonly EventOfTopic[T][]): Promise<{ from: number; latest: Map<string, number> }> {
+  let from = Infinity;
+  const scopes = new Set<string>();
+  for (const e of events) {
+    from = Math.min(from, e.ts);
+    scopes.add(e[target.scopeColumn]);
+  }
+  // Not `AS ts`: in ClickHouse an alias hides the column of the same name in WHERE.
+  const rows = await store.rows<{ venue: string; market: string; latest: number }>(
+    `SELECT venue, market, toUnixTimestamp64Milli(max(ts)) AS latest FROM {table:Identifier}
+     WHERE {scopeColumn:Identifier} IN {scopes:Array(String)} AND ts >= fromUnixTimestamp64Milli({from:Int64}, 'UTC')
+     GROUP BY venue, market`,
+    { table: target.table, scopeColumn: target.scopeColumn, scopes: [...scopes], from },
+  );
+  return { from, latest: new Map(rows.map((r) => [marketKey(r.venue, r.market), r.latest])) };
+}
 
 /** Keys of the given events that the table already holds. */
 async function heldKeys<T extends Topic>(store: Store, target: DedupedTable<T>, events: readonly EventOfTopic[T][]): Promise<Set<string>> {
@@ -78,8 +109,9 @@ const retryDelayMs = 1_000;
 
 /**
  * Consumes one topic and writes it to its raw table, at least once from the bus and exactly once
- * in the store: before each insert it drops the events the store already holds (`heldKeys`), and
- * it commits bus positions only after the insert. A replay after a crash (inserted, not committed)
+ * in the store: before each insert it drops the events the store already holds (`heldKeys`, asked
+ * only for events no later than what the table holds of their market), and it commits bus
+ * positions only after the insert. A replay after a crash (inserted, not committed)
  * therefore adds nothing to the table nor to the materialized views fed from it.
  */
 export async function startDedupingSink<T extends Topic>(target: DedupedTable<T>, options: DedupingSinkOptions): Promise<DedupingSink> {
@@ -90,6 +122,9 @@ export async function startDedupingSink<T extends Topic>(target: DedupedTable<T>
   // Inserts run one at a time, in order: a later batch never overtakes an earlier one.
   let queue: Promise<void> = Promise.resolve();
   let subscription: Subscription | undefined;
+  const latestHeld = new Map<string, LatestHeld>();
+  /** Counts assignments: each one forgets `latestHeld`. */
+  let assignment = 0;
 
   const flush = (): Promise<void> => {
     queue = queue.then(async () => {
@@ -117,25 +152,69 @@ export async function startDedupingSink<T extends Topic>(target: DedupedTable<T>
   async function insertNew(records: BusRecord<T>[]): Promise<void> {
     const unique = new Map<string, EventOfTopic[T]>();
     for (const { event } of records) unique.set(eventKey(event.venue, event.market, target.idOf(event)), event);
-    const held = await heldKeys(store, target, [...unique.values()]);
+    // This batch decides with the bounds known when it began; a rebalance meanwhile (a new
+    // `assignment`) makes what it learns unfit to keep.
+    const assignmentAtStart = assignment;
+    const keep = (key: string, bound: LatestHeld) => void (assignment === assignmentAtStart && latestHeld.set(key, bound));
+    const bounds = new Map<string, LatestHeld>();
+    const unbounded: EventOfTopic[T][] = [];
+    for (const e of unique.values()) {
+      const bound = latestHeld.get(marketKey(e.venue, e.market));
+      if (bound) bounds.set(marketKey(e.venue, e.market), bound);
+      else unbounded.push(e);
+    }
+    if (unbounded.length > 0) {
+      const { from, latest } = await latestHeldFrom(store, target, unbounded);
+      for (const e of unbounded) {
+        const key = marketKey(e.venue, e.market);
+        // A market with no row from `from` on holds nothing this late: its bound is just before.
+        const bound = { ts: latest.get(key) ?? from - 1 };
+        bounds.set(key, bound);
+        keep(key, bound);
+      }
+    }
+    const boundOf = (e: EventOfTopic[T]) => bounds.get(marketKey(e.venue, e.market))!;
+    /** Held for sure (true), new for sure (false), or only the table knows (undefined). */
+    const knownHeld = (e: EventOfTopic[T]): boolean | undefined => {
+      const bound = boundOf(e);
+      if (e.ts > bound.ts) return false;
+      if (e.ts === bound.ts && bound.ids) return bound.ids.has(target.idOf(e));
+      return undefined;
+    };
+    const held = await heldKeys(store, target, [...unique.values()].filter((e) => knownHeld(e) === undefined));
     const keys: string[] = [];
-    const rows: object[] = [];
+    const events: EventOfTopic[T][] = [];
     let minTs = Infinity;
     let maxTs = -Infinity;
     for (const [key, event] of unique) {
-      if (held.has(key)) continue;
+      if (held.has(key) || knownHeld(event)) continue;
       keys.push(key);
-      rows.push(target.row(event));
+      events.push(event);
       minTs = Math.min(minTs, event.ts);
       maxTs = Math.max(maxTs, event.ts);
     }
-    stats.duplicates += records.length - rows.length;
+    stats.duplicates += records.length - events.length;
     stats.batches += 1;
-    if (rows.length === 0) return;
+    if (events.length === 0) return;
     // Same rows -> same token: a retried insert that had in fact landed is dropped by ClickHouse too.
     const token = createHash('sha256').update(keys.join('\n')).digest('hex');
-    await store.insert(target.table, rows, `${target.table}:${token}`);
-    stats.inserted += rows.length;
+    try {
+      await store.insert(target.table, events.map(target.row), `${target.table}:${token}`);
+    } catch (err) {
+      // It may still land: these markets' bounds are asked of the table again.
+      for (const e of events) latestHeld.delete(marketKey(e.venue, e.market));
+      throw err;
+    }
+    for (const event of events) {
+      const key = marketKey(event.venue, event.market);
+      const bound = bounds.get(key)!;
+      if (event.ts > bound.ts) {
+        const raised = { ts: event.ts, ids: new Set([target.idOf(event)]) };
+        bounds.set(key, raised);
+        keep(key, raised);
+      } else if (event.ts === bound.ts) bound.ids?.add(target.idOf(event));
+    }
+    stats.inserted += events.length;
     options.onInserted?.({ minTs, maxTs });
   }
 
@@ -143,8 +222,11 @@ export async function startDedupingSink<T extends Topic>(target: DedupedTable<T>
     group: options.group ?? target.group,
     topics: [target.topic],
     onAssignment: () => {
-      // Uncommitted records will be delivered again to whoever owns their partition now.
+      // Uncommitted records will be delivered again to whoever owns their partition now, and the
+      // markets this member keeps may have been written by another meanwhile.
       buffer = [];
+      latestHeld.clear();
+      assignment += 1;
     },
     onBatch: async (records) => {
       if (buffer.length === 0) oldestAt = Date.now();

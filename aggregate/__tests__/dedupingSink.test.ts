@@ -69,12 +69,13 @@ function recordingLog() {
   return { log, lines };
 }
 
-type InsertOutcome = 'lands' | 'answerLostLandsLate';
+type InsertOutcome = 'lands' | 'answerLost' | 'answerLostLandsLate';
 
 /**
- * The real store, counting the sink's lookups, with the next insert held until the test lets it
- * go: then it lands, or its answer is lost and it lands only just before the following insert
- * (the engine finished it after the caller's deadline).
+ * The real store, counting the sink's queries (its lookups), with the next insert held until the
+ * test lets it go: then it lands; or it lands and its answer is lost (the caller's deadline passed
+ * first); or its answer is lost and it lands only just before the following insert (the engine
+ * finished it after the caller's deadline).
  */
 function withHeldInsert(base: Store) {
   let lookups = 0;
@@ -94,6 +95,10 @@ function withHeldInsert(base: Store) {
         release = undefined;
         if (outcome === 'answerLostLandsLate') {
           landLate = () => base.insert(table, rows, token);
+          throw new StoreTimeoutError('insert', 300);
+        }
+        if (outcome === 'answerLost') {
+          await base.insert(table, rows, token);
           throw new StoreTimeoutError('insert', 300);
         }
       }
@@ -353,4 +358,130 @@ test('before its first assignment the sink is idle; a rebalance drops what it ha
   expect(sink.stats()).toEqual({ received: 2, inserted: 0, duplicates: 0, batches: 0, failedBatches: 0 });
   expect(lagOf(memoryBus, 'dd-assign')).toBe(2);
   expect(await storedTrades('assigncoin')).toEqual([]);
+});
+
+/** Trades stored by another writer: an earlier run, or another member while the market's partition was assigned elsewhere. */
+async function writtenElsewhere(...events: TradeEvent[]): Promise<void> {
+  await store.insert('trades', events.map((e) => ({ venue: e.venue, market: e.market, asset: e.asset, quote: e.quote, trade_id: e.tradeId, ts: e.ts, received_at: e.receivedAt, price: e.price, quantity: e.quantity, side: e.side })));
+}
+
+test('in order, a market asks the table once: later events are new for sure; one no later than what it holds is looked up, one at that very time is known', async () => {
+  const bus = createMemoryBus();
+  const held = withHeldInsert(store);
+  const sink = await startTradeSink({ bus, store: held.store, log: silentLog, batchRows: 2, batchMs: 60_000, group: 'dd-bound' });
+  const committed = (n: number, what: string) => until(() => sink.stats().received === n && lagOf(bus, 'dd-bound') === 0, what);
+  bus.publish([trade('boundcoin', '1', t0), trade('boundcoin', '2', t0 + 1)]);
+  await committed(2, 'the first batch');
+  // One query: the latest time the table holds for the market (none yet).
+  expect(held.lookups()).toBe(1);
+  bus.publish([trade('boundcoin', '3', t0 + 2), trade('boundcoin', '4', t0 + 3)]);
+  await committed(4, 'a later batch');
+  expect(held.lookups()).toBe(1);
+
+  // At the latest time held (t0 + 3), stored by this sink: its ids are known, no query.
+  bus.publish([trade('boundcoin', '4', t0 + 3), trade('boundcoin', '4b', t0 + 3)]);
+  await committed(6, 'a batch at the latest time');
+  expect(held.lookups()).toBe(1);
+  expect(sink.stats()).toMatchObject({ inserted: 5, duplicates: 1 });
+
+  // Both ids stored at that time are known: a copy of the second is dropped, still with no query.
+  bus.publish([trade('boundcoin', '4b', t0 + 3), trade('boundcoin', '5', t0 + 4)]);
+  await committed(8, 'a copy at the latest time');
+  // Two new trades at one new latest time, then their copies: both ids known.
+  bus.publish([trade('boundcoin', '6', t0 + 5), trade('boundcoin', '6b', t0 + 5)]);
+  await committed(10, 'two trades at a new latest time');
+  bus.publish([trade('boundcoin', '6', t0 + 5), trade('boundcoin', '6b', t0 + 5)]);
+  await committed(12, 'their copies');
+  expect(held.lookups()).toBe(1);
+  expect(sink.stats()).toMatchObject({ inserted: 8, duplicates: 4 });
+
+  // Earlier than that: a late trade and a copy, which only the table can tell apart.
+  bus.publish([trade('boundcoin', '2', t0 + 1), trade('boundcoin', '2b', t0 + 1)]);
+  await committed(14, 'a late batch');
+  expect(held.lookups()).toBe(2);
+  await sink.stop();
+  expect(sink.stats()).toEqual({ received: 14, inserted: 9, duplicates: 5, batches: 7, failedBatches: 0 });
+  expect((await storedTrades('boundcoin')).map((r) => r.id)).toEqual(['1', '2', '2b', '3', '4', '4b', '5', '6', '6b']);
+});
+
+test('a market the table already holds (a restart): its replay is looked up and dropped, the trades at the latest time held included, whoever stored them', async () => {
+  const bus = createMemoryBus();
+  const held = withHeldInsert(store);
+  const events = [trade('restartcoin', '1', t0), trade('restartcoin', '2', t0 + 1), trade('restartcoin', '3', t0 + 1)];
+  await writtenElsewhere(...events);
+  const sink = await startTradeSink({ bus, store: held.store, log: silentLog, batchRows: 1_000, batchMs: 20, group: 'dd-restart' });
+  const committed = (n: number, what: string) => until(() => sink.stats().received === n && lagOf(bus, 'dd-restart') === 0, what);
+  bus.publish([...events, trade('restartcoin', '4', t0 + 1)]);
+  await committed(4, 'the replay');
+  // The latest time held, then the lookup of the events no later than it.
+  expect(held.lookups()).toBe(2);
+  expect(sink.stats()).toMatchObject({ inserted: 1, duplicates: 3 });
+  // At that time the table holds trades this sink did not store: their ids are not all known, so it asks.
+  bus.publish([trade('restartcoin', '2', t0 + 1)]);
+  await committed(5, 'another copy at the latest time');
+  expect(held.lookups()).toBe(3);
+  bus.publish([trade('restartcoin', '5', t0 + 2)]);
+  await committed(6, 'a later trade');
+  expect(held.lookups()).toBe(3);
+  await sink.stop();
+  expect(sink.stats()).toEqual({ received: 6, inserted: 2, duplicates: 4, batches: 3, failedBatches: 0 });
+  expect((await storedTrades('restartcoin')).map((r) => r.id)).toEqual(['1', '2', '3', '4', '5']);
+});
+
+test('an insert that landed though its answer was lost: the retry, with more events (another token), asks the table again and stores each once', async () => {
+  const bus = createMemoryBus();
+  const held = withHeldInsert(store);
+  const sink = await startTradeSink({ bus, store: held.store, log: silentLog, batchRows: 1_000, batchMs: 20, group: 'dd-lost' });
+  bus.publish([trade('lostcoin', '1', t0)]);
+  await until(() => sink.stats().inserted === 1, 'a first insert: the market bound');
+  held.holdNextInsert();
+  bus.publish([trade('lostcoin', '2', t0 + 1)]);
+  await until(held.holding, 'the second insert under way');
+  // Later than anything held: without asking the table again, the retry would store trade 2 twice.
+  bus.publish([trade('lostcoin', '3', t0 + 2)]);
+  await until(() => sink.stats().received === 3, 'a third delivered behind it');
+  held.release('answerLost');
+  await until(() => lagOf(bus, 'dd-lost') === 0, 'the retry committed');
+  await sink.stop();
+  expect(sink.stats()).toEqual({ received: 3, inserted: 2, duplicates: 1, batches: 3, failedBatches: 1 });
+  expect((await storedTrades('lostcoin')).map((r) => r.id)).toEqual(['1', '2', '3']);
+});
+
+test('after a rebalance the sink asks the table again: another member may have written the market meanwhile', async () => {
+  const memoryBus = createMemoryBus();
+  const { bus, assign } = withAssignments(memoryBus);
+  const sink = await startTradeSink({ bus, store, log: silentLog, batchRows: 1, batchMs: 60_000, group: 'dd-moved' });
+  assign();
+  memoryBus.publish([trade('movedcoin', '1', t0)]);
+  await until(() => lagOf(memoryBus, 'dd-moved') === 0, 'the first trade');
+  const other = trade('movedcoin', '2', t0 + 5);
+  await writtenElsewhere(other);
+  assign();
+  // The other member stored it but did not commit: delivered again here.
+  memoryBus.publish([other]);
+  await until(() => lagOf(memoryBus, 'dd-moved') === 0, 'the redelivery');
+  await sink.stop();
+  expect(sink.stats()).toEqual({ received: 2, inserted: 1, duplicates: 1, batches: 2, failedBatches: 0 });
+  expect((await storedTrades('movedcoin')).map((r) => r.id)).toEqual(['1', '2']);
+});
+
+test('a rebalance while an insert runs: what that batch learnt of the table is not kept', async () => {
+  const memoryBus = createMemoryBus();
+  const { bus, assign } = withAssignments(memoryBus);
+  const held = withHeldInsert(store);
+  const sink = await startTradeSink({ bus, store: held.store, log: silentLog, batchRows: 1, batchMs: 60_000, group: 'dd-during' });
+  assign();
+  held.holdNextInsert();
+  memoryBus.publish([trade('duringcoin', '1', t0)]);
+  await until(held.holding, 'the insert under way');
+  assign();
+  const other = trade('duringcoin', '2', t0 + 5);
+  await writtenElsewhere(other);
+  held.release('lands');
+  await until(() => sink.stats().inserted === 1, 'the held insert');
+  memoryBus.publish([other]);
+  await until(() => sink.stats().received === 2 && sink.stats().batches === 2, 'the redelivery');
+  await sink.stop();
+  expect(sink.stats()).toEqual({ received: 2, inserted: 1, duplicates: 1, batches: 2, failedBatches: 0 });
+  expect((await storedTrades('duringcoin')).map((r) => r.id)).toEqual(['1', '2']);
 });
