@@ -295,16 +295,24 @@ async function busDropped(): Promise<number> {
   return sum;
 }
 
+/** The aggregating process's store time so far (s): queries (and how many), inserts. */
+async function storeTime(): Promise<{ query: number; queries: number; insert: number }> {
+  const text = await getText(`${aggregateUrl}/metrics`);
+  return { query: metric(text, 'mds_store_query_seconds_sum'), queries: metric(text, 'mds_store_query_seconds_count'), insert: metric(text, 'mds_store_insert_seconds_sum') };
+}
+
 async function runStep(target: number): Promise<Step> {
   await setRate(target);
   const before = await sent();
   const droppedBefore = await busDropped();
+  const storeBefore = await storeTime();
   const storedBefore = scrapes.at(-1)?.stored ?? 0;
   const a = usage();
   const from = Date.now();
   await sleep(stepSeconds * 1000);
   const b = usage();
   const after = await sent();
+  const storeAfter = await storeTime();
   const to = Date.now();
   // Lags of the step's seconds after its first two (the rate change settling), each given up to 2 s more to land.
   await sleep(lagTargetMs + scrapeMs);
@@ -324,8 +332,11 @@ async function runStep(target: number): Promise<Step> {
   // Sustained: the lag holds, the bus refused nothing, and the generator kept up with the rate asked.
   step.ok = step.p99 < lagTargetMs && step.dropped === 0 && step.tradesPerSecond >= 0.95 * target && after.droppedClients === 0;
   const cpu = watched.map((p) => `${p.name} ${pct(cpuShare(a, b, p.name))}`).join(', ');
+  // chDB answers one statement at a time: store seconds per second near 1 is a queue.
+  const perSecond = (x: number) => (x / seconds).toFixed(2);
+  const store = `store per s: queries ${perSecond(storeAfter.query - storeBefore.query)} s (${perSecond(storeAfter.queries - storeBefore.queries)}), inserts ${perSecond(storeAfter.insert - storeBefore.insert)} s`;
   console.log(
-    `step ${target} trades/s: sent ${Math.round(step.tradesPerSecond)} trades/s, ${Math.round(step.messagesPerSecond)} msg/s; stored ${Math.round(step.storedPerSecond)} trades/s; ` +
+    `step ${target} trades/s: sent ${Math.round(step.tradesPerSecond)} trades/s, ${Math.round(step.messagesPerSecond)} msg/s; stored ${Math.round(step.storedPerSecond)} trades/s; ${store}; ` +
       `lag p50 ${step.p50} ms, p99 ${step.p99} ms; bus dropped ${step.dropped}; CPU ${cpu}; RSS ${service.map((p) => `${p.name} ${Math.round(rssMb(p.child.pid!))} MB`).join(', ')} -> ${step.ok ? 'sustained' : 'NOT sustained'}`,
   );
   for (const p of service) console.log(`  ${p.name} threads: ${threadShares(a, b, p.name).map(([t, s]) => `${t} ${pct(s)}`).join(', ')}`);
