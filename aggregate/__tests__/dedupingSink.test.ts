@@ -12,6 +12,7 @@ import type { TradeEvent } from '../../infra/events.ts';
 import { StoreTimeoutError, type Store } from '../../infra/store.ts';
 import { withStoreFaults } from '../../infra/storeFaults.ts';
 import { openTestStore, silentLog } from '../../test/support/harness.ts';
+import type { DedupingSink } from '../dedupingSink.ts';
 import { startTradeSink } from '../tradeSink.ts';
 
 let store: Store;
@@ -360,6 +361,15 @@ test('before its first assignment the sink is idle; a rebalance drops what it ha
   expect(await storedTrades('assigncoin')).toEqual([]);
 });
 
+/** Publishes a batch to the sink's group and waits until the sink has received and committed it. */
+function deliveryTo(bus: Bus, sink: DedupingSink, group: string) {
+  return async (batch: TradeEvent[], what: string) => {
+    const received = sink.stats().received + batch.length;
+    bus.publish(batch);
+    await until(() => sink.stats().received === received && lagOf(bus, group) === 0, what);
+  };
+}
+
 /** Trades stored by another writer: an earlier run, or another member while the market's partition was assigned elsewhere. */
 async function writtenElsewhere(...events: TradeEvent[]): Promise<void> {
   await store.insert('trades', events.map((e) => ({ venue: e.venue, market: e.market, asset: e.asset, quote: e.quote, trade_id: e.tradeId, ts: e.ts, received_at: e.receivedAt, price: e.price, quantity: e.quantity, side: e.side })));
@@ -369,35 +379,28 @@ test('in order, a market asks the table once: later events are new for sure; one
   const bus = createMemoryBus();
   const held = withHeldInsert(store);
   const sink = await startTradeSink({ bus, store: held.store, log: silentLog, batchRows: 2, batchMs: 60_000, group: 'dd-bound' });
-  const committed = (n: number, what: string) => until(() => sink.stats().received === n && lagOf(bus, 'dd-bound') === 0, what);
-  bus.publish([trade('boundcoin', '1', t0), trade('boundcoin', '2', t0 + 1)]);
-  await committed(2, 'the first batch');
+  const delivered = deliveryTo(bus, sink, 'dd-bound');
+  await delivered([trade('boundcoin', '1', t0), trade('boundcoin', '2', t0 + 1)], 'the first batch');
   // One query: the latest time the table holds for the market (none yet).
   expect(held.lookups()).toBe(1);
-  bus.publish([trade('boundcoin', '3', t0 + 2), trade('boundcoin', '4', t0 + 3)]);
-  await committed(4, 'a later batch');
+  await delivered([trade('boundcoin', '3', t0 + 2), trade('boundcoin', '4', t0 + 3)], 'a later batch');
   expect(held.lookups()).toBe(1);
 
   // At the latest time held (t0 + 3), stored by this sink: its ids are known, no query.
-  bus.publish([trade('boundcoin', '4', t0 + 3), trade('boundcoin', '4b', t0 + 3)]);
-  await committed(6, 'a batch at the latest time');
+  await delivered([trade('boundcoin', '4', t0 + 3), trade('boundcoin', '4b', t0 + 3)], 'a batch at the latest time');
   expect(held.lookups()).toBe(1);
   expect(sink.stats()).toMatchObject({ inserted: 5, duplicates: 1 });
 
   // Both ids stored at that time are known: a copy of the second is dropped, still with no query.
-  bus.publish([trade('boundcoin', '4b', t0 + 3), trade('boundcoin', '5', t0 + 4)]);
-  await committed(8, 'a copy at the latest time');
+  await delivered([trade('boundcoin', '4b', t0 + 3), trade('boundcoin', '5', t0 + 4)], 'a copy at the latest time');
   // Two new trades at one new latest time, then their copies: both ids known.
-  bus.publish([trade('boundcoin', '6', t0 + 5), trade('boundcoin', '6b', t0 + 5)]);
-  await committed(10, 'two trades at a new latest time');
-  bus.publish([trade('boundcoin', '6', t0 + 5), trade('boundcoin', '6b', t0 + 5)]);
-  await committed(12, 'their copies');
+  await delivered([trade('boundcoin', '6', t0 + 5), trade('boundcoin', '6b', t0 + 5)], 'two trades at a new latest time');
+  await delivered([trade('boundcoin', '6', t0 + 5), trade('boundcoin', '6b', t0 + 5)], 'their copies');
   expect(held.lookups()).toBe(1);
   expect(sink.stats()).toMatchObject({ inserted: 8, duplicates: 4 });
 
   // Earlier than that: a late trade and a copy, which only the table can tell apart.
-  bus.publish([trade('boundcoin', '2', t0 + 1), trade('boundcoin', '2b', t0 + 1)]);
-  await committed(14, 'a late batch');
+  await delivered([trade('boundcoin', '2', t0 + 1), trade('boundcoin', '2b', t0 + 1)], 'a late batch');
   expect(held.lookups()).toBe(2);
   await sink.stop();
   expect(sink.stats()).toEqual({ received: 14, inserted: 9, duplicates: 5, batches: 7, failedBatches: 0 });
@@ -410,18 +413,15 @@ test('a market the table already holds (a restart): its replay is looked up and 
   const events = [trade('restartcoin', '1', t0), trade('restartcoin', '2', t0 + 1), trade('restartcoin', '3', t0 + 1)];
   await writtenElsewhere(...events);
   const sink = await startTradeSink({ bus, store: held.store, log: silentLog, batchRows: 1_000, batchMs: 20, group: 'dd-restart' });
-  const committed = (n: number, what: string) => until(() => sink.stats().received === n && lagOf(bus, 'dd-restart') === 0, what);
-  bus.publish([...events, trade('restartcoin', '4', t0 + 1)]);
-  await committed(4, 'the replay');
+  const delivered = deliveryTo(bus, sink, 'dd-restart');
+  await delivered([...events, trade('restartcoin', '4', t0 + 1)], 'the replay');
   // The latest time held, then the lookup of the events no later than it.
   expect(held.lookups()).toBe(2);
   expect(sink.stats()).toMatchObject({ inserted: 1, duplicates: 3 });
   // At that time the table holds trades this sink did not store: their ids are not all known, so it asks.
-  bus.publish([trade('restartcoin', '2', t0 + 1)]);
-  await committed(5, 'another copy at the latest time');
+  await delivered([trade('restartcoin', '2', t0 + 1)], 'another copy at the latest time');
   expect(held.lookups()).toBe(3);
-  bus.publish([trade('restartcoin', '5', t0 + 2)]);
-  await committed(6, 'a later trade');
+  await delivered([trade('restartcoin', '5', t0 + 2)], 'a later trade');
   expect(held.lookups()).toBe(3);
   await sink.stop();
   expect(sink.stats()).toEqual({ received: 6, inserted: 2, duplicates: 4, batches: 3, failedBatches: 0 });
