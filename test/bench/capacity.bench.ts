@@ -230,14 +230,15 @@ while (metric(await getText(`${ingestUrl}/metrics`), 'mds_venue_connected') < ve
 await sleep(2_000);
 
 /** Stored-trade counts over time, scraped all run long. */
-const scrapes: { at: number; stored: number }[] = [];
+const scrapes: { at: number; stored: number; loopMaxMs: number }[] = [];
 let scraping = true;
 const scraper = (async () => {
   while (scraping) {
     const at = Date.now();
     try {
       const text = await getText(`${aggregateUrl}/metrics`);
-      scrapes.push({ at, stored: metric(text, 'mds_store_inserted_rows_total', 'table="trades"') });
+      // prom-client resets its event-loop delay histogram at each scrape: the max is this 200 ms's longest stall.
+      scrapes.push({ at, stored: metric(text, 'mds_store_inserted_rows_total', 'table="trades"'), loopMaxMs: metric(text, 'nodejs_eventloop_lag_max_seconds') * 1000 });
     } catch {
       // A scrape that times out is a gap in the samples, not a failure of the run.
     }
@@ -260,6 +261,12 @@ function lags(counts: SentCounts, from: number, to: number): number[] {
     out.push((i < scrapes.length ? scrapes[i]!.at : last.at) - end);
   }
   return out.sort((a, b) => a - b);
+}
+
+/** The aggregating process's event loop (the API's too when embedded) over [from, to): its longest stall, and the median of each 200 ms's longest. */
+function loopDelay(from: number, to: number): string {
+  const maxima = scrapes.filter((x) => x.at >= from && x.at < to).map((x) => x.loopMaxMs).sort((a, b) => a - b);
+  return `event loop: longest stall ${Math.round(maxima.at(-1) ?? Number.NaN)} ms, median of 200 ms maxima ${Math.round(quantile(maxima, 0.5))} ms`;
 }
 
 interface Usage {
@@ -337,7 +344,7 @@ async function runStep(target: number): Promise<Step> {
   const store = `store per s: queries ${perSecond(storeAfter.query - storeBefore.query)} s (${perSecond(storeAfter.queries - storeBefore.queries)}), inserts ${perSecond(storeAfter.insert - storeBefore.insert)} s`;
   console.log(
     `step ${target} trades/s: sent ${Math.round(step.tradesPerSecond)} trades/s, ${Math.round(step.messagesPerSecond)} msg/s; stored ${Math.round(step.storedPerSecond)} trades/s; ${store}; ` +
-      `lag p50 ${step.p50} ms, p99 ${step.p99} ms; bus dropped ${step.dropped}; CPU ${cpu}; RSS ${service.map((p) => `${p.name} ${Math.round(rssMb(p.child.pid!))} MB`).join(', ')} -> ${step.ok ? 'sustained' : 'NOT sustained'}`,
+      `lag p50 ${step.p50} ms, p99 ${step.p99} ms; bus dropped ${step.dropped}; ${loopDelay(from, to)}; CPU ${cpu}; RSS ${service.map((p) => `${p.name} ${Math.round(rssMb(p.child.pid!))} MB`).join(', ')} -> ${step.ok ? 'sustained' : 'NOT sustained'}`,
   );
   for (const p of service) console.log(`  ${p.name} threads: ${threadShares(a, b, p.name).map(([t, s]) => `${t} ${pct(s)}`).join(', ')}`);
   return step;
@@ -363,9 +370,11 @@ const apiRun = (duration: number) =>
   });
 // Warm-up: the first requests build the cached responses; what is measured is the API serving them.
 await apiRun(2);
+const apiFrom = Date.now();
 const apiLoad = await apiRun(apiSeconds);
 const apiErrors = apiLoad.errors + apiLoad.timeouts + apiLoad.non2xx;
-console.log(`API at ${sustainedRate} trades/s, 64 connections, ${apiSeconds} s: ${Math.round(apiLoad.requests.average)} req/s, p50 ${apiLoad.latency.p50} ms, p99 ${apiLoad.latency.p99} ms, errors ${apiErrors}`);
+const apiLoop = apiUrl === aggregateUrl ? `; ${loopDelay(apiFrom, Date.now())}` : '';
+console.log(`API at ${sustainedRate} trades/s, 64 connections, ${apiSeconds} s: ${Math.round(apiLoad.requests.average)} req/s, p50 ${apiLoad.latency.p50} ms, p99 ${apiLoad.latency.p99} ms, errors ${apiErrors}${apiLoop}`);
 
 // A burst: trades x factor for burstSeconds, then how long until every trade of it is stored.
 await post('/burst', { factor: burstFactor, seconds: burstSeconds });
