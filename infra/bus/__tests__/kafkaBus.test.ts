@@ -201,7 +201,7 @@ test.concurrent('a member that lost a partition in a rebalance and got it back r
   const cluster = await ownCluster(context);
   const brokers = [`127.0.0.1:${cluster.port}`];
   const bus = await createKafkaBus({ brokers, lingerMs: 5, sessionTimeoutMs: 6_000 });
-  // Forty assets: every one of the four partitions gets some (each is empty with odds of 4e-5).
+  // Forty assets spread over the mock's four partitions: one left empty has odds of 4e-5 (4 x 0.75^40).
   const assets = Array.from({ length: 40 }, (_, i) => `back${i}x${unique()}`);
   const group = `back-${unique()}`;
   bus.publish(assets.flatMap((a) => trades(a, 1)));
