@@ -149,72 +149,80 @@ export async function startDedupingSink<T extends Topic>(target: DedupedTable<T>
     return queue;
   };
 
+  /** One distinct event of a batch, with its id and its market's key, each made once. */
+  interface Candidate {
+    key: string;
+    market: string;
+    id: string;
+    event: EventOfTopic[T];
+  }
+
   async function insertNew(records: BusRecord<T>[]): Promise<void> {
-    const unique = new Map<string, EventOfTopic[T]>();
-    for (const { event } of records) unique.set(eventKey(event.venue, event.market, target.idOf(event)), event);
+    const unique = new Map<string, Candidate>();
+    for (const { event } of records) {
+      const id = target.idOf(event);
+      const key = eventKey(event.venue, event.market, id);
+      unique.set(key, { key, market: marketKey(event.venue, event.market), id, event });
+    }
     // This batch decides with the bounds known when it began; a rebalance meanwhile (a new
     // `assignment`) makes what it learns unfit to keep.
     const assignmentAtStart = assignment;
-    const keep = (key: string, bound: LatestHeld) => void (assignment === assignmentAtStart && latestHeld.set(key, bound));
+    const keep = (market: string, bound: LatestHeld) => void (assignment === assignmentAtStart && latestHeld.set(market, bound));
     const bounds = new Map<string, LatestHeld>();
-    const unbounded: EventOfTopic[T][] = [];
-    for (const e of unique.values()) {
-      const bound = latestHeld.get(marketKey(e.venue, e.market));
-      if (bound) bounds.set(marketKey(e.venue, e.market), bound);
-      else unbounded.push(e);
+    const unbounded: Candidate[] = [];
+    for (const c of unique.values()) {
+      const bound = latestHeld.get(c.market);
+      if (bound) bounds.set(c.market, bound);
+      else unbounded.push(c);
     }
     if (unbounded.length > 0) {
-      const { from, latest } = await latestHeldFrom(store, target, unbounded);
-      for (const e of unbounded) {
-        const key = marketKey(e.venue, e.market);
+      const { from, latest } = await latestHeldFrom(store, target, unbounded.map((c) => c.event));
+      for (const c of unbounded) {
         // A market with no row from `from` on holds nothing this late: its bound is just before.
-        const bound = { ts: latest.get(key) ?? from - 1 };
-        bounds.set(key, bound);
-        keep(key, bound);
+        const bound = { ts: latest.get(c.market) ?? from - 1 };
+        bounds.set(c.market, bound);
+        keep(c.market, bound);
       }
     }
-    const boundOf = (e: EventOfTopic[T]) => bounds.get(marketKey(e.venue, e.market))!;
     /** Held for sure (true), new for sure (false), or only the table knows (undefined). */
-    const knownHeld = (e: EventOfTopic[T]): boolean | undefined => {
-      const bound = boundOf(e);
-      if (e.ts > bound.ts) return false;
-      if (e.ts === bound.ts && bound.ids) return bound.ids.has(target.idOf(e));
+    const knownHeld = ({ market, id, event }: Candidate): boolean | undefined => {
+      const bound = bounds.get(market)!;
+      if (event.ts > bound.ts) return false;
+      if (event.ts === bound.ts && bound.ids) return bound.ids.has(id);
       return undefined;
     };
-    const held = await heldKeys(store, target, [...unique.values()].filter((e) => knownHeld(e) === undefined));
-    const keys: string[] = [];
-    const events: EventOfTopic[T][] = [];
+    const judged = [...unique.values()].map((c) => ({ c, known: knownHeld(c) }));
+    const held = await heldKeys(store, target, judged.filter((j) => j.known === undefined).map((j) => j.c.event));
+    const stored: Candidate[] = [];
     let minTs = Infinity;
     let maxTs = -Infinity;
-    for (const [key, event] of unique) {
-      if (held.has(key) || knownHeld(event)) continue;
-      keys.push(key);
-      events.push(event);
-      minTs = Math.min(minTs, event.ts);
-      maxTs = Math.max(maxTs, event.ts);
+    for (const { c, known } of judged) {
+      if (known ?? held.has(c.key)) continue;
+      stored.push(c);
+      minTs = Math.min(minTs, c.event.ts);
+      maxTs = Math.max(maxTs, c.event.ts);
     }
-    stats.duplicates += records.length - events.length;
+    stats.duplicates += records.length - stored.length;
     stats.batches += 1;
-    if (events.length === 0) return;
+    if (stored.length === 0) return;
     // Same rows -> same token: a retried insert that had in fact landed is dropped by ClickHouse too.
-    const token = createHash('sha256').update(keys.join('\n')).digest('hex');
+    const token = createHash('sha256').update(stored.map((c) => c.key).join('\n')).digest('hex');
     try {
-      await store.insert(target.table, events.map(target.row), `${target.table}:${token}`);
+      await store.insert(target.table, stored.map((c) => target.row(c.event)), `${target.table}:${token}`);
     } catch (err) {
       // It may still land: these markets' bounds are asked of the table again.
-      for (const e of events) latestHeld.delete(marketKey(e.venue, e.market));
+      for (const c of stored) latestHeld.delete(c.market);
       throw err;
     }
-    for (const event of events) {
-      const key = marketKey(event.venue, event.market);
-      const bound = bounds.get(key)!;
-      if (event.ts > bound.ts) {
-        const raised = { ts: event.ts, ids: new Set([target.idOf(event)]) };
-        bounds.set(key, raised);
-        keep(key, raised);
-      } else if (event.ts === bound.ts) bound.ids?.add(target.idOf(event));
+    for (const c of stored) {
+      const bound = bounds.get(c.market)!;
+      if (c.event.ts > bound.ts) {
+        const raised = { ts: c.event.ts, ids: new Set([c.id]) };
+        bounds.set(c.market, raised);
+        keep(c.market, raised);
+      } else if (c.event.ts === bound.ts) bound.ids?.add(c.id);
     }
-    stats.inserted += events.length;
+    stats.inserted += stored.length;
     options.onInserted?.({ minTs, maxTs });
   }
 
