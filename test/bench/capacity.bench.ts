@@ -229,8 +229,16 @@ while (metric(await getText(`${ingestUrl}/metrics`), 'mds_venue_connected') < ve
 }
 await sleep(2_000);
 
-/** Stored-trade counts over time, scraped all run long. */
-const scrapes: { at: number; stored: number; loopMaxMs: number }[] = [];
+/** The aggregating process over time, scraped all run long: stored trades, its event loop's longest stall, its store time (s). */
+interface Scrape {
+  at: number;
+  stored: number;
+  loopMaxMs: number;
+  querySeconds: number;
+  queries: number;
+  insertSeconds: number;
+}
+const scrapes: Scrape[] = [];
 let scraping = true;
 const scraper = (async () => {
   while (scraping) {
@@ -238,7 +246,14 @@ const scraper = (async () => {
     try {
       const text = await getText(`${aggregateUrl}/metrics`);
       // prom-client resets its event-loop delay histogram at each scrape: the max is this 200 ms's longest stall.
-      scrapes.push({ at, stored: metric(text, 'mds_store_inserted_rows_total', 'table="trades"'), loopMaxMs: metric(text, 'nodejs_eventloop_lag_max_seconds') * 1000 });
+      scrapes.push({
+        at,
+        stored: metric(text, 'mds_store_inserted_rows_total', 'table="trades"'),
+        loopMaxMs: metric(text, 'nodejs_eventloop_lag_max_seconds') * 1000,
+        querySeconds: metric(text, 'mds_store_query_seconds_sum'),
+        queries: metric(text, 'mds_store_query_seconds_count'),
+        insertSeconds: metric(text, 'mds_store_insert_seconds_sum'),
+      });
     } catch {
       // A scrape that times out is a gap in the samples, not a failure of the run.
     }
@@ -302,24 +317,18 @@ async function busDropped(): Promise<number> {
   return sum;
 }
 
-/** The aggregating process's store time so far (s): queries (and how many), inserts. */
-async function storeTime(): Promise<{ query: number; queries: number; insert: number }> {
-  const text = await getText(`${aggregateUrl}/metrics`);
-  return { query: metric(text, 'mds_store_query_seconds_sum'), queries: metric(text, 'mds_store_query_seconds_count'), insert: metric(text, 'mds_store_insert_seconds_sum') };
-}
-
 async function runStep(target: number): Promise<Step> {
   await setRate(target);
   const before = await sent();
   const droppedBefore = await busDropped();
-  const storeBefore = await storeTime();
-  const storedBefore = scrapes.at(-1)?.stored ?? 0;
+  const scrapeBefore = scrapes.at(-1);
+  const storedBefore = scrapeBefore?.stored ?? 0;
   const a = usage();
   const from = Date.now();
   await sleep(stepSeconds * 1000);
   const b = usage();
   const after = await sent();
-  const storeAfter = await storeTime();
+  const scrapeAfter = scrapes.at(-1)!;
   const to = Date.now();
   // Lags of the step's seconds after its first two (the rate change settling), each given up to 2 s more to land.
   await sleep(lagTargetMs + scrapeMs);
@@ -340,8 +349,9 @@ async function runStep(target: number): Promise<Step> {
   step.ok = step.p99 < lagTargetMs && step.dropped === 0 && step.tradesPerSecond >= 0.95 * target && after.droppedClients === 0;
   const cpu = watched.map((p) => `${p.name} ${pct(cpuShare(a, b, p.name))}`).join(', ');
   // chDB answers one statement at a time: store seconds per second near 1 is a queue.
-  const perSecond = (x: number) => (x / seconds).toFixed(2);
-  const store = `store per s: queries ${perSecond(storeAfter.query - storeBefore.query)} s (${perSecond(storeAfter.queries - storeBefore.queries)}), inserts ${perSecond(storeAfter.insert - storeBefore.insert)} s`;
+  const storeOver = (field: 'querySeconds' | 'queries' | 'insertSeconds') =>
+    scrapeBefore ? ((scrapeAfter[field] - scrapeBefore[field]) / ((scrapeAfter.at - scrapeBefore.at) / 1000)).toFixed(2) : 'n/a';
+  const store = `store per s: queries ${storeOver('querySeconds')} s (${storeOver('queries')}), inserts ${storeOver('insertSeconds')} s`;
   console.log(
     `step ${target} trades/s: sent ${Math.round(step.tradesPerSecond)} trades/s, ${Math.round(step.messagesPerSecond)} msg/s; stored ${Math.round(step.storedPerSecond)} trades/s; ${store}; ` +
       `lag p50 ${step.p50} ms, p99 ${step.p99} ms; bus dropped ${step.dropped}; ${loopDelay(from, to)}; CPU ${cpu}; RSS ${service.map((p) => `${p.name} ${Math.round(rssMb(p.child.pid!))} MB`).join(', ')} -> ${step.ok ? 'sustained' : 'NOT sustained'}`,
