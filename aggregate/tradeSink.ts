@@ -15,6 +15,20 @@ export interface TradeRow {
   side: 'buy' | 'sell';
 }
 
+/** A trade as its `trades` row. */
+export const tradeRow = (e: TradeEvent): TradeRow => ({
+  venue: e.venue,
+  market: e.market,
+  asset: e.asset,
+  quote: e.quote,
+  trade_id: e.tradeId,
+  ts: e.ts,
+  received_at: e.receivedAt,
+  price: e.price,
+  quantity: e.quantity,
+  side: e.side,
+});
+
 /** `trades` rows; the lookup is narrowed by asset, the leading column of the table's sort key. */
 const tradesTable: DedupedTable<'trades'> = {
   topic: 'trades',
@@ -23,18 +37,7 @@ const tradesTable: DedupedTable<'trades'> = {
   idColumn: 'trade_id',
   idOf: (e) => e.tradeId,
   scopeColumn: 'asset',
-  row: (e: TradeEvent): TradeRow => ({
-    venue: e.venue,
-    market: e.market,
-    asset: e.asset,
-    quote: e.quote,
-    trade_id: e.tradeId,
-    ts: e.ts,
-    received_at: e.receivedAt,
-    price: e.price,
-    quantity: e.quantity,
-    side: e.side,
-  }),
+  row: tradeRow,
 };
 
 /**

@@ -13,7 +13,7 @@ import { StoreTimeoutError, type Store } from '../../infra/store.ts';
 import { withStoreFaults } from '../../infra/storeFaults.ts';
 import { openTestStore, silentLog } from '../../test/support/harness.ts';
 import type { DedupingSink } from '../dedupingSink.ts';
-import { startTradeSink } from '../tradeSink.ts';
+import { startTradeSink, tradeRow } from '../tradeSink.ts';
 
 let store: Store;
 let dispose: () => Promise<void>;
@@ -372,7 +372,7 @@ function deliveryTo(bus: Bus, sink: DedupingSink, group: string) {
 
 /** Trades stored by another writer: an earlier run, or another member while the market's partition was assigned elsewhere. */
 async function writtenElsewhere(...events: TradeEvent[]): Promise<void> {
-  await store.insert('trades', events.map((e) => ({ venue: e.venue, market: e.market, asset: e.asset, quote: e.quote, trade_id: e.tradeId, ts: e.ts, received_at: e.receivedAt, price: e.price, quantity: e.quantity, side: e.side })));
+  await store.insert('trades', events.map(tradeRow));
 }
 
 test('in order, a market asks the table once: later events are new for sure; one no later than what it holds is looked up, one at that very time is known', async () => {
