@@ -4,7 +4,7 @@ import cors from 'cors';
 import express from 'express';
 import type { Config } from '../infra/config.ts';
 import type { Logger } from '../infra/log.ts';
-import type { Store } from '../infra/store.ts';
+import type { StoreCalls } from '../infra/store.ts';
 import { requireKey } from './auth.ts';
 import { ApiError, errorHandler, methodNotAllowed, notFound } from './errors.ts';
 import type { KeyStore } from './keys.ts';
@@ -35,7 +35,7 @@ import type { ProcessStatusSources } from './status/processStatus.ts';
 import { statusPage } from './status/statusPage.ts';
 
 export interface AppDeps {
-  store: Store;
+  store: StoreCalls;
   keys: KeyStore;
   quota: Quota;
   config: Pick<Config, 'INDEX_STALE_AFTER_MS' | 'MDS_SIMULATED' | 'STATUS_ASSETS' | 'PUBLIC_BASE_URL'>;

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { servedCurrencies, type Currency } from '../infra/currency/currencies.ts';
 import { loadUsdRates, type UsdRates } from '../infra/currency/usdRates.ts';
-import type { Store } from '../infra/store.ts';
+import type { StoreCalls } from '../infra/store.ts';
 import { ApiError } from './errors.ts';
 
 // The HTTP side of currencies: the `vs` parameter and the 503 for a rate we do not know. The
@@ -28,7 +28,7 @@ export function rateFor(rates: UsdRates, vs: Currency): { rate: number; source: 
 }
 
 /** The rate for `vs` at `at`: usd needs no lookup. */
-export async function loadRate(store: Store, vs: Currency, at: number): Promise<{ rate: number; source: string }> {
+export async function loadRate(store: StoreCalls, vs: Currency, at: number): Promise<{ rate: number; source: string }> {
   if (vs === 'usd') return { rate: 1, source: 'usd' };
   return rateFor(await loadUsdRates(store, at), vs);
 }

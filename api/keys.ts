@@ -1,6 +1,6 @@
 import { createHmac, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
 import type { Logger } from '../infra/log.ts';
-import type { Store } from '../infra/store.ts';
+import type { StoreCalls } from '../infra/store.ts';
 
 const base62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 /** `mds_` and 4 random characters (24 bits): enough to tell keys apart in a list, too little to matter. */
@@ -82,7 +82,7 @@ interface Snapshot {
  * fail, the last good keys stay in use for `maxStaleMs`.
  */
 export class KeyStore {
-  readonly #store: Store;
+  readonly #store: StoreCalls;
   readonly #refreshMs: number;
   readonly #maxStaleMs: number;
   readonly #secret: string;
@@ -98,7 +98,7 @@ export class KeyStore {
   /** Legacy (unkeyed) valid rows are warned about once per process. */
   #legacyWarned = false;
 
-  constructor(store: Store, options: KeyStoreOptions = {}) {
+  constructor(store: StoreCalls, options: KeyStoreOptions = {}) {
     this.#store = store;
     this.#refreshMs = options.refreshMs ?? 5_000;
     this.#maxStaleMs = options.maxStaleMs ?? 10 * 60_000;

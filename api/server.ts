@@ -1,16 +1,16 @@
 import { once } from 'node:events';
 import type { Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import type { Bus } from '../infra/bus/bus.ts';
 import type { Config } from '../infra/config.ts';
 import type { Logger } from '../infra/log.ts';
-import type { Store } from '../infra/store.ts';
+import type { StoreCalls } from '../infra/store.ts';
 import { createApp, type AppDeps } from './app.ts';
 import { ApiError } from './errors.ts';
 import { KeyStore, type KeyStoreOptions } from './keys.ts';
 import { createQuota } from './quota.ts';
 import { writeRawError } from './rawError.ts';
 import { startStream, type StreamConfig } from './stream/streamServer.ts';
+import type { TradeSource } from './stream/tradeFeed.ts';
 
 export interface ApiServer {
   /** http://127.0.0.1:<port> */
@@ -27,7 +27,7 @@ export interface ApiServer {
 
 export interface StartApiOptions {
   /** A migrated store; the caller owns it and closes it. */
-  store: Store;
+  store: StoreCalls;
   config: Pick<Config, 'PORT' | 'QUOTA_PER_HOUR' | 'REDIS_URL' | 'INDEX_STALE_AFTER_MS' | 'MDS_SIMULATED' | 'STATUS_ASSETS' | 'PUBLIC_BASE_URL'> & StreamConfig;
   log: Logger;
   /** Namespace of the quota counters in Redis (default mds:quota). */
@@ -38,8 +38,8 @@ export interface StartApiOptions {
   shutdownTimeoutMs?: number;
   /** Reload interval and staleness bound of the in-memory API keys (KeyStore defaults: 5 s, 10 min). */
   keyStore?: KeyStoreOptions;
-  /** The bus whose trades the stream's trades channel sends; unset = that channel sends nothing. */
-  bus?: Bus;
+  /** What the stream's trades channel sends (`busTrades(bus)`); unset = that channel sends nothing. */
+  trades?: TradeSource;
 }
 
 /** Runs the API on config.PORT (0 = any free port). */
@@ -55,7 +55,7 @@ export async function startApi(options: StartApiOptions): Promise<ApiServer> {
     keyPrefix: options.quotaKeyPrefix,
     log,
   });
-  const stream = await startStream({ store, keys, quota, bus: options.bus, config, log: log.child({ part: 'stream' }) });
+  const stream = await startStream({ store, keys, quota, trades: options.trades, config, log: log.child({ part: 'stream' }) });
   const app = createApp({ store, keys, quota, config, log, ops: options.ops, streamToken: stream.tokenHandler });
   const server = app.listen(config.PORT);
   answerParserErrors(server);

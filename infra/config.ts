@@ -98,6 +98,11 @@ export const configSchema = z.object({
     .transform((v) => v === '1' || v === 'true'),
   /** Minutes between re-listings of each native venue's markets (new markets subscribed, delisted ones dropped). */
   INGEST_MARKETS_REFRESH_MIN: positiveInt(60),
+  /**
+   * Nice value (0-19, Linux) of the collectors' thread in a process that also serves the API (roles
+   * all and demo): short of CPU, the API and the store go first and the venues' sockets buffer.
+   */
+  INGEST_THREAD_NICE: z.coerce.number().int().min(0).max(19).default(10),
   /** Rows the aggregator accumulates before an insert. */
   AGGREGATE_BATCH_ROWS: positiveInt(10_000),
   /** Longest time (ms) a trade waits in the aggregator before its batch is inserted. */

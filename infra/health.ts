@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import express, { type RequestHandler, type Router } from 'express';
-import { Counter, Histogram } from 'prom-client';
+import { Counter, Histogram, Registry, type MetricValue } from 'prom-client';
 import type { LevelWithSilent } from 'pino';
 import type { Logger } from './log.ts';
 import type { Metrics } from './metrics.ts';
@@ -43,16 +43,48 @@ async function run(check: ReadinessCheck): Promise<CheckResult> {
   }
 }
 
+export interface Readiness {
+  ready: boolean;
+  checks: Record<string, CheckResult>;
+}
+
 /** Every check, run together: ready when all pass. */
-export async function readiness(checks: readonly ReadinessCheck[]): Promise<{ ready: boolean; checks: Record<string, CheckResult> }> {
+export async function readiness(checks: readonly ReadinessCheck[]): Promise<Readiness> {
   const results = await Promise.all(checks.map(run));
   return { ready: results.every((r) => r.ok), checks: Object.fromEntries(checks.map((c, i) => [c.name, results[i]!])) };
+}
+
+/**
+ * What a process tells its operator of itself: its metrics and its readiness. Read where they are
+ * kept (`localView`), or from another thread (the API's thread asks the main one: infra/roles/apiThread.ts).
+ */
+export interface ProcessView {
+  /** Every metric, as Prometheus text. */
+  metricsText(): Promise<string>;
+  /** The samples of one metric; undefined where the process has no such metric. */
+  metricValues(name: string): Promise<MetricValue<string>[] | undefined>;
+  readiness(): Promise<Readiness>;
+}
+
+/** The view of this thread's own registry and checks. */
+export function localView(metrics: Metrics, checks: () => readonly ReadinessCheck[]): ProcessView {
+  return {
+    metricsText: () => metrics.registry.metrics(),
+    async metricValues(name) {
+      const metric = metrics.registry.getSingleMetric(name);
+      return metric && (await metric.get()).values;
+    },
+    readiness: () => readiness(checks()),
+  };
 }
 
 export interface MetricsAccess {
   /** Bearer token that /metrics requires from any address; unset = loopback clients only. */
   token?: string;
 }
+
+/** The Prometheus text format (prom-client's Registry.PROMETHEUS_CONTENT_TYPE). */
+const prometheusContentType = Registry.PROMETHEUS_CONTENT_TYPE;
 
 const loopback = new Set(['127.0.0.1', '::1', '::ffff:127.0.0.1']);
 
@@ -61,12 +93,12 @@ const loopback = new Set(['127.0.0.1', '::1', '::ffff:127.0.0.1']);
  * every check passes, else 503 with the failing checks) and `/metrics` (Prometheus text; loopback
  * only unless a token is configured, since it names venues, tables and volumes).
  */
-export function opsRouter(options: { metrics: Metrics; checks: () => readonly ReadinessCheck[]; access: MetricsAccess }): Router {
+export function opsRouter(options: { view: ProcessView; access: MetricsAccess }): Router {
   const router = express.Router();
   const started = Date.now();
   router.get('/health', (_req, res) => void res.json({ status: 'ok', uptimeSeconds: Math.round((Date.now() - started) / 1000) }));
   router.get('/ready', async (_req, res) => {
-    const { ready, checks } = await readiness(options.checks());
+    const { ready, checks } = await options.view.readiness();
     res.status(ready ? 200 : 503).setHeader('Cache-Control', 'no-store').json({ status: ready ? 'ready' : 'not_ready', checks });
   });
   router.get('/metrics', async (req, res) => {
@@ -76,8 +108,8 @@ export function opsRouter(options: { metrics: Metrics; checks: () => readonly Re
       res.status(403).json({ error: { code: 'forbidden', message: token ? 'send the metrics token as Authorization: Bearer <token>' : '/metrics answers loopback clients only (set METRICS_TOKEN to allow others)', status: 403 } });
       return;
     }
-    res.setHeader('Content-Type', options.metrics.registry.contentType);
-    res.send(await options.metrics.registry.metrics());
+    res.setHeader('Content-Type', prometheusContentType);
+    res.send(await options.view.metricsText());
   });
   return router;
 }

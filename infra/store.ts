@@ -10,9 +10,17 @@ type ClientOptions = NonNullable<Parameters<typeof createClient>[0]>;
  * The ClickHouse store: one `@clickhouse/client` for both scales. Embedded chDB (data in
  * MDS_DATA_DIR) when CLICKHOUSE_URL is unset, a ClickHouse server otherwise. Same SQL.
  */
-export interface Store {
+export interface Store extends StoreCalls {
   readonly client: ClickHouseClient;
   readonly description: string;
+  close(): Promise<void>;
+}
+
+/**
+ * What code that reads and writes rows needs of the store. The API takes only this: in a process
+ * that also aggregates, its thread reaches the store through the main thread (infra/roles/apiThread.ts).
+ */
+export interface StoreCalls {
   /**
    * Inserts rows as one block. Always sends the same settings: chDB keeps settings on its
    * shared session, so a dedup token sent with one insert would otherwise apply to the next.
@@ -21,7 +29,6 @@ export interface Store {
   insert(table: string, rows: readonly object[], dedupToken?: string): Promise<void>;
   /** Runs a parameterised SELECT and returns its rows; StoreTimeoutError past the query deadline. Values only ever go through `params`. */
   rows<T>(query: string, params?: Record<string, unknown>): Promise<T[]>;
-  close(): Promise<void>;
 }
 
 /** chDB allows one process per data directory. */

@@ -13,6 +13,7 @@ import { get, openTestStore, silentLog, testConfig, trade } from '../../test/sup
 import { KeyStore } from '../keys.ts';
 import { startApi, type ApiServer } from '../server.ts';
 import { StreamTokens, streamTokenTtlMs } from '../stream/streamTokens.ts';
+import { busTrades } from '../stream/tradeFeed.ts';
 
 type Message = Record<string, unknown> & { op?: string; channel?: string; data?: Record<string, unknown>[] };
 
@@ -136,7 +137,7 @@ beforeAll(async () => {
   bus = createMemoryBus();
   // The API's warnings are kept: the slow-consumer test waits for the drop's line.
   const log = pino({ level: 'warn' }, { write: (line: string) => void logLines.push(line) });
-  api = await startApi({ store, config, log, bus, keyStore: { refreshMs: 200 } });
+  api = await startApi({ store, config, log, trades: busTrades(bus), keyStore: { refreshMs: 200 } });
 });
 
 afterEach(closeAll);
@@ -277,7 +278,7 @@ describe('requests and limits', () => {
   });
 
   test('opening a connection and each subscribe count against the hourly quota', async () => {
-    const small = await startApi({ store, config: testConfig({ QUOTA_PER_HOUR: '3' }), log: silentLog, bus });
+    const small = await startApi({ store, config: testConfig({ QUOTA_PER_HOUR: '3' }), log: silentLog, trades: busTrades(bus) });
     try {
       const client = await connect(small.url, { 'x-api-key': key }); // 1
       expect(await client.request({ op: 'subscribe', channel: 'prices', ids: ['bitcoin'] })).toMatchObject({ op: 'subscribed' }); // 2

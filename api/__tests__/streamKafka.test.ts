@@ -10,6 +10,7 @@ import type { Store } from '../../infra/store.ts';
 import { openTestStore, silentLog, testConfig } from '../../test/support/harness.ts';
 import { KeyStore } from '../keys.ts';
 import { startApi, type ApiServer } from '../server.ts';
+import { busTrades } from '../stream/tradeFeed.ts';
 
 function brokers(): string[] {
   const list = process.env.MDS_TEST_KAFKA_BROKERS;
@@ -40,7 +41,7 @@ async function kafkaBus(): Promise<Bus> {
 
 test('two API replicas on Kafka both send a trade published once', async () => {
   const { key } = await new KeyStore(store).create('stream-kafka');
-  for (let i = 0; i < 2; i++) apis.push(await startApi({ store, config: testConfig(), log: silentLog, bus: await kafkaBus() }));
+  for (let i = 0; i < 2; i++) apis.push(await startApi({ store, config: testConfig(), log: silentLog, trades: busTrades(await kafkaBus()) }));
   const tradeIds = apis.map((): string[] => []);
   const sockets = await Promise.all(
     apis.map(async (api, i) => {

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { catalogAssets, supplyAt, type CatalogAsset } from '../../infra/catalog/catalog.ts';
 import { usdQuotes } from '../../infra/currency/currencies.ts';
 import { latestIndexPrices, percentChange, type LatestIndexPrice, type PricePoint } from '../../infra/indexPrices/latestIndexPrices.ts';
-import type { Store } from '../../infra/store.ts';
+import type { StoreCalls } from '../../infra/store.ts';
 
 const assetMarketSql = readFileSync(new URL('./assetMarket.sql', import.meta.url), 'utf8');
 
@@ -132,7 +132,7 @@ const percent = (now: number, then: number | undefined | null) => (then ? percen
  * - supply: the catalog's supplyAt(now); marketCapChange24h values the reference with supplyAt of
  *   the reference's time.
  */
-export async function loadAssetMarkets(store: Store, now: number, options: { staleAfterMs?: number } = {}): Promise<AssetMarket[]> {
+export async function loadAssetMarkets(store: StoreCalls, now: number, options: { staleAfterMs?: number } = {}): Promise<AssetMarket[]> {
   const assets = catalogAssets.map((a) => a.id);
   const nowS = seconds(now);
   const day = 86_400;
@@ -268,14 +268,14 @@ export interface AssetMarketSnapshot {
 
 /** How long a snapshot is reused by the routes that share it. */
 const snapshotMaxAgeMs = 5_000;
-const snapshots = new WeakMap<Store, Map<number, { at: number; pending: Promise<AssetMarketSnapshot> }>>();
+const snapshots = new WeakMap<StoreCalls, Map<number, { at: number; pending: Promise<AssetMarketSnapshot> }>>();
 
 /**
  * One snapshot shared by every route that serves asset markets (coins, coin, chart, global,
  * categories), computed at most once per 5 s per store, however many distinct requests
  * (pages, id lists) arrive. A failed computation is not kept.
  */
-export function sharedAssetMarkets(store: Store, staleAfterMs: number): Promise<AssetMarketSnapshot> {
+export function sharedAssetMarkets(store: StoreCalls, staleAfterMs: number): Promise<AssetMarketSnapshot> {
   const now = Date.now();
   let byStale = snapshots.get(store);
   if (!byStale) snapshots.set(store, (byStale = new Map()));

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { Currency } from '../../infra/currency/currencies.ts';
 import { defaultFxMeasurement, weightedMedian } from '../../infra/currency/fxMeasured.ts';
-import type { Store } from '../../infra/store.ts';
+import type { StoreCalls } from '../../infra/store.ts';
 import { loadIndexCloses, type CandleTable } from './indexCloses.ts';
 
 const crossesSql = readFileSync(new URL('./bucketCrosses.sql', import.meta.url), 'utf8');
@@ -43,7 +43,7 @@ const utcDay = (t: number) => new Date(t).toISOString().slice(0, 10);
  * - btc, eth: 1 / the index close of bitcoin (ethereum) in that bucket, or in the latest earlier
  *   bucket of the range with one.
  */
-export async function loadBucketRates(store: Store, vs: Currency, table: CandleTable, fromMs: number, toMs: number): Promise<RateAt> {
+export async function loadBucketRates(store: StoreCalls, vs: Currency, table: CandleTable, fromMs: number, toMs: number): Promise<RateAt> {
   if (vs === 'usd') return () => ({ rate: 1, source: 'usd' });
   const indexAsset = indexAssets[vs];
   if (indexAsset) {

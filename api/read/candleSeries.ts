@@ -1,4 +1,4 @@
-import type { Store } from '../../infra/store.ts';
+import type { StoreCalls } from '../../infra/store.ts';
 import { candleBucketMs } from './indexCloses.ts';
 import { loadIndexCandles, type IndexCandle } from './indexCandles.ts';
 
@@ -41,7 +41,7 @@ export function fillGrid(candles: readonly IndexCandle[], stepMs: number, start:
 }
 
 /** Index candles of an asset, the most recent candleLimits[interval], oldest first, gapless up to `now`; an asset without trades has none. */
-export async function loadCandles(store: Store, assetId: string, interval: CandleInterval, now: number): Promise<IndexCandle[]> {
+export async function loadCandles(store: StoreCalls, assetId: string, interval: CandleInterval, now: number): Promise<IndexCandle[]> {
   const limit = candleLimits[interval];
   const traded = await loadIndexCandles(store, { table: `candles_${interval}`, assets: [assetId], limit });
   return forwardFill(traded.get(assetId) ?? [], intervalMs[interval], now, limit);

@@ -10,7 +10,7 @@ import {
 } from '../../aggregate/exchangeScore.ts';
 import { catalogVenues, type CatalogVenue } from '../../infra/catalog/catalog.ts';
 import { loadUsdQuoteRates, usdQuoteParams, type UsdQuoteRates } from '../../infra/currency/usdRates.ts';
-import type { Store } from '../../infra/store.ts';
+import type { StoreCalls } from '../../infra/store.ts';
 import { qualityFreshMs } from './bookFreshness.ts';
 
 const exchangesSql = readFileSync(new URL('./exchanges.sql', import.meta.url), 'utf8');
@@ -75,7 +75,7 @@ export const exchangeRow = z.object({
 export type ExchangeRow = z.infer<typeof exchangeRow>;
 
 /** What we measured of every venue for its exchange score (aggregate/exchangeScore.ts), read at `now`, by venue id. */
-async function loadScoreMeasurements(store: Store, now: number, quoteRates: UsdQuoteRates) {
+async function loadScoreMeasurements(store: StoreCalls, now: number, quoteRates: UsdQuoteRates) {
   // Uptime counts complete minutes only: the current one may still get its first trade.
   const toS = Math.floor(now / minuteMs) * 60;
   const fromS = toS - dayMs / 1000;
@@ -114,7 +114,7 @@ function scoreFields(s: ExchangeScore | null): Pick<ExchangeRow, 'score' | 'scor
 }
 
 /** Every venue of the catalog with its last 24 h and its exchange score, largest volume first (ties by id). */
-export async function loadExchangeRows(store: Store, now: number): Promise<ExchangeRow[]> {
+export async function loadExchangeRows(store: StoreCalls, now: number): Promise<ExchangeRow[]> {
   const quoteRates = await loadUsdQuoteRates(store, now);
   const [rows, measuredOf] = await Promise.all([
     store.rows<{ venue: string; markets: number; trades24h: number; volume24h: number }>(exchangesSql, {

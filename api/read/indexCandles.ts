@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { usdQuotes } from '../../infra/currency/currencies.ts';
-import type { Store } from '../../infra/store.ts';
+import type { StoreCalls } from '../../infra/store.ts';
 import { latestStoredTime } from '../timeRange.ts';
 import type { CandleTable } from './indexCloses.ts';
 
@@ -30,7 +30,7 @@ export interface IndexCandleQuery {
 }
 
 /** Index candles per asset, oldest first; an asset without a trade in the buckets asked has no entry. */
-export async function loadIndexCandles(store: Store, { table, assets, from = 0, to = latestStoredTime, limit }: IndexCandleQuery): Promise<Map<string, IndexCandle[]>> {
+export async function loadIndexCandles(store: StoreCalls, { table, assets, from = 0, to = latestStoredTime, limit }: IndexCandleQuery): Promise<Map<string, IndexCandle[]>> {
   const rows = await store.rows<IndexCandle & { asset: string }>(indexCandlesSql, {
     table,
     assets,
@@ -49,7 +49,7 @@ export async function loadIndexCandles(store: Store, { table, assets, from = 0, 
 }
 
 /** Start (unix ms) of the latest bucket of `table` with an index candle of `asset` before `before`; 0 when there is none. */
-export async function latestIndexBucketBefore(store: Store, table: CandleTable, asset: string, before: number): Promise<number> {
+export async function latestIndexBucketBefore(store: StoreCalls, table: CandleTable, asset: string, before: number): Promise<number> {
   const [row] = await store.rows<{ start: number }>(indexBucketBeforeSql, { table, asset, usd_quotes: usdQuotes, before_s: Math.ceil(before / 1000) });
   return (row?.start ?? 0) * 1000;
 }

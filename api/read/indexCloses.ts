@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { usdQuotes } from '../../infra/currency/currencies.ts';
-import type { Store } from '../../infra/store.ts';
+import type { StoreCalls } from '../../infra/store.ts';
 
 const indexClosesSql = readFileSync(new URL('./indexCloses.sql', import.meta.url), 'utf8');
 
@@ -32,7 +32,7 @@ export interface IndexClose {
 }
 
 /** Index closes per asset of the buckets of `table` starting in [fromMs, toMs], oldest first. */
-export async function loadIndexCloses(store: Store, table: CandleTable, assets: readonly string[], fromMs: number, toMs: number): Promise<Map<string, IndexClose[]>> {
+export async function loadIndexCloses(store: StoreCalls, table: CandleTable, assets: readonly string[], fromMs: number, toMs: number): Promise<Map<string, IndexClose[]>> {
   const rows = await store.rows<IndexClose & { asset: string }>(indexClosesSql, {
     table,
     assets,

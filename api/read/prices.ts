@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { catalogAssets } from '../../infra/catalog/catalog.ts';
 import { latestIndexPrices, percentChange } from '../../infra/indexPrices/latestIndexPrices.ts';
-import type { Store } from '../../infra/store.ts';
+import type { StoreCalls } from '../../infra/store.ts';
 
 /** Price entry (spec 2.5): what /v1/prices lists and the stream's prices channel sends. */
 export const priceEntry = z.object({
@@ -24,7 +24,7 @@ export type PricesResponse = z.infer<typeof pricesResponse>;
  * Index prices per asset (latestIndexPrices): an asset with no index row in the 48 h up to now is
  * left out, it has no current index price; change24h compares with its 24 h reference.
  */
-export async function loadPrices(store: Store, assetIds: readonly string[], now: number, staleAfterMs: number): Promise<PricesResponse> {
+export async function loadPrices(store: StoreCalls, assetIds: readonly string[], now: number, staleAfterMs: number): Promise<PricesResponse> {
   const latest = await latestIndexPrices(store, assetIds, now, staleAfterMs);
   const prices: PriceEntry[] = [];
   // Catalog order is market-cap rank order.

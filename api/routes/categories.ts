@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { catalogCategories } from '../../infra/catalog/catalog.ts';
 import type { Config } from '../../infra/config.ts';
-import type { Store } from '../../infra/store.ts';
+import type { StoreCalls } from '../../infra/store.ts';
 import { parseParams } from '../errors.ts';
 import { flagParam, idListParam } from '../listQuery.ts';
 import { isPriced, sharedAssetMarkets, universeCapChange } from '../read/assetMarket.ts';
@@ -33,7 +33,7 @@ const categoriesQuery = z.object({
 const categoriesResponse = z.array(categoryRow).describe('largest market cap first');
 
 /** GET /v1/categories (spec 4.11). */
-export function categoriesRoute(deps: { store: Store; config: Pick<Config, 'INDEX_STALE_AFTER_MS' | 'PUBLIC_BASE_URL'> }): CachedRoute {
+export function categoriesRoute(deps: { store: StoreCalls; config: Pick<Config, 'INDEX_STALE_AFTER_MS' | 'PUBLIC_BASE_URL'> }): CachedRoute {
   return {
     path: '/v1/categories',
     refreshSeconds: 300,

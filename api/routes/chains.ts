@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import type { Store } from '../../infra/store.ts';
+import type { StoreCalls } from '../../infra/store.ts';
 import type { CachedRoute } from '../responseCache.ts';
 
 const chainsSql = readFileSync(new URL('./chains.sql', import.meta.url), 'utf8');
@@ -47,7 +47,7 @@ function volumeChange(current: number, earlier: number, earlierFrom: number, his
 }
 
 /** Every chain the indexer registered, with its last 24 h of DEX activity; windows end at `now`. */
-export async function loadChainRows(store: Store, now: number): Promise<ChainRow[]> {
+export async function loadChainRows(store: StoreCalls, now: number): Promise<ChainRow[]> {
   const nowS = Math.floor(now / 1000);
   const windows = { day_s: nowS - daySeconds, prev_s: nowS - 2 * daySeconds, week_s: nowS - 8 * daySeconds, week_end_s: nowS - 7 * daySeconds };
   const rows = await store.rows<ChainSums>(chainsSql, { ...windows, from_s: windows.week_s });
@@ -71,7 +71,7 @@ export async function loadChainRows(store: Store, now: number): Promise<ChainRow
 }
 
 /** GET /v1/chains (spec 4.10): one row per indexed chain. */
-export function chainsRoute(deps: { store: Store }): CachedRoute {
+export function chainsRoute(deps: { store: StoreCalls }): CachedRoute {
   return {
     path: '/v1/chains',
     refreshSeconds: 60,

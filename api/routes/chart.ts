@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { findAsset, supplyAt } from '../../infra/catalog/catalog.ts';
 import type { Config } from '../../infra/config.ts';
-import type { Store } from '../../infra/store.ts';
+import type { StoreCalls } from '../../infra/store.ts';
 import { loadRate, rateRuns, rateRunsSchema, vsParam } from '../currency.ts';
 import { ApiError, parseParams } from '../errors.ts';
 import { sharedAssetMarkets } from '../read/assetMarket.ts';
@@ -84,7 +84,7 @@ const chartResponse = z.object({
 export type ChartResponse = z.infer<typeof chartResponse>;
 
 /** GET /v1/coins/{id}/chart (spec 4.5). */
-export function chartRoute(deps: { store: Store; config: Pick<Config, 'INDEX_STALE_AFTER_MS'> }): CachedRoute {
+export function chartRoute(deps: { store: StoreCalls; config: Pick<Config, 'INDEX_STALE_AFTER_MS'> }): CachedRoute {
   return {
     path: '/v1/coins/:id/chart',
     refreshSeconds: 60,

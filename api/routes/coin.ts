@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { findAsset, findCategory } from '../../infra/catalog/catalog.ts';
 import type { Config } from '../../infra/config.ts';
-import type { Store } from '../../infra/store.ts';
+import type { StoreCalls } from '../../infra/store.ts';
 import { loadUsdRates, type UsdRates } from '../../infra/currency/usdRates.ts';
 import { rateFor, valueCurrencies, type ValueCurrency } from '../currency.ts';
 import { ApiError } from '../errors.ts';
@@ -125,7 +125,7 @@ function valueRates(rates: UsdRates): Record<ValueCurrency, number> {
 }
 
 /** The profile of a priced asset (spec 2.2). */
-async function buildProfile(store: Store, m: PricedMarket, now: number, priceSource: string, baseUrl: string | undefined): Promise<CoinProfile> {
+async function buildProfile(store: StoreCalls, m: PricedMarket, now: number, priceSource: string, baseUrl: string | undefined): Promise<CoinProfile> {
   const rates = valueRates(await loadUsdRates(store, now));
   const map = (usd: number) => Object.fromEntries(valueCurrencies.map((c) => [c, usd * rates[c]])) as Record<ValueCurrency, number>;
   // Rates at the reference times, loaded once per distinct time.
@@ -193,7 +193,7 @@ async function buildProfile(store: Store, m: PricedMarket, now: number, priceSou
 }
 
 /** GET /v1/coins/{id} (spec 4.3). */
-export function coinRoute(deps: { store: Store; config: Pick<Config, 'INDEX_STALE_AFTER_MS' | 'MDS_SIMULATED' | 'PUBLIC_BASE_URL'> }): CachedRoute {
+export function coinRoute(deps: { store: StoreCalls; config: Pick<Config, 'INDEX_STALE_AFTER_MS' | 'MDS_SIMULATED' | 'PUBLIC_BASE_URL'> }): CachedRoute {
   const priceSource = `mds:index (volume-weighted trades on USD, USDT and USDC markets${deps.config.MDS_SIMULATED ? '; simulated market' : ''})`;
   return {
     path: '/v1/coins/:id',

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { catalogAssets } from '../../infra/catalog/catalog.ts';
 import type { Config } from '../../infra/config.ts';
-import type { Store } from '../../infra/store.ts';
+import type { StoreCalls } from '../../infra/store.ts';
 import { parseParams } from '../errors.ts';
 import { flagParam, idListParam, pageOf, paginationQuery } from '../listQuery.ts';
 import { isPriced, sharedAssetMarkets, type PricedMarket } from '../read/assetMarket.ts';
@@ -108,7 +108,7 @@ function coinRowOf(m: PricedMarket, baseUrl: string | undefined): CoinRow {
  * The last `sparklineHours` hourly index closes per asset, oldest first. An hour without trades
  * repeats the previous close; hours before the first close found are left out.
  */
-async function loadSparklines(store: Store, assets: readonly string[], now: number): Promise<Map<string, number[]>> {
+async function loadSparklines(store: StoreCalls, assets: readonly string[], now: number): Promise<Map<string, number[]>> {
   const currentHour = Math.floor(now / hourMs) * hourMs;
   const firstHour = currentHour - (sparklineHours - 1) * hourMs;
   const closes = await loadIndexCloses(store, 'candles_1h', assets, firstHour - sparklineLookbackMs, now);
@@ -128,7 +128,7 @@ async function loadSparklines(store: Store, assets: readonly string[], now: numb
 }
 
 /** GET /v1/coins (spec 4.2). */
-export function coinsRoute(deps: { store: Store; config: Pick<Config, 'INDEX_STALE_AFTER_MS' | 'PUBLIC_BASE_URL'> }): CachedRoute {
+export function coinsRoute(deps: { store: StoreCalls; config: Pick<Config, 'INDEX_STALE_AFTER_MS' | 'PUBLIC_BASE_URL'> }): CachedRoute {
   const catalogIds = new Set(catalogAssets.map((a) => a.id));
   return {
     path: '/v1/coins',

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { etfAssetId, etfAssets, etfFundsOf, type EtfAssetId } from '../../infra/reference/etfFunds.ts';
-import type { Store } from '../../infra/store.ts';
+import type { StoreCalls } from '../../infra/store.ts';
 import { ApiError } from '../errors.ts';
 import type { CachedRoute } from '../responseCache.ts';
 
@@ -165,7 +165,7 @@ function assetFlows(asset: EtfAssetId, rows: readonly FlowRow[], updatedAt: numb
 }
 
 /** The flows of `assets` as the API serves them; assets with nothing loaded have empty days. */
-export async function loadEtfFlows(store: Store, assets: readonly EtfAssetId[]): Promise<EtfAssetFlows[]> {
+export async function loadEtfFlows(store: StoreCalls, assets: readonly EtfAssetId[]): Promise<EtfAssetFlows[]> {
   const [rows, updated] = await Promise.all([
     store.rows<FlowRow>(flowsSql, { assets }),
     store.rows<{ asset: EtfAssetId; updatedAt: number }>(updatedAtSql, { assets }),
@@ -180,7 +180,7 @@ const doc = {
 } as const;
 
 /** GET /v1/etf-flows (spec 2.9, 4.13): every underlying's funds, daily grid and window totals. */
-export function etfFlowsRoute(deps: { store: Store }): CachedRoute {
+export function etfFlowsRoute(deps: { store: StoreCalls }): CachedRoute {
   const assets = etfAssetId.options;
   return {
     path: '/v1/etf-flows',
@@ -212,7 +212,7 @@ export function etfFlowsRoute(deps: { store: Store }): CachedRoute {
 }
 
 /** GET /v1/etf-flows/{asset}: one underlying, the same object as an element of assets[]. */
-export function etfAssetFlowsRoute(deps: { store: Store }): CachedRoute {
+export function etfAssetFlowsRoute(deps: { store: StoreCalls }): CachedRoute {
   return {
     path: '/v1/etf-flows/:asset',
     refreshSeconds: 3600,

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { findAsset, findVenue } from '../../infra/catalog/catalog.ts';
 import { usdQuotes } from '../../infra/currency/currencies.ts';
 import { loadUsdQuoteRates, usdQuoteParams } from '../../infra/currency/usdRates.ts';
-import type { Store } from '../../infra/store.ts';
+import type { StoreCalls } from '../../infra/store.ts';
 import { ApiError } from '../errors.ts';
 import { dayMs, exchangeRow, loadExchangeRows } from '../read/exchangeRows.ts';
 import type { CachedRoute } from '../responseCache.ts';
@@ -35,7 +35,7 @@ const exchangeResponse = z.object({
 const exchangePath = z.object({ id: z.string().describe('exchange id, e.g. binance') });
 
 /** GET /v1/exchanges/{id} (spec 4.8): the list row (with its score breakdown) plus its markets and daily volume. */
-export function exchangeRoute(deps: { store: Store }): CachedRoute {
+export function exchangeRoute(deps: { store: StoreCalls }): CachedRoute {
   return {
     path: '/v1/exchanges/:id',
     refreshSeconds: 60,

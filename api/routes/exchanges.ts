@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Store } from '../../infra/store.ts';
+import type { StoreCalls } from '../../infra/store.ts';
 import { parseParams } from '../errors.ts';
 import { pageOf, paginationQuery } from '../listQuery.ts';
 import { exchangeRow, loadExchangeRows } from '../read/exchangeRows.ts';
@@ -17,7 +17,7 @@ const exchangesResponse = z.object({
 });
 
 /** GET /v1/exchanges: the paginated list (spec 4.17 rules). */
-export function exchangesRoute(deps: { store: Store }): CachedRoute {
+export function exchangesRoute(deps: { store: StoreCalls }): CachedRoute {
   return {
     path: '/v1/exchanges',
     refreshSeconds: 60,

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { fearGreedBands, fearGreedWeights, isoDay } from '../../aggregate/jobs/fearGreed.ts';
 import type { Config } from '../../infra/config.ts';
-import type { Store } from '../../infra/store.ts';
+import type { StoreCalls } from '../../infra/store.ts';
 import { parseParams } from '../errors.ts';
 import type { CachedRoute } from '../responseCache.ts';
 
@@ -87,7 +87,7 @@ function toReading(r: Row): FearGreedReadingBody {
 }
 
 /** The stored readings shaped for the response (spec 2.9, fear and greed history). */
-export async function loadFearGreed(store: Store, now: number, source: string): Promise<FearGreedResponse> {
+export async function loadFearGreed(store: StoreCalls, now: number, source: string): Promise<FearGreedResponse> {
   const today = Math.floor(now / dayMs);
   const rows = (await store.rows<Row>(fearGreedSql, { from_date: isoDay(today - seriesDays - referenceDays) })).filter(
     (r) => r.date <= isoDay(today),
@@ -114,7 +114,7 @@ export async function loadFearGreed(store: Store, now: number, source: string): 
 }
 
 /** GET /v1/fear-greed/history (spec 4.15). */
-export function fearGreedRoute(deps: { store: Store; config: Pick<Config, 'MDS_SIMULATED'> }): CachedRoute {
+export function fearGreedRoute(deps: { store: StoreCalls; config: Pick<Config, 'MDS_SIMULATED'> }): CachedRoute {
   const source = `mds:index prices (BTC volatility, momentum and volume; BTC dominance over the catalog)${deps.config.MDS_SIMULATED ? ' (simulated market)' : ''}`;
   const query = z.object({});
   return {

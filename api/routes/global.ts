@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import type { Config } from '../../infra/config.ts';
-import type { Store } from '../../infra/store.ts';
+import type { StoreCalls } from '../../infra/store.ts';
 import { loadUsdRates } from '../../infra/currency/usdRates.ts';
 import { valueCurrencies } from '../currency.ts';
 import { isPriced, sharedAssetMarkets, universeCapChange } from '../read/assetMarket.ts';
@@ -34,7 +34,7 @@ const globalResponse = z.object({
 export type GlobalResponse = z.infer<typeof globalResponse>;
 
 /** GET /v1/global (spec 4.9). */
-export function globalRoute(deps: { store: Store; config: Pick<Config, 'INDEX_STALE_AFTER_MS'> }): CachedRoute {
+export function globalRoute(deps: { store: StoreCalls; config: Pick<Config, 'INDEX_STALE_AFTER_MS'> }): CachedRoute {
   return {
     path: '/v1/global',
     refreshSeconds: 30,

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { catalogVenues, findAsset } from '../../infra/catalog/catalog.ts';
-import type { Store } from '../../infra/store.ts';
+import type { StoreCalls } from '../../infra/store.ts';
 import { parseParams } from '../errors.ts';
 import type { CachedRoute } from '../responseCache.ts';
 
@@ -117,7 +117,7 @@ const byTotalThenId = <R extends { total: number }>(id: (r: R) => string) => (a:
  * "Liquidations"): `to` is the end of the minute `now` falls in, `from` = to - range.
  */
 export async function loadLiquidations(
-  store: Store,
+  store: StoreCalls,
   params: { range: LiquidationRange; venue?: string | undefined },
   now: number,
 ): Promise<LiquidationsResponse> {
@@ -189,7 +189,7 @@ export async function loadLiquidations(
 }
 
 /** GET /v1/liquidations (spec 4.16). */
-export function liquidationsRoute(deps: { store: Store }): CachedRoute {
+export function liquidationsRoute(deps: { store: StoreCalls }): CachedRoute {
   return {
     path: '/v1/liquidations',
     refreshSeconds: 30,

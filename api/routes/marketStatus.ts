@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { loadUsdQuoteRates, usdQuoteParams } from '../../infra/currency/usdRates.ts';
-import type { Store } from '../../infra/store.ts';
+import type { StoreCalls } from '../../infra/store.ts';
 import { parseParams } from '../errors.ts';
 import { capAtReference, loadAssetMarkets, universeCapChange, type AssetMarket } from '../read/assetMarket.ts';
 import type { CachedRoute } from '../responseCache.ts';
@@ -89,7 +89,7 @@ function btcSharePointsChange(markets: readonly AssetMarket[], now: number): num
   return (100 * btc.now) / totalNow - (100 * btc.before) / totalBefore;
 }
 
-async function altcoinSeason(store: Store, markets: readonly AssetMarket[], now: number): Promise<MarketStatusResponse['altcoinSeason']> {
+async function altcoinSeason(store: StoreCalls, markets: readonly AssetMarket[], now: number): Promise<MarketStatusResponse['altcoinSeason']> {
   const btc = markets.find((m) => m.asset.id === 'bitcoin');
   const candidates = markets
     .filter((m) => m.asset.id !== 'bitcoin' && !m.asset.stablecoin && !m.asset.wrapped && m.price !== null && m.marketCap !== null)
@@ -125,7 +125,7 @@ async function altcoinSeason(store: Store, markets: readonly AssetMarket[], now:
   };
 }
 
-async function volumeChange(store: Store, now: number): Promise<number | null> {
+async function volumeChange(store: StoreCalls, now: number): Promise<number | null> {
   const lastMinute = Math.floor(now / minuteMs) * minuteMs;
   const rows = await store.rows<{ asset: string; current: number; previous: number }>(volumesSql, {
     last_s: lastMinute / 1000,
@@ -140,7 +140,7 @@ async function volumeChange(store: Store, now: number): Promise<number | null> {
 }
 
 /** The market status (spec 2.9) at `now`, from the asset snapshot and our index history. */
-export async function loadMarketStatus(store: Store, now: number): Promise<MarketStatusResponse> {
+export async function loadMarketStatus(store: StoreCalls, now: number): Promise<MarketStatusResponse> {
   const markets = await loadAssetMarkets(store, now);
   const [season, volume] = await Promise.all([altcoinSeason(store, markets, now), volumeChange(store, now)]);
   const latest = Math.max(...markets.map((m) => m.updatedAt ?? 0));
@@ -155,7 +155,7 @@ export async function loadMarketStatus(store: Store, now: number): Promise<Marke
 }
 
 /** GET /v1/market-status (spec 4.14). */
-export function marketStatusRoute(deps: { store: Store }): CachedRoute {
+export function marketStatusRoute(deps: { store: StoreCalls }): CachedRoute {
   const query = z.object({});
   return {
     path: '/v1/market-status',

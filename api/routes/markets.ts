@@ -4,7 +4,7 @@ import { findAsset, findVenue } from '../../infra/catalog/catalog.ts';
 import type { MarketQuality } from '../../aggregate/marketQuality.ts';
 import { usdQuotes, type UsdQuote } from '../../infra/currency/currencies.ts';
 import { loadUsdQuoteRates } from '../../infra/currency/usdRates.ts';
-import type { Store } from '../../infra/store.ts';
+import type { StoreCalls } from '../../infra/store.ts';
 import { loadRate, vsParam } from '../currency.ts';
 import { ApiError, parseParams } from '../errors.ts';
 import { qualityFreshMs } from '../read/bookFreshness.ts';
@@ -101,7 +101,7 @@ interface MarketRow {
  * `excluded` and `excludeReason` are the index runner's latest verdict on the market. Spread,
  * depth and cost come from the latest book the collectors kept, when it is at most a minute old.
  */
-export async function loadMarkets(store: Store, assetId: string, symbol: string, now: number): Promise<Market[]> {
+export async function loadMarkets(store: StoreCalls, assetId: string, symbol: string, now: number): Promise<Market[]> {
   const [quoteRates, rows, quality, verdicts] = await Promise.all([
     loadUsdQuoteRates(store, now),
     store.rows<MarketRow>(marketsSql, { asset: assetId, from: now - dayMs, usd_quotes: usdQuotes }),
@@ -159,7 +159,7 @@ function inCurrency(m: Market, rate: number): Market {
 }
 
 /** GET /v1/coins/{id}/markets (spec 4.6). */
-export function marketsRoute(deps: { store: Store }): CachedRoute {
+export function marketsRoute(deps: { store: StoreCalls }): CachedRoute {
   return {
     path: '/v1/coins/:id/markets',
     refreshSeconds: 60,

@@ -4,7 +4,7 @@ import { findAsset } from '../../infra/catalog/catalog.ts';
 import type { Config } from '../../infra/config.ts';
 import { loadUsdQuoteRates, usdQuoteParams } from '../../infra/currency/usdRates.ts';
 import { latestIndexPrices } from '../../infra/indexPrices/latestIndexPrices.ts';
-import type { Store } from '../../infra/store.ts';
+import type { StoreCalls } from '../../infra/store.ts';
 import { parseParams } from '../errors.ts';
 import type { CachedRoute } from '../responseCache.ts';
 import { publicUrl } from '../coinImages.ts';
@@ -71,13 +71,13 @@ interface ListingRow {
 }
 
 /** USD volume of the last 24 h per asset, its USD stablecoin quotes at their measured rates (as the index). */
-async function loadVolumes(store: Store, assets: readonly string[], now: number): Promise<{ asset: string; volume24h: number }[]> {
+async function loadVolumes(store: StoreCalls, assets: readonly string[], now: number): Promise<{ asset: string; volume24h: number }[]> {
   return store.rows(volumeSql, { assets, from_s: Math.floor((now - dayMs) / 1000), ...usdQuoteParams(await loadUsdQuoteRates(store, now)) });
 }
 
 /** The new coins at `now`, newest first, the first `limit` of them (see METHODOLOGY.md, "Listings"). */
 export async function loadNewCoins(
-  store: Store,
+  store: StoreCalls,
   options: { limit: number; now: number; warmupMs: number; staleAfterMs: number; baseUrl?: string | undefined },
 ): Promise<NewCoinsResponse> {
   const { limit, now, warmupMs, staleAfterMs, baseUrl } = options;
@@ -124,7 +124,7 @@ export async function loadNewCoins(
 
 /** GET /v1/new-coins (spec 4.12). */
 export function newCoinsRoute(deps: {
-  store: Store;
+  store: StoreCalls;
   config: Pick<Config, 'INDEX_STALE_AFTER_MS' | 'PUBLIC_BASE_URL'>;
   listingWarmupMs?: number;
 }): CachedRoute {

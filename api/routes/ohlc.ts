@@ -1,7 +1,7 @@
 import type { Config } from '../../infra/config.ts';
 import { z } from 'zod';
 import { findAsset } from '../../infra/catalog/catalog.ts';
-import type { Store } from '../../infra/store.ts';
+import type { StoreCalls } from '../../infra/store.ts';
 import { ApiError, parseParams } from '../errors.ts';
 import { loadRate, rateRuns, rateRunsSchema, vsParam } from '../currency.ts';
 import { loadBucketRates } from '../read/bucketRates.ts';
@@ -58,7 +58,7 @@ const ohlcQuery = z.object({
  * Index candles of an asset whose intervals start in [from, to), oldest first, gapless from the
  * first candle we hold up to the interval that holds `now`.
  */
-export async function loadCandleRange(store: Store, assetId: string, interval: CandleInterval, from: number, to: number, now: number): Promise<IndexCandle[]> {
+export async function loadCandleRange(store: StoreCalls, assetId: string, interval: CandleInterval, from: number, to: number, now: number): Promise<IndexCandle[]> {
   const table = `candles_${interval}` as const;
   const stepMs = intervalMs[interval];
   // The latest candle before the range carries its close into the range's first intervals; finding it reads bucket keys only.
@@ -83,7 +83,7 @@ function requestedRange(interval: CandleInterval, from: number | undefined, to: 
 }
 
 /** GET /v1/coins/{id}/ohlc (spec 4.4). */
-export function ohlcRoute(deps: { store: Store; config: Pick<Config, 'MDS_SIMULATED'> }): CachedRoute {
+export function ohlcRoute(deps: { store: StoreCalls; config: Pick<Config, 'MDS_SIMULATED'> }): CachedRoute {
   const source = deps.config.MDS_SIMULATED ? 'mds:trades (simulated market)' : 'mds:trades';
   return {
     path: '/v1/coins/:id/ohlc',

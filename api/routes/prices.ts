@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { catalogAssets } from '../../infra/catalog/catalog.ts';
 import type { Config } from '../../infra/config.ts';
-import type { Store } from '../../infra/store.ts';
+import type { StoreCalls } from '../../infra/store.ts';
 import { parseParams } from '../errors.ts';
 import { idListParam } from '../listQuery.ts';
 import { loadPrices, pricesResponse } from '../read/prices.ts';
@@ -14,7 +14,7 @@ const pricesQuery = z.object({
 });
 
 /** GET /v1/prices (spec 4.7): unknown ids are left out, rows in catalog (rank) order. */
-export function pricesRoute(deps: { store: Store; config: Pick<Config, 'INDEX_STALE_AFTER_MS'> }): CachedRoute {
+export function pricesRoute(deps: { store: StoreCalls; config: Pick<Config, 'INDEX_STALE_AFTER_MS'> }): CachedRoute {
   const catalogIds = new Set(catalogAssets.map((a) => a.id));
   return {
     path: '/v1/prices',

@@ -1,16 +1,12 @@
 import type { MetricValue } from 'prom-client';
-import { readiness, type ReadinessCheck } from '../../infra/health.ts';
-import type { Metrics } from '../../infra/metrics.ts';
+import type { ProcessView } from '../../infra/health.ts';
 
 /**
- * What only the process serving the page knows of itself: its Prometheus registry (what its
- * collectors, bus and store count) and its readiness checks. An API replica without collectors or
- * a bus has none of those metrics; the page then shows what the store says.
+ * What only the process serving the page knows of itself: its metrics (what its collectors, bus
+ * and store count) and its readiness. An API replica without collectors or a bus has none of those
+ * metrics; the page then shows what the store says.
  */
-export interface ProcessStatusSources {
-  metrics: Metrics;
-  checks: () => readonly ReadinessCheck[];
-}
+export type ProcessStatusSources = ProcessView;
 
 /** A venue as its collector in this process sees it. */
 export interface ProcessVenue {
@@ -71,7 +67,7 @@ export class ProcessStatusReader {
 
   async read(now: number): Promise<ProcessStatus> {
     const [verdict, connected, messages, ages, resyncs, overflows, reconnects, inserted, lags] = await Promise.all([
-      readiness(this.#sources.checks()),
+      this.#sources.readiness(),
       this.#values('mds_venue_connected'),
       this.#values('mds_venue_messages_total'),
       this.#values('mds_venue_last_message_age_seconds'),
@@ -79,7 +75,7 @@ export class ProcessStatusReader {
       this.#values('mds_venue_book_buffer_overflows_total'),
       this.#values('mds_venue_reconnects_total'),
       this.#values('mds_store_inserted_rows_total'),
-      this.#values('mds_bus_lag_records'),
+      this.#sources.metricValues('mds_bus_lag_records'),
     ]);
     const byVenue = (samples: Sample[]) => new Map(samples.map((s) => [String(s.labels.venue), s.value]));
     const messageRates = this.#messages.rates(now, byVenue(messages));
@@ -101,18 +97,16 @@ export class ProcessStatusReader {
     }
     const insertedTotal = inserted.reduce((sum, s) => sum + s.value, 0);
     const insertedRate = inserted.length === 0 ? undefined : this.#inserted.rates(now, new Map([['all', insertedTotal]])).get('all');
-    // The lag gauge exists wherever a bus runs, even while it has no group yet.
-    const hasBus = this.#sources.metrics.registry.getSingleMetric('mds_bus_lag_records') !== undefined;
     return {
       venues,
       insertedRowsPerSecond: insertedRate ?? null,
-      busLag: hasBus ? lags.map((s) => ({ group: String(s.labels.group), topic: String(s.labels.topic), records: s.value })) : null,
+      // The lag gauge exists wherever a bus runs, even while it has no group yet.
+      busLag: lags ? lags.map((s) => ({ group: String(s.labels.group), topic: String(s.labels.topic), records: s.value })) : null,
       checks: Object.entries(verdict.checks).map(([name, r]) => ({ name, ok: r.ok, reason: r.reason ?? null })),
     };
   }
 
   async #values(name: string): Promise<Sample[]> {
-    const metric = this.#sources.metrics.registry.getSingleMetric(name);
-    return metric ? (await metric.get()).values : [];
+    return (await this.#sources.metricValues(name)) ?? [];
   }
 }

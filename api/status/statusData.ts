@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { findAsset, type CatalogAsset } from '../../infra/catalog/catalog.ts';
 import type { Config } from '../../infra/config.ts';
 import { latestIndexPrices, percentChange } from '../../infra/indexPrices/latestIndexPrices.ts';
-import type { Store } from '../../infra/store.ts';
+import type { StoreCalls } from '../../infra/store.ts';
 import { loadCandles } from '../read/candleSeries.ts';
 import type { CachedRoute } from '../responseCache.ts';
 import { ProcessStatusReader, type ProcessStatus, type ProcessStatusSources } from './processStatus.ts';
@@ -87,7 +87,7 @@ export const statusCandlesResponse = z.object({
 export type StatusCandlesResponse = z.infer<typeof statusCandlesResponse>;
 
 export interface StatusDeps {
-  store: Store;
+  store: StoreCalls;
   config: Pick<Config, 'STATUS_ASSETS' | 'INDEX_STALE_AFTER_MS' | 'MDS_SIMULATED'>;
   process?: ProcessStatusSources;
 }
@@ -102,13 +102,13 @@ export function statusAssets(ids: readonly string[]): CatalogAsset[] {
 }
 
 /** How far the newest index second in the last hour is behind `now` (ms); undefined without one. */
-export async function loadIndexLagMs(store: Store, now: number): Promise<number | undefined> {
+export async function loadIndexLagMs(store: StoreCalls, now: number): Promise<number | undefined> {
   const [row] = await store.rows<{ latest: number }>(indexLagSql);
   return row ? now - (row.latest + 1) * 1000 : undefined;
 }
 
 /** Every venue with a connection status in the store or a collector here; and the trades stored per second, every venue. */
-async function loadVenues(store: Store, now: number, inProcess: ProcessStatus | undefined): Promise<{ venues: StatusResponse['venues']; tradesPerSecond: number }> {
+async function loadVenues(store: StoreCalls, now: number, inProcess: ProcessStatus | undefined): Promise<{ venues: StatusResponse['venues']; tradesPerSecond: number }> {
   const nowS = Math.floor(now / 1000);
   const [connections, trades] = await Promise.all([
     store.rows<{ venue: string; markets: number; connectedMarkets: number }>(venueConnectionsSql),
@@ -160,7 +160,7 @@ async function loadAssets(deps: StatusDeps, assets: readonly CatalogAsset[], now
   });
 }
 
-async function loadExclusions(store: Store, now: number): Promise<StatusResponse['exclusions']> {
+async function loadExclusions(store: StoreCalls, now: number): Promise<StatusResponse['exclusions']> {
   const rows = await store.rows<{ asset: string; venue: string; market: string; reason: string; total: number }>(exclusionsSql, { from_ms: now - exclusionWindowMs, limit: exclusionLimit });
   return { total: Number(rows[0]?.total ?? 0), markets: rows.map(({ asset, venue, market, reason }) => ({ asset, venue, market, reason })) };
 }

@@ -1,4 +1,4 @@
-import type { Store } from '../../infra/store.ts';
+import type { StoreCalls } from '../../infra/store.ts';
 import { candleLimits, forwardFill, intervalMs, type CandleInterval } from '../read/candleSeries.ts';
 import { loadIndexCandles } from '../read/indexCandles.ts';
 import type { StreamCandle } from './protocol.ts';
@@ -9,7 +9,7 @@ import type { StreamCandle } from './protocol.ts';
  * interval has no trade yet). Looks back as many intervals as ohlc returns; an asset without a
  * trade in them has no current candle. One query for every asset of the interval.
  */
-export async function loadCurrentCandles(store: Store, interval: CandleInterval, assets: readonly string[], now: number): Promise<StreamCandle[]> {
+export async function loadCurrentCandles(store: StoreCalls, interval: CandleInterval, assets: readonly string[], now: number): Promise<StreamCandle[]> {
   if (assets.length === 0) return [];
   const stepMs = intervalMs[interval];
   const latest = await loadIndexCandles(store, { table: `candles_${interval}`, assets, from: now - candleLimits[interval] * stepMs, limit: 1 });

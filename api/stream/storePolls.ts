@@ -1,6 +1,6 @@
 import type { Config } from '../../infra/config.ts';
 import type { Logger } from '../../infra/log.ts';
-import type { Store } from '../../infra/store.ts';
+import type { StoreCalls } from '../../infra/store.ts';
 import { loadPrices } from '../read/prices.ts';
 import { loadCurrentCandles } from './currentCandles.ts';
 import type { StreamHub } from './hub.ts';
@@ -17,7 +17,7 @@ const failureLogEveryMs = 60_000;
  * to the hub, which sends each connection what changed. Every replica polls on its own: nothing
  * to coordinate, and the store is the one truth all of them read.
  */
-export function startPolls(deps: { store: Store; hub: StreamHub; config: Pick<Config, 'INDEX_STALE_AFTER_MS'>; log: Logger }): { stop(): Promise<void> } {
+export function startPolls(deps: { store: StoreCalls; hub: StreamHub; config: Pick<Config, 'INDEX_STALE_AFTER_MS'>; log: Logger }): { stop(): Promise<void> } {
   const { store, hub, config, log } = deps;
   let running = true;
   let timer: NodeJS.Timeout | undefined;

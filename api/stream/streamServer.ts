@@ -2,10 +2,9 @@ import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { RequestHandler } from 'express';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
-import type { Bus, Subscription } from '../../infra/bus/bus.ts';
 import type { Config } from '../../infra/config.ts';
 import type { Logger } from '../../infra/log.ts';
-import type { Store } from '../../infra/store.ts';
+import type { StoreCalls } from '../../infra/store.ts';
 import { apiKeyOf, authenticate, keysUnavailable, presentedKey } from '../auth.ts';
 import { ApiError } from '../errors.ts';
 import type { KeyStore, VerifiedKey } from '../keys.ts';
@@ -15,7 +14,7 @@ import { closeCodes, StreamConnection, StreamHub } from './hub.ts';
 import { parseClientMessage, topicsOf, type ClientRequest } from './protocol.ts';
 import { startPolls } from './storePolls.ts';
 import { StreamTokens } from './streamTokens.ts';
-import { startTradeFeed } from './tradeFeed.ts';
+import type { TradeSource } from './tradeFeed.ts';
 
 export const streamPath = '/v1/stream';
 /** A ping every this often; a connection that has not answered the previous one by then is cut. */
@@ -29,11 +28,11 @@ export type StreamConfig = Pick<
 >;
 
 export interface StreamDeps {
-  store: Store;
+  store: StoreCalls;
   keys: KeyStore;
   quota: Quota;
-  /** The trades channel reads it; without one (an API alone on the in-process bus) trades has nothing to send. */
-  bus?: Bus;
+  /** What the trades channel sends; without one (an API alone on the in-process bus) it has nothing to send. */
+  trades?: TradeSource;
   config: StreamConfig;
   log: Logger;
 }
@@ -59,7 +58,10 @@ export async function startStream(deps: StreamDeps): Promise<StreamServer> {
   const hub = new StreamHub({ maxBufferedBytes: config.STREAM_MAX_BUFFERED_BYTES, log });
   const tokens = new StreamTokens(keys);
   const wss = new WebSocketServer({ noServer: true, maxPayload: maxClientMessageBytes });
-  const trades: Subscription | undefined = deps.bus ? await startTradeFeed(deps.bus, hub) : undefined;
+  const trades = await deps.trades?.(
+    (events) => hub.publishTrades(events),
+    () => hub.subscribedAssets('trades'),
+  );
   const polls = startPolls({ store: deps.store, hub, config, log });
 
   /** The key of an upgrade request: its token, else its header; throws ApiError. */

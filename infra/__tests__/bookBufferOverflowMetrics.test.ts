@@ -13,6 +13,7 @@ import { venueIo } from '../../ingest/venueIo.ts';
 import { findNativeVenue } from '../../ingest/venues/registry.ts';
 import { sleep, until } from '../../ingest/__tests__/liveVenue.ts';
 import { ProcessStatusReader } from '../../api/status/processStatus.ts';
+import { localView } from '../health.ts';
 import { startSimulator, type Simulator } from '../../test/simulator/simulator.ts';
 import { createMetrics } from '../metrics.ts';
 import { observeCollectors } from '../roles/ingest.ts';
@@ -54,6 +55,6 @@ test('book buffers started over while snapshots are refused: each one counted fo
   expect(collector.metrics().resyncs).toBe(0);
   const scraped = await metrics.registry.getSingleMetric('mds_venue_book_buffer_overflows_total')!.get();
   expect(scraped.values.map((v) => [v.labels, v.value])).toEqual([[{ venue: 'binance' }, logged.length]]);
-  const status = await new ProcessStatusReader({ metrics, checks: () => [] }).read(Date.now());
+  const status = await new ProcessStatusReader(localView(metrics, () => [])).read(Date.now());
   expect(status.venues.get('binance')).toMatchObject({ bookBufferOverflows: logged.length, resyncs: 0 });
 }, 90_000);

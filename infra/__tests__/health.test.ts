@@ -5,7 +5,7 @@ import express from 'express';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { openTestStore } from '../../test/support/harness.ts';
 import { createMemoryBus } from '../bus/memoryBus.ts';
-import { observeRequests, opsRouter, type ReadinessCheck } from '../health.ts';
+import { localView, observeRequests, opsRouter, type ReadinessCheck } from '../health.ts';
 import { createMetrics, observeBus, observeStore } from '../metrics.ts';
 
 let db: Awaited<ReturnType<typeof openTestStore>>;
@@ -34,7 +34,7 @@ test('/health answers; /ready is 503 naming the failing check and 200 once every
     { name: 'hangs', check: () => (ingesting ? { ok: true } : new Promise<never>(() => {})) },
   ];
   const metrics = createMetrics();
-  const server = await serve(opsRouter({ metrics, checks: () => checks, access: {} }));
+  const server = await serve(opsRouter({ view: localView(metrics, () => checks), access: {} }));
   try {
     expect((await fetch(`${server.url}/health`)).status).toBe(200);
     let res = await fetch(`${server.url}/ready`);
@@ -67,7 +67,7 @@ test('/metrics: the bus, the store and the requests, counted from what really ha
   expect(activity.lastInsertAt('trades')).toBeGreaterThan(Date.now() - 60_000);
 
   const token = 'a-metrics-token-of-some-length';
-  const server = await serve(opsRouter({ metrics, checks: () => [], access: { token } }), observeRequests(metrics));
+  const server = await serve(opsRouter({ view: localView(metrics, () => []), access: { token } }), observeRequests(metrics));
   try {
     expect((await fetch(`${server.url}/metrics`)).status).toBe(403);
     await fetch(`${server.url}/health`);
@@ -91,7 +91,7 @@ test('/metrics: the bus, the store and the requests, counted from what really ha
 
 test('loopback clients reach /metrics without a token', async () => {
   const metrics = createMetrics();
-  const server = await serve(opsRouter({ metrics, checks: () => [], access: {} }));
+  const server = await serve(opsRouter({ view: localView(metrics, () => []), access: {} }));
   try {
     expect((await fetch(`${server.url}/metrics`)).status).toBe(200);
   } finally {

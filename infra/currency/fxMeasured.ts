@@ -1,4 +1,4 @@
-import type { Store } from '../store.ts';
+import type { StoreCalls } from '../store.ts';
 import { stablecoinOfQuote, usdStablecoins, type UsdStablecoin } from './currencies.ts';
 
 /**
@@ -42,7 +42,7 @@ GROUP BY venue, asset, quote, bucket
 HAVING volume > 0`;
 
 /** The one-minute buckets that started in (at - window, at]. */
-function loadMinutes(store: Store, at: number, params: FxMeasurementParams, assets: readonly string[], quotes: readonly string[]): Promise<MinuteRow[]> {
+function loadMinutes(store: StoreCalls, at: number, params: FxMeasurementParams, assets: readonly string[], quotes: readonly string[]): Promise<MinuteRow[]> {
   return store.rows<MinuteRow>(minuteSql, {
     assets,
     quotes,
@@ -79,7 +79,7 @@ export function weightedMedian(points: readonly { value: number; weight: number 
  * stablecoin's drift from par never enters a fiat rate.
  */
 export async function loadMeasuredFiatRates(
-  store: Store,
+  store: StoreCalls,
   at: number,
   currencies: readonly string[],
   params: FxMeasurementParams = defaultFxMeasurement,
@@ -126,7 +126,7 @@ export interface StablecoinRate {
  * `par`, the assumption the index made before these rates were measured.
  */
 export async function loadStablecoinRates(
-  store: Store,
+  store: StoreCalls,
   at: number,
   params: FxMeasurementParams = defaultFxMeasurement,
 ): Promise<Record<UsdStablecoin, StablecoinRate>> {

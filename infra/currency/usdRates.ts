@@ -1,5 +1,5 @@
 import { latestIndexPrices } from '../indexPrices/latestIndexPrices.ts';
-import type { Store } from '../store.ts';
+import type { StoreCalls } from '../store.ts';
 import { fiatCurrencies, stablecoinOfQuote, usdQuotes, type Currency, type UsdQuote } from './currencies.ts';
 import { loadMeasuredFiatRates, loadStablecoinRates } from './fxMeasured.ts';
 
@@ -28,7 +28,7 @@ GROUP BY currency`;
  * `at`'s UTC day; nothing. btc and eth are 1 / our own latest index price at `at`
  * (latestIndexPrices: the latest second computed in the 48 h up to `at`).
  */
-export async function loadUsdRates(store: Store, at: number): Promise<UsdRates> {
+export async function loadUsdRates(store: StoreCalls, at: number): Promise<UsdRates> {
   const fiat = fiatCurrencies.filter((c) => c !== 'usd');
   const [measured, reference, index] = await Promise.all([
     loadMeasuredFiatRates(store, at, fiat.map((c) => c.toUpperCase())),
@@ -62,7 +62,7 @@ export async function loadUsdRates(store: Store, at: number): Promise<UsdRates> 
 /** USD per unit of each of usdQuotes at a time: USD 1, USDT and USDC at their measured rate (par while unmeasured), as the index converts them. */
 export type UsdQuoteRates = Record<UsdQuote, number>;
 
-export async function loadUsdQuoteRates(store: Store, at: number): Promise<UsdQuoteRates> {
+export async function loadUsdQuoteRates(store: StoreCalls, at: number): Promise<UsdQuoteRates> {
   const stablecoins = await loadStablecoinRates(store, at);
   return { USD: 1, USDT: stablecoins[stablecoinOfQuote.USDT].usdPer, USDC: stablecoins[stablecoinOfQuote.USDC].usdPer };
 }

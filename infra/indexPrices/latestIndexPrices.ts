@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { configSchema } from '../config.ts';
-import type { Store } from '../store.ts';
+import type { StoreCalls } from '../store.ts';
 
 /**
  * The one read of "the current index price of an asset": every route and job that serves or
@@ -55,7 +55,7 @@ const fromSeconds = ([price, s]: [number, number]): PricePoint => ({ price, at: 
  * to now (an asset's index stops a day after its markets' last trade). Only those 48 h are read.
  */
 export async function latestIndexPrices(
-  store: Store,
+  store: StoreCalls,
   assets: readonly string[],
   now: number,
   staleAfterMs: number = defaultStaleAfterMs,

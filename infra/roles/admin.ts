@@ -8,7 +8,7 @@ import type { RoleContext } from './context.ts';
  * applies at once, without stopping the service. With CLICKHOUSE_URL the CLI opens the store
  * itself. A channel that cannot start does not stop the service: the log says why.
  */
-export async function startAdminChannel({ config, log, life }: RoleContext, keys: KeyStore): Promise<void> {
+export async function startAdminChannel({ config, log, life }: Pick<RoleContext, 'config' | 'log' | 'life'>, keys: KeyStore): Promise<void> {
   if (config.CLICKHOUSE_URL !== undefined) return;
   const path = adminSocketPath(config.MDS_DATA_DIR);
   try {

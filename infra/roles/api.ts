@@ -2,9 +2,11 @@ import type { KeyStore } from '../../api/keys.ts';
 import { startApi } from '../../api/server.ts';
 import type { Bus } from '../bus/bus.ts';
 import { loadIndexLagMs } from '../../api/status/statusData.ts';
-import { observeRequests, opsRouter, startOpsServer, withinMs } from '../health.ts';
+import { busTrades } from '../../api/stream/tradeFeed.ts';
+import { localView, observeRequests, opsRouter, startOpsServer, withinMs } from '../health.ts';
 import type { RoleContext } from './context.ts';
-import { storeFaultRoute, type RoleStore } from './store.ts';
+import type { RoleStore } from './store.ts';
+import { storeFaultRoute } from './storeFaultRoute.ts';
 
 /**
  * The API on PORT, with /health, /ready and /metrics beside it; a role without the API serves only
@@ -23,11 +25,12 @@ export async function startHttp(ctx: RoleContext, opened: RoleStore | undefined,
       },
     });
   }
-  const ops = opsRouter({ metrics, checks: () => checks, access: { token: config.METRICS_TOKEN } });
+  const view = localView(metrics, () => checks);
+  const ops = opsRouter({ view, access: { token: config.METRICS_TOKEN } });
   if (opened?.faults) ops.use(storeFaultRoute(opened.faults, log));
   if (options.api && store) {
     const observe = observeRequests(metrics, { log: log.child({ part: 'access' }), level: config.ACCESS_LOG_LEVEL });
-    const api = await startApi({ store, config, bus: options.bus, log: log.child({ part: 'api' }), ops: { observe, router: ops, status: { metrics, checks: () => checks } }, keyStore: { secret: options.keySecret } });
+    const api = await startApi({ store, config, trades: options.bus && busTrades(options.bus), log: log.child({ part: 'api' }), ops: { observe, router: ops, status: view }, keyStore: { secret: options.keySecret } });
     life.add('api', () => api.close());
     log.info({ url: api.url }, 'api listening');
     return { url: api.url, keys: api.keys };

@@ -1,4 +1,3 @@
-import { Worker } from 'node:worker_threads';
 import { startCcxtCollector } from '../../ingest/ccxtCollector.ts';
 import { startCollector } from '../../ingest/collector.ts';
 import type { CollectorMetrics } from '../../ingest/collectorKit.ts';
@@ -9,6 +8,7 @@ import type { MarketEvent } from '../events.ts';
 import { sampledCounter, sampledGauge } from '../metrics.ts';
 import type { RoleContext } from './context.ts';
 import type { IngestWorkerData, WorkerMessage } from './ingestWorker.ts';
+import { startWorkerThread } from './workerThread.ts';
 
 export interface IngestSelection {
   venues: readonly VenueDescriptor[];
@@ -52,7 +52,7 @@ export async function startCollectors({ config, log, life }: Pick<RoleContext, '
  * stops the collectors and waits for their last events before the bus is stopped.
  */
 export async function startIngestWorker(ctx: RoleContext, bus: Bus, selection: IngestSelection): Promise<void> {
-  const { config, log, life } = ctx;
+  const { config } = ctx;
   const data: IngestWorkerData = {
     config,
     venues: selection.venues.map((v) => v.id),
@@ -62,57 +62,19 @@ export async function startIngestWorker(ctx: RoleContext, bus: Bus, selection: I
     endpoints: Object.fromEntries(selection.venues.map((v) => [v.id, selection.endpointsOf?.(v) ?? venueEndpoints(v)])),
     prettyLog: process.stdout.isTTY === true,
   };
-  const worker = new Worker(new URL('./ingestWorker.ts', import.meta.url), { workerData: data });
-  const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
   let collectors: CollectorMetrics[] = [];
   let receivedAt = Date.now();
-  let running = false;
-  let stopping = false;
-  let onStopped = () => {};
-  const started = new Promise<void>((resolve, reject) => {
-    worker.on('message', (message: WorkerMessage) => {
-      switch (message.type) {
-        case 'events':
-          bus.publish(JSON.parse(message.json) as MarketEvent[]);
-          return;
-        case 'metrics':
-          collectors = message.collectors;
-          receivedAt = Date.now();
-          return;
-        case 'started':
-          running = true;
-          resolve();
-          return;
-        case 'rejection':
-          // Counted and logged by this process's own handler (main.ts), as any stray rejection.
-          process.emit('unhandledRejection', new Error(`in the ingest worker: ${message.message}`), Promise.resolve());
-          return;
-        case 'stopped':
-          onStopped();
-          return;
-      }
-    });
-    // Before it started, the caller hears of it; after, the collectors are gone with their thread:
-    // the process stops, as on an uncaught exception.
-    const fail = (err: Error) => {
-      if (!running) return reject(err);
-      if (stopping) return;
-      stopping = true;
-      log.fatal({ err }, 'ingest worker failed: stopping');
-      void life.shutdown('ingest worker failure').then(() => process.exit(1));
-    };
-    worker.once('error', fail);
-    worker.once('exit', (code) => fail(new Error(`ingest worker exited with code ${code}`)));
+  await startWorkerThread<WorkerMessage>(ctx, 'ingest', new URL('./ingestWorker.ts', import.meta.url), data, (message) => {
+    switch (message.type) {
+      case 'events':
+        bus.publish(JSON.parse(message.json) as MarketEvent[]);
+        return;
+      case 'metrics':
+        collectors = message.collectors;
+        receivedAt = Date.now();
+        return;
+    }
   });
-  life.add('ingest-worker', async () => {
-    stopping = true;
-    const stopped = new Promise<void>((resolve) => (onStopped = resolve));
-    worker.postMessage({ type: 'stop' });
-    // Every event the worker posted before 'stopped' has been published by then.
-    await Promise.race([stopped, exited]);
-    await worker.terminate();
-  });
-  await started;
   // The last report, its ages brought up to now.
   observeCollectors(ctx, () => collectors.map((m) => (m.lastMessageAgeMs === undefined ? m : { ...m, lastMessageAgeMs: m.lastMessageAgeMs + Date.now() - receivedAt })));
 }

@@ -12,6 +12,8 @@ import type { MarketEvent } from '../events.ts';
 import { createLogger } from '../log.ts';
 import { startCollectors } from './ingest.ts';
 import { Lifecycle } from './lifecycle.ts';
+import { lowerThreadPriority } from './threadPriority.ts';
+import { answerParent, type WorkerLifeMessage } from './workerThread.ts';
 
 export interface IngestWorkerData {
   config: Config;
@@ -24,13 +26,8 @@ export interface IngestWorkerData {
   prettyLog: boolean;
 }
 
-/** What the worker tells its parent. */
-export type WorkerMessage =
-  | { type: 'started' }
-  | { type: 'events'; json: string }
-  | { type: 'metrics'; collectors: CollectorMetrics[] }
-  | { type: 'rejection'; message: string }
-  | { type: 'stopped' };
+/** What the worker tells its parent, beside its life (workerThread.ts). */
+export type WorkerMessage = { type: 'events'; json: string } | { type: 'metrics'; collectors: CollectorMetrics[] };
 
 /** A batch is posted at most this long after its first event, or once it holds `forwardMaxEvents`. */
 const forwardEveryMs = 5;
@@ -59,29 +56,28 @@ function forwardingBus(post: (message: WorkerMessage) => void): Pick<Bus, 'publi
 }
 
 const port = parentPort!;
-const post = (message: WorkerMessage) => port.postMessage(message);
+const post = (message: WorkerMessage | WorkerLifeMessage) => port.postMessage(message);
 const data = workerData as IngestWorkerData;
 const log = createLogger(data.config.LOG_LEVEL, { role: 'ingest', thread: 'worker' }, data.prettyLog);
 const life = new Lifecycle(log);
-process.on('unhandledRejection', (reason) => post({ type: 'rejection', message: reason instanceof Error ? (reason.stack ?? reason.message) : String(reason) }));
+// Short of CPU, the API's thread and the store go first: frames wait in the sockets' buffers.
+const nice = lowerThreadPriority(data.config.INGEST_THREAD_NICE);
+log.debug({ nice }, nice === undefined ? "the collectors' thread keeps the process's priority (no /proc/thread-self)" : "the collectors' thread priority set");
 const bus = forwardingBus(post);
+let reporting: NodeJS.Timeout | undefined;
+let report = () => {};
+answerParent(port, life, async () => {
+  clearInterval(reporting);
+  await bus.flush();
+  report();
+});
 const collectors = await startCollectors({ config: data.config, log, life }, bus, {
   venues: data.venues.map((id) => findNativeVenue(id)!),
   ccxtVenues: data.ccxtVenues.map((id) => findCcxtVenue(id)!),
   assets: data.assets && new Set(data.assets),
   endpointsOf: (venue) => data.endpoints[venue.id],
 });
-const report = () => post({ type: 'metrics', collectors: collectors.map((c) => c.metrics()) });
+report = () => post({ type: 'metrics', collectors: collectors.map((c) => c.metrics()) });
 report();
-const reporting = setInterval(report, metricsEveryMs);
+reporting = setInterval(report, metricsEveryMs);
 post({ type: 'started' });
-port.on('message', (message: { type: 'stop' }) => {
-  if (message.type !== 'stop') return;
-  clearInterval(reporting);
-  void life.shutdown('stop').then(async () => {
-    await bus.flush();
-    report();
-    post({ type: 'stopped' });
-    port.close();
-  });
-});

@@ -12,6 +12,7 @@ import { redactCredentials } from '../redact.ts';
 import { startAdminChannel } from './admin.ts';
 import { startAggregate } from './aggregate.ts';
 import { startHttp } from './api.ts';
+import { startApiThread } from './apiThread.ts';
 import { openRoleBus } from './bus.ts';
 import type { RoleContext } from './context.ts';
 import { provisionDemoKey, seedDemo, startDemoWorld } from './demo.ts';
@@ -106,8 +107,13 @@ async function run(role: Role, args: string[]): Promise<void> {
       ctx.life.add('jobs', () => jobs.stop());
     }
     if (role === 'demo' && opened && keySecret) await provisionDemoKey(ctx, opened.store, keySecret);
-    const http = await startHttp(ctx, opened, { api: withApi, aggregatorHere: withAggregate, bus, keySecret });
-    if (http.keys) await startAdminChannel(ctx, http.keys);
+    if (whole && opened && keySecret) {
+      // Beside the sinks and the index runner, the API too gets a thread of its own.
+      await startApiThread(ctx, opened, { role, bus, keySecret });
+    } else {
+      const http = await startHttp(ctx, opened, { api: withApi, aggregatorHere: withAggregate, bus, keySecret });
+      if (http.keys) await startAdminChannel(ctx, http.keys);
+    }
   } catch (err) {
     ctx.log.fatal({ err }, 'failed to start');
     await ctx.life.shutdown('start failure');

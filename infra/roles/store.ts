@@ -1,10 +1,7 @@
-import express from 'express';
-import { z } from 'zod';
 import { migrate, pendingMigrations, SchemaBehindError } from '../migrate.ts';
 import { observeStore, type StoreActivity } from '../metrics.ts';
 import { openStore, type Store } from '../store.ts';
 import { withStoreFaults, type StoreFaults } from '../storeFaults.ts';
-import type { Logger } from '../log.ts';
 import type { RoleContext } from './context.ts';
 
 export interface RoleStore {
@@ -54,24 +51,4 @@ export async function migrateStore({ config, log }: Pick<RoleContext, 'config' |
   } finally {
     await store.close();
   }
-}
-
-/** Soak runs: `POST /__faults/store {"fault": "fail", "ms": 60000}` from loopback fails the store for a while. */
-export function storeFaultRoute(faults: StoreFaults, log: Logger): express.Router {
-  const body = z.object({ fault: z.enum(['ok', 'fail', 'failquery', 'failinsert', 'hang']), ms: z.number().int().positive().optional() });
-  const router = express.Router();
-  let timer: NodeJS.Timeout | undefined;
-  router.post('/__faults/store', express.json(), (req, res) => {
-    const parsed = body.safeParse(req.body);
-    if (!['127.0.0.1', '::1', '::ffff:127.0.0.1'].includes(req.socket.remoteAddress ?? '') || !parsed.success) {
-      res.status(400).json({ error: { code: 'bad_request', message: 'expected {"fault": "ok"|"fail"|"failquery"|"failinsert"|"hang", "ms"?} from loopback', status: 400 } });
-      return;
-    }
-    clearTimeout(timer);
-    faults.set(parsed.data.fault);
-    if (parsed.data.ms) timer = setTimeout(() => faults.set('ok'), parsed.data.ms);
-    log.warn({ fault: parsed.data.fault, ms: parsed.data.ms }, 'store fault injected');
-    res.json({ fault: parsed.data.fault, ms: parsed.data.ms ?? null });
-  });
-  return router;
 }

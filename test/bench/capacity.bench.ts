@@ -229,11 +229,15 @@ while (metric(await getText(`${ingestUrl}/metrics`), 'mds_venue_connected') < ve
 }
 await sleep(2_000);
 
-/** The aggregating process over time, scraped all run long: stored trades, its event loop's longest stall, its store time (s). */
+/**
+ * The aggregating process over time, scraped all run long: stored trades, its event loops' longest
+ * stalls (the main thread's; the API thread's when embedded), its store time (s).
+ */
 interface Scrape {
   at: number;
   stored: number;
   loopMaxMs: number;
+  apiLoopMaxMs: number;
   querySeconds: number;
   queries: number;
   insertSeconds: number;
@@ -250,6 +254,7 @@ const scraper = (async () => {
         at,
         stored: metric(text, 'mds_store_inserted_rows_total', 'table="trades"'),
         loopMaxMs: metric(text, 'nodejs_eventloop_lag_max_seconds') * 1000,
+        apiLoopMaxMs: metric(text, 'mds_api_thread_nodejs_eventloop_lag_max_seconds') * 1000,
         querySeconds: metric(text, 'mds_store_query_seconds_sum'),
         queries: metric(text, 'mds_store_query_seconds_count'),
         insertSeconds: metric(text, 'mds_store_insert_seconds_sum'),
@@ -278,10 +283,16 @@ function lags(counts: SentCounts, from: number, to: number): number[] {
   return out.sort((a, b) => a - b);
 }
 
-/** The aggregating process's event loop (the API's too when embedded) over [from, to): its longest stall, and the median of each 200 ms's longest. */
-function loopDelay(from: number, to: number): string {
-  const maxima = scrapes.filter((x) => x.at >= from && x.at < to).map((x) => x.loopMaxMs).sort((a, b) => a - b);
-  return `event loop: longest stall ${Math.round(maxima.at(-1) ?? Number.NaN)} ms, median of 200 ms maxima ${Math.round(quantile(maxima, 0.5))} ms`;
+/** An event loop of the aggregating process over [from, to): its longest stall, and the median of each 200 ms's longest. */
+function loopDelay(from: number, to: number, loop: 'loopMaxMs' | 'apiLoopMaxMs' = 'loopMaxMs'): string {
+  const maxima = scrapes.filter((x) => x.at >= from && x.at < to).map((x) => x[loop]).sort((a, b) => a - b);
+  return `longest stall ${Math.round(maxima.at(-1) ?? Number.NaN)} ms, median of 200 ms maxima ${Math.round(quantile(maxima, 0.5))} ms`;
+}
+
+/** The main thread's event loop, and the API thread's where the API has one (embedded). */
+function loopDelays(from: number, to: number): string {
+  const main = `event loop: ${loopDelay(from, to)}`;
+  return scrapes.some((x) => x.apiLoopMaxMs > 0) ? `${main}; API thread's: ${loopDelay(from, to, 'apiLoopMaxMs')}` : main;
 }
 
 interface Usage {
@@ -354,7 +365,7 @@ async function runStep(target: number): Promise<Step> {
   const store = `store per s: queries ${storeOver('querySeconds')} s (${storeOver('queries')}), inserts ${storeOver('insertSeconds')} s`;
   console.log(
     `step ${target} trades/s: sent ${Math.round(step.tradesPerSecond)} trades/s, ${Math.round(step.messagesPerSecond)} msg/s; stored ${Math.round(step.storedPerSecond)} trades/s; ${store}; ` +
-      `lag p50 ${step.p50} ms, p99 ${step.p99} ms; bus dropped ${step.dropped}; ${loopDelay(from, to)}; CPU ${cpu}; RSS ${service.map((p) => `${p.name} ${Math.round(rssMb(p.child.pid!))} MB`).join(', ')} -> ${step.ok ? 'sustained' : 'NOT sustained'}`,
+      `lag p50 ${step.p50} ms, p99 ${step.p99} ms; bus dropped ${step.dropped}; ${loopDelays(from, to)}; CPU ${cpu}; RSS ${service.map((p) => `${p.name} ${Math.round(rssMb(p.child.pid!))} MB`).join(', ')} -> ${step.ok ? 'sustained' : 'NOT sustained'}`,
   );
   for (const p of service) console.log(`  ${p.name} threads: ${threadShares(a, b, p.name).map(([t, s]) => `${t} ${pct(s)}`).join(', ')}`);
   return step;
@@ -383,7 +394,7 @@ await apiRun(2);
 const apiFrom = Date.now();
 const apiLoad = await apiRun(apiSeconds);
 const apiErrors = apiLoad.errors + apiLoad.timeouts + apiLoad.non2xx;
-const apiLoop = apiUrl === aggregateUrl ? `; ${loopDelay(apiFrom, Date.now())}` : '';
+const apiLoop = apiUrl === aggregateUrl ? `; ${loopDelays(apiFrom, Date.now())}` : '';
 console.log(`API at ${sustainedRate} trades/s, 64 connections, ${apiSeconds} s: ${Math.round(apiLoad.requests.average)} req/s, p50 ${apiLoad.latency.p50} ms, p99 ${apiLoad.latency.p99} ms, errors ${apiErrors}${apiLoop}`);
 
 // A burst: trades x factor for burstSeconds, then how long until every trade of it is stored.
