@@ -343,6 +343,10 @@ async function runStep(target: number): Promise<Step> {
   const to = Date.now();
   // Lags of the step's seconds after its first two (the rate change settling), each given up to 2 s more to land.
   await sleep(lagTargetMs + scrapeMs);
+  // Where the trades not yet stored wait at the step's end: unread or unparsed (the collectors are
+  // behind the generator), or published and held by the bus (the sinks and the store are behind).
+  const collected = metric(await getText(`${ingestUrl}/metrics`), 'mds_venue_trades_total');
+  const heldByBus = metric(await getText(`${aggregateUrl}/metrics`), 'mds_bus_held_records', 'topic="trades"');
   const stepLags = lags(after, from + 2_000, to);
   const seconds = (to - from) / 1000;
   const last = scrapes.at(-1)!;
@@ -365,7 +369,7 @@ async function runStep(target: number): Promise<Step> {
   const store = `store per s: queries ${storeOver('querySeconds')} s (${storeOver('queries')}), inserts ${storeOver('insertSeconds')} s`;
   console.log(
     `step ${target} trades/s: sent ${Math.round(step.tradesPerSecond)} trades/s, ${Math.round(step.messagesPerSecond)} msg/s; stored ${Math.round(step.storedPerSecond)} trades/s; ${store}; ` +
-      `lag p50 ${step.p50} ms, p99 ${step.p99} ms; bus dropped ${step.dropped}; ${loopDelays(from, to)}; CPU ${cpu}; RSS ${service.map((p) => `${p.name} ${Math.round(rssMb(p.child.pid!))} MB`).join(', ')} -> ${step.ok ? 'sustained' : 'NOT sustained'}`,
+      `lag p50 ${step.p50} ms, p99 ${step.p99} ms; behind at its end: collectors ${Math.max(0, after.trades - collected)} trades, bus ${heldByBus}; bus dropped ${step.dropped}; ${loopDelays(from, to)}; CPU ${cpu}; RSS ${service.map((p) => `${p.name} ${Math.round(rssMb(p.child.pid!))} MB`).join(', ')} -> ${step.ok ? 'sustained' : 'NOT sustained'}`,
   );
   for (const p of service) console.log(`  ${p.name} threads: ${threadShares(a, b, p.name).map(([t, s]) => `${t} ${pct(s)}`).join(', ')}`);
   return step;
