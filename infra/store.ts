@@ -31,6 +31,13 @@ export interface StoreCalls {
   rows<T>(query: string, params?: Record<string, unknown>): Promise<T[]>;
 }
 
+/** Every key that some row of a block has, in the order first seen. */
+function columnsOf(rows: readonly object[]): [string, ...string[]] {
+  const columns = new Set<string>();
+  for (const row of rows) for (const key in row) columns.add(key);
+  return [...columns] as [string, ...string[]];
+}
+
 /** chDB allows one process per data directory. */
 export class StoreInUseError extends Error {
   override name = 'StoreInUseError';
@@ -130,12 +137,19 @@ export async function openStore(config: StoreConfig, timeouts: Partial<StoreTime
     description,
     async insert(table, rows, dedupToken = '') {
       if (rows.length === 0) return;
+      // Each row as an array under the block's column names (JSONCompactEachRow): the values of
+      // JSONEachRow without every key repeated in every row, which clickhouse-js writes and the
+      // engine parses faster (trades with their views: 60-71k rows/s against 49-57k on this 2-core
+      // machine). A column that a row lacks goes as null (JSON has no undefined), which
+      // input_format_null_as_default turns into the column's default, as a missing key would be.
+      const columns = columnsOf(rows);
       await withDeadline('insert', insertTimeoutMs, async (signal) => {
         await client.insert({
           table,
-          values: rows as object[],
-          format: 'JSONEachRow',
-          clickhouse_settings: { async_insert: 0, insert_deduplication_token: dedupToken },
+          columns,
+          values: rows.map((row) => columns.map((c) => (row as Record<string, unknown>)[c])),
+          format: 'JSONCompactEachRow',
+          clickhouse_settings: { async_insert: 0, insert_deduplication_token: dedupToken, input_format_null_as_default: 1 },
           abort_signal: signal,
         });
       });

@@ -97,3 +97,24 @@ describe('withStoreFaults around the real store', () => {
     expect(performance.now() - started).toBeGreaterThanOrEqual(295);
   });
 });
+
+describe('openStore insert', () => {
+  it('writes each value under its own column, whatever the key order of each row, and a column a row lacks takes its default', async () => {
+    const prefix = 'insert-cols';
+    // Keys in another order than the table's and than each other's; the first row without
+    // revoked_at and version (Nullable: NULL; version: its default), which the second has.
+    await store.insert('api_keys', [
+      { key_hash: 'c'.repeat(64), prefix: `${prefix}-2`, created_at: 1_700_000_001_000, name: 'second' },
+      { version: 3, name: 'first', revoked_at: 1_700_000_000_123, created_at: 1_700_000_000_000, prefix: `${prefix}-1`, key_hash: 'b'.repeat(64) },
+    ]);
+    const rows = await store.rows(
+      `SELECT key_hash, prefix, name, toUnixTimestamp64Milli(created_at) AS created, toUnixTimestamp64Milli(revoked_at) AS revoked, version
+       FROM api_keys FINAL WHERE startsWith(prefix, {p:String}) ORDER BY prefix`,
+      { p: prefix },
+    );
+    expect(rows).toEqual([
+      { key_hash: 'b'.repeat(64), prefix: `${prefix}-1`, name: 'first', created: 1_700_000_000_000, revoked: 1_700_000_000_123, version: 3 },
+      { key_hash: 'c'.repeat(64), prefix: `${prefix}-2`, name: 'second', created: 1_700_000_001_000, revoked: null, version: 0 },
+    ]);
+  });
+});
