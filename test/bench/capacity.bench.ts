@@ -20,7 +20,7 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
@@ -318,6 +318,8 @@ interface Step {
   p50: number;
   p99: number;
   dropped: number;
+  /** CPU seconds per trade sent (µs), per watched process: what each trade costs the machine. */
+  cpuMicrosPerTrade: Map<string, number>;
   ok: boolean;
 }
 
@@ -358,6 +360,7 @@ async function runStep(target: number): Promise<Step> {
     p50: quantile(stepLags, 0.5),
     p99: quantile(stepLags, 0.99),
     dropped: (await busDropped()) - droppedBefore,
+    cpuMicrosPerTrade: new Map(watched.map((p) => [p.name, (cpuShare(a, b, p.name) * 1e6) / ((after.trades - before.trades) / seconds)])),
     ok: false,
   };
   // Sustained: the lag holds, the bus refused nothing, and the generator kept up with the rate asked.
@@ -447,7 +450,13 @@ const [parts] = await store.rows<{ rows: number; bytes: number }>(
 );
 const ceilingTrades = sampleTrades(venues, markets, 50_000).map((t) => ({ ...t, venue: `ceiling-${t.venue}` }));
 await timeRawInsert(store, ceilingTrades.slice(0, 20_000), 10_000, 'capacity-warm');
+// Its CPU too: chDB's threads are this process's, the ClickHouse front's its own.
+const front = procs.find((p) => p.name === 'clickhouse front');
+const frontCpu = () => (front ? cpuOf(front.child.pid!).total : 0);
+const [cpuBefore, frontBefore] = [process.cpuUsage(), frontCpu()];
 const insertCeiling = ceilingTrades.length / (await timeRawInsert(store, ceilingTrades, 10_000, 'capacity-raw'));
+const ceilingCpu = process.cpuUsage(cpuBefore);
+const insertMicrosPerRow = ((ceilingCpu.user + ceilingCpu.system) / 1e6 + frontCpu() - frontBefore) * 1e6 / ceilingTrades.length;
 await store.close();
 for (const p of procs) await stop(p);
 rmSync(dataDir, { recursive: true, force: true });
@@ -457,6 +466,15 @@ console.log(`bare ceilings: JSON.parse of the same frames (${Math.round(frameByt
 console.log(
   `sustained: ${Math.round(sustained.tradesPerSecond)} trades/s (${(sustained.tradesPerSecond / insertCeiling).toFixed(2)} of the raw insert), ${Math.round(sustained.messagesPerSecond)} msg/s (${(sustained.messagesPerSecond / parseCeiling).toFixed(2)} of JSON.parse alone); lag p50 ${sustained.p50} ms, p99 ${sustained.p99} ms`,
 );
+if (best) {
+  const total = [...best.cpuMicrosPerTrade.values()].reduce((x, y) => x + y, 0);
+  const parts = [...best.cpuMicrosPerTrade].map(([name, us]) => `${name} ${Math.round(us)}`).join(', ');
+  // What 0.7 of the raw insert would need: the whole machine's cores spent at this cost per trade.
+  console.log(
+    `CPU per trade at the sustained step: ${Math.round(total)} µs (${parts}); the raw insert alone ${Math.round(insertMicrosPerRow)} µs per row; ` +
+      `${cpus().length} cores at ${Math.round(total)} µs per trade: at most ${Math.round((cpus().length * 1e6) / total)} trades/s`,
+  );
+}
 console.log(`on disk: ${parts ? (Number(parts.bytes) / Number(parts.rows)).toFixed(1) : '?'} bytes per trade (${parts?.rows} trades, system.parts)`);
 console.log(`capacity: ${Math.round(sustained.tradesPerSecond)} trades/s, ${Math.round(sustained.messagesPerSecond)} msg/s, lag p99 ${sustained.p99} ms, lost ${lost}, api p99 ${apiLoad.latency.p99} ms`);
 process.exit(0);
