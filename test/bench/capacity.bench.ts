@@ -318,7 +318,7 @@ interface Step {
   p50: number;
   p99: number;
   dropped: number;
-  /** CPU seconds per trade sent (µs), per watched process: what each trade costs the machine. */
+  /** CPU per trade sent, in µs, per watched process: what each trade costs the machine. */
   cpuMicrosPerTrade: Map<string, number>;
   ok: boolean;
 }
@@ -469,7 +469,7 @@ console.log(
 if (best) {
   const total = [...best.cpuMicrosPerTrade.values()].reduce((x, y) => x + y, 0);
   const parts = [...best.cpuMicrosPerTrade].map(([name, us]) => `${name} ${Math.round(us)}`).join(', ');
-  // What 0.7 of the raw insert would need: the whole machine's cores spent at this cost per trade.
+  // The most the machine's cores can carry at this cost per trade: any target rate has to fit under it.
   console.log(
     `CPU per trade at the sustained step: ${Math.round(total)} µs (${parts}); the raw insert alone ${Math.round(insertMicrosPerRow)} µs per row; ` +
       `${cpus().length} cores at ${Math.round(total)} µs per trade: at most ${Math.round((cpus().length * 1e6) / total)} trades/s`,
