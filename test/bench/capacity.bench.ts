@@ -318,8 +318,8 @@ interface Step {
   p50: number;
   p99: number;
   dropped: number;
-  /** CPU per trade sent, in µs, per watched process: what each trade costs the machine. */
-  cpuMicrosPerTrade: Map<string, number>;
+  /** Cores each watched process used during the step. */
+  cores: Map<string, number>;
   ok: boolean;
 }
 
@@ -360,7 +360,7 @@ async function runStep(target: number): Promise<Step> {
     p50: quantile(stepLags, 0.5),
     p99: quantile(stepLags, 0.99),
     dropped: (await busDropped()) - droppedBefore,
-    cpuMicrosPerTrade: new Map(watched.map((p) => [p.name, (cpuShare(a, b, p.name) * 1e6) / ((after.trades - before.trades) / seconds)])),
+    cores: new Map(watched.map((p) => [p.name, cpuShare(a, b, p.name)])),
     ok: false,
   };
   // Sustained: the lag holds, the bus refused nothing, and the generator kept up with the rate asked.
@@ -379,9 +379,12 @@ async function runStep(target: number): Promise<Step> {
 }
 
 let best: Step | undefined;
+/** The sustained step before `best`: the CPU between the two is what more trades cost. */
+let belowBest: Step | undefined;
 for (const target of steps) {
   const step = await runStep(target);
   if (!step.ok) break;
+  belowBest = best;
   best = step;
 }
 const sustainedRate = best?.target ?? steps[0]!;
@@ -467,12 +470,19 @@ console.log(
   `sustained: ${Math.round(sustained.tradesPerSecond)} trades/s (${(sustained.tradesPerSecond / insertCeiling).toFixed(2)} of the raw insert), ${Math.round(sustained.messagesPerSecond)} msg/s (${(sustained.messagesPerSecond / parseCeiling).toFixed(2)} of JSON.parse alone); lag p50 ${sustained.p50} ms, p99 ${sustained.p99} ms`,
 );
 if (best) {
-  const total = [...best.cpuMicrosPerTrade.values()].reduce((x, y) => x + y, 0);
-  const parts = [...best.cpuMicrosPerTrade].map(([name, us]) => `${name} ${Math.round(us)}`).join(', ');
-  // The most the machine's cores can carry at this cost per trade: any target rate has to fit under it.
+  const coresOf = (step: Step) => [...step.cores.values()].reduce((x, y) => x + y, 0);
+  const cores = coresOf(best);
+  const perProcess = [...best.cores].map(([name, c]) => `${name} ${c.toFixed(2)}`).join(', ');
+  const average = (cores * 1e6) / best.tradesPerSecond;
+  // A trade more costs what the CPU grew by between the last two sustained steps; the rest is spent
+  // whatever the rate (timers, the index runner, merges). With one step, the average stands for it.
+  const marginal = belowBest ? ((cores - coresOf(belowBest)) * 1e6) / (best.tradesPerSecond - belowBest.tradesPerSecond) : average;
+  const fixed = cores - (best.tradesPerSecond * marginal) / 1e6;
+  const most = best.tradesPerSecond + ((cpus().length - cores) * 1e6) / marginal;
   console.log(
-    `CPU per trade at the sustained step: ${Math.round(total)} µs (${parts}); the raw insert alone ${Math.round(insertMicrosPerRow)} µs per row; ` +
-      `${cpus().length} cores at ${Math.round(total)} µs per trade: at most ${Math.round((cpus().length * 1e6) / total)} trades/s`,
+    `CPU at the sustained step: ${cores.toFixed(2)} cores (${perProcess}), ${Math.round(average)} µs per trade; ` +
+      `${Math.round(marginal)} µs per trade more${belowBest ? ` (from the step before), ${fixed.toFixed(2)} cores whatever the rate` : ' (one sustained step: the average)'}; ` +
+      `the raw insert alone ${Math.round(insertMicrosPerRow)} µs per row; ${cpus().length} cores at that: at most ${Math.round(most)} trades/s`,
   );
 }
 console.log(`on disk: ${parts ? (Number(parts.bytes) / Number(parts.rows)).toFixed(1) : '?'} bytes per trade (${parts?.rows} trades, system.parts)`);
