@@ -323,17 +323,22 @@ interface Step {
   ok: boolean;
 }
 
+/** /metrics of the collectors' process and of the aggregating one: one text where they are the same process. */
+async function serviceMetrics(): Promise<{ ingest: string; aggregate: string }> {
+  const ingest = await getText(`${ingestUrl}/metrics`);
+  return { ingest, aggregate: aggregateUrl === ingestUrl ? ingest : await getText(`${aggregateUrl}/metrics`) };
+}
+
 /** Events the bus refused so far, where they are refused: the collectors' producer (over Kafka) and the consumers' side. */
-async function busDropped(): Promise<number> {
-  let sum = 0;
-  for (const url of new Set([ingestUrl, aggregateUrl])) sum += metric(await getText(`${url}/metrics`), 'mds_bus_dropped_total');
-  return sum;
+function busDropped({ ingest, aggregate }: { ingest: string; aggregate: string }): number {
+  const dropped = (text: string) => metric(text, 'mds_bus_dropped_total');
+  return aggregate === ingest ? dropped(ingest) : dropped(ingest) + dropped(aggregate);
 }
 
 async function runStep(target: number): Promise<Step> {
   await setRate(target);
   const before = await sent();
-  const droppedBefore = await busDropped();
+  const droppedBefore = busDropped(await serviceMetrics());
   const scrapeBefore = scrapes.at(-1);
   const storedBefore = scrapeBefore?.stored ?? 0;
   const a = usage();
@@ -346,9 +351,11 @@ async function runStep(target: number): Promise<Step> {
   // Lags of the step's seconds after its first two (the rate change settling), each given up to 2 s more to land.
   await sleep(lagTargetMs + scrapeMs);
   // Where the trades not yet stored wait at the step's end: unread or unparsed (the collectors are
-  // behind the generator), or published and held by the bus (the sinks and the store are behind).
-  const collected = metric(await getText(`${ingestUrl}/metrics`), 'mds_venue_trades_total');
-  const heldByBus = metric(await getText(`${aggregateUrl}/metrics`), 'mds_bus_held_records', 'topic="trades"');
+  // behind the generator), or published and not yet committed by the trade sink (the sink and the
+  // store are behind; over Kafka, in the broker).
+  const atEnd = await serviceMetrics();
+  const collected = metric(atEnd.ingest, 'mds_venue_trades_total');
+  const heldByBus = metric(atEnd.aggregate, 'mds_bus_lag_records', 'group="aggregate-trades"');
   const stepLags = lags(after, from + 2_000, to);
   const seconds = (to - from) / 1000;
   const last = scrapes.at(-1)!;
@@ -359,13 +366,13 @@ async function runStep(target: number): Promise<Step> {
     storedPerSecond: (last.stored - storedBefore) / ((last.at - from) / 1000),
     p50: quantile(stepLags, 0.5),
     p99: quantile(stepLags, 0.99),
-    dropped: (await busDropped()) - droppedBefore,
+    dropped: busDropped(atEnd) - droppedBefore,
     cores: new Map(watched.map((p) => [p.name, cpuShare(a, b, p.name)])),
     ok: false,
   };
   // Sustained: the lag holds, the bus refused nothing, and the generator kept up with the rate asked.
   step.ok = step.p99 < lagTargetMs && step.dropped === 0 && step.tradesPerSecond >= 0.95 * target && after.droppedClients === 0;
-  const cpu = watched.map((p) => `${p.name} ${pct(cpuShare(a, b, p.name))}`).join(', ');
+  const cpu = [...step.cores].map(([name, share]) => `${name} ${pct(share)}`).join(', ');
   // chDB answers one statement at a time: store seconds per second near 1 is a queue.
   const storeOver = (field: 'querySeconds' | 'queries' | 'insertSeconds') =>
     scrapeBefore ? ((scrapeAfter[field] - scrapeBefore[field]) / ((scrapeAfter.at - scrapeBefore.at) / 1000)).toFixed(2) : 'n/a';
@@ -432,7 +439,8 @@ while (settled < 5_000 && (scrapes.at(-1)?.stored ?? 0) < final.trades) {
   settled = scrapes.at(-1)?.stored === before ? settled + 1_000 : 0;
 }
 final = await sent();
-const ingestMetrics = await getText(`${ingestUrl}/metrics`);
+const finalMetrics = await serviceMetrics();
+const ingestMetrics = finalMetrics.ingest;
 const stored = scrapes.at(-1)!.stored;
 const lost = final.trades - stored;
 for (const v of venues) {
@@ -440,7 +448,7 @@ for (const v of venues) {
   console.log(`  ${v}: sent ${final.perVenue[v]?.trades} trades, ${final.perVenue[v]?.books} book msgs; collector published ${collected} trades, resyncs ${metric(ingestMetrics, 'mds_venue_resyncs_total', `venue="${v}"`)}`);
 }
 // What was lost was either refused by the bus (counted there) or never read off the sockets (the generator's slow-client bound).
-console.log(`lost ${lost} trades: bus refused ${await busDropped()} events in all; the generator dropped ${final.droppedClients} slow clients`);
+console.log(`lost ${lost} trades: bus refused ${busDropped(finalMetrics)} events in all; the generator dropped ${final.droppedClients} slow clients`);
 scraping = false;
 await scraper;
 
