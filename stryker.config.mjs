@@ -20,11 +20,11 @@ const groups = [
   {
     // The index engine's store reads (its SQL strings are static, left out): chDB tests, seconds each.
     mutate: ['aggregate/indexInputs.ts'],
-    tests: ['aggregate/__tests__/indexInputs.test.ts', 'aggregate/__tests__/indexRunner.test.ts', 'aggregate/__tests__/indexRunnerRecovery.test.ts'],
+    tests: ['aggregate/__tests__/indexInputs.store.test.ts', 'aggregate/__tests__/indexRunner.store.test.ts', 'aggregate/__tests__/indexRunnerRecovery.store.test.ts'],
   },
   {
     mutate: ['infra/currency/*.ts'],
-    tests: ['infra/currency/__tests__/*.test.ts', 'api/__tests__/currency.test.ts'],
+    tests: ['infra/currency/__tests__/*.test.ts', 'api/__tests__/currency.store.test.ts'],
   },
   {
     // The native venues' parse and checksum functions; ccxtVenues.ts, registry.ts and
@@ -39,7 +39,7 @@ const groups = [
   {
     // The sink's own tests (chDB, seconds each); the API's liquidation tests add minutes per run and kill nothing more.
     mutate: ['aggregate/dedupingSink.ts'],
-    tests: ['aggregate/__tests__/dedupingSink.test.ts', 'aggregate/__tests__/tradeSink.test.ts', 'aggregate/__tests__/tradeSinkStoreFaults.test.ts'],
+    tests: ['aggregate/__tests__/dedupingSink.store.test.ts', 'aggregate/__tests__/tradeSink.store.test.ts', 'aggregate/__tests__/tradeSinkStoreFaults.store.test.ts'],
   },
   {
     // kafkaBus.ts has its own group below. The conformance suite runs its Kafka half too, so it
@@ -49,7 +49,7 @@ const groups = [
       'infra/bus/__tests__/memoryBus.test.ts',
       'infra/bus/__tests__/memoryBusStats.test.ts',
       'infra/bus/__tests__/publishGate.test.ts',
-      ...(process.env.MDS_TEST_KAFKA_BROKERS ? ['infra/bus/__tests__/bus.conformance.test.ts'] : []),
+      ...(process.env.MDS_TEST_KAFKA_BROKERS ? ['infra/bus/__tests__/bus.conformance.system.test.ts'] : []),
     ],
   },
   // The Kafka adapter, with a broker only (start kcat's mock as test/run.sh does and export
@@ -59,19 +59,19 @@ const groups = [
     ? [
         {
           mutate: ['infra/bus/kafkaBus.ts'],
-          tests: ['infra/bus/__tests__/bus.conformance.test.ts', 'infra/bus/__tests__/kafkaOverflow.test.ts', 'infra/bus/__tests__/kafkaBus.test.ts'],
+          tests: ['infra/bus/__tests__/bus.conformance.system.test.ts', 'infra/bus/__tests__/kafkaOverflow.system.test.ts', 'infra/bus/__tests__/kafkaBus.system.test.ts'],
         },
       ]
     : []),
   {
     mutate: ['api/responseCache.ts'],
-    tests: ['api/__tests__/responseCache.test.ts', 'api/__tests__/cachedHandler.test.ts'],
+    tests: ['api/__tests__/responseCache.test.ts', 'api/__tests__/cachedHandler.system.test.ts'],
   },
   {
-    // quota.test.ts holds the clock and needs no store; the Redis counters need a redis-server
+    // quota.system.test.ts holds the clock and needs no store; the Redis counters need a redis-server
     // (test/run.sh starts one and sets MDS_TEST_REDIS_URL) and the chDB-backed API (seconds per mutant).
     mutate: ['api/quota.ts'],
-    tests: ['api/__tests__/quota.test.ts', ...(process.env.MDS_TEST_REDIS_URL ? ['api/__tests__/quotaRedis.test.ts'] : [])],
+    tests: ['api/__tests__/quota.system.test.ts', ...(process.env.MDS_TEST_REDIS_URL ? ['api/__tests__/quotaRedis.system.test.ts'] : [])],
   },
 ];
 

@@ -62,7 +62,7 @@ test('the USD quote list is written once, outside the frozen migrations', () => 
   const quoteList = /'USD',\s*'USDT',\s*'USDC'/;
   const holders = ['infra', 'ingest', 'aggregate', 'api']
     .flatMap((dir) => [...sources(dir), ...readdirSync(join(root, dir), { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.sql')).map((f) => join(dir, f))])
-    // Migrations are frozen history (infra/currency/__tests__/usdQuotes.test.ts pins the live ones to
+    // Migrations are frozen history (infra/currency/__tests__/usdQuotes.store.test.ts pins the live ones to
     // the constant); a venue's `quotes` is which of its markets it follows, another fact.
     .filter((file) => !file.startsWith('infra/migrations/') && !file.startsWith('ingest/venues/'))
     .filter((file) => quoteList.test(readFileSync(join(root, file), 'utf8')));
@@ -70,6 +70,6 @@ test('the USD quote list is written once, outside the frozen migrations', () => 
 });
 
 test('the spec schemas, the oracle of the API responses, import nothing from the API', () => {
-  // Written from the spec alone (test/api/specConformance.test.ts): a schema derived from the routes would agree with any bug.
+  // Written from the spec alone (test/api/specConformance.store.test.ts): a schema derived from the routes would agree with any bug.
   expect(importsOf('test/api/specSchemas.ts').filter((target) => layer(target) === 'api')).toEqual([]);
 });

@@ -3,7 +3,7 @@ import { loadConfig } from '../../infra/config.ts';
 import { computeIndexSecond, defaultIndexParams, meanTradeIntervalMs, staleAfterMs, staleLookbackMs, type MarketInput, type PreviousIndex } from '../indexPrice.ts';
 import { defaultIndexSchedule, indexSettingsFromConfig } from '../indexRunner.ts';
 
-// The rules one at a time, on hand-made inputs; indexRunner.test.ts checks the whole engine
+// The rules one at a time, on hand-made inputs; indexRunner.store.test.ts checks the whole engine
 // against an independent recomputation from raw trades.
 
 const S = 1_767_225_600; // a second; its end is (S + 1) * 1000

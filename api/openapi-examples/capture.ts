@@ -1,6 +1,6 @@
 // Captures the examples of the OpenAPI document from a running demo (`npm run demo`):
 //   node api/openapi-examples/capture.ts http://127.0.0.1:8080 <demo key>
-// Rerun it when a response shape changes (api/__tests__/openapi.test.ts says which example no longer fits).
+// Rerun it when a response shape changes (api/__tests__/openapi.store.test.ts says which example no longer fits).
 import { writeFileSync } from 'node:fs';
 import { storeUnavailable } from '../unavailable.ts';
 

@@ -12,7 +12,7 @@ export type Currency = (typeof servedCurrencies)[number];
  * The quotes whose markets the index price reads and whose amounts count as USD: USD itself and
  * the USD stablecoins, converted at their measured rates (fxMeasured.ts). The only copy of this
  * list: every query binds it as {usd_quotes:Array(String)}. Three objects of frozen migrations keep
- * a literal copy (a view cannot take a parameter); __tests__/usdQuotes.test.ts pins them to it.
+ * a literal copy (a view cannot take a parameter); __tests__/usdQuotes.store.test.ts pins them to it.
  */
 export const usdQuotes = ['USD', 'USDT', 'USDC'] as const;
 export type UsdQuote = (typeof usdQuotes)[number];

@@ -1,5 +1,5 @@
 // A trade sink in its own process (chDB binds one data directory per process), driven by
-// aggregatorCrash.test.ts. With CRASH_AT_COMMIT=1 it kills itself with SIGKILL at the first commit
+// aggregatorCrash.system.test.ts. With CRASH_AT_COMMIT=1 it kills itself with SIGKILL at the first commit
 // after an insert of the test's trades landed, i.e. before the bus learned of it.
 import { writeSync } from 'node:fs';
 import { openStore } from '../../infra/store.ts';

@@ -1,5 +1,5 @@
 // One API replica in its own process (chDB binds one data directory per process), driven by
-// quotaAcrossProcesses.test.ts. It provisions API_KEY in its own store, listens on a free port,
+// quotaAcrossProcesses.system.test.ts. It provisions API_KEY in its own store, listens on a free port,
 // prints {"url": ...} once ready and serves until SIGTERM.
 import { loadApiKeySecret } from '../../api/keySecret.ts';
 import { startApi } from '../../api/server.ts';

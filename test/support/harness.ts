@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig, type Config } from '../../infra/config.ts';
@@ -7,15 +7,22 @@ import { migrate } from '../../infra/migrate.ts';
 import { openStore, type Store } from '../../infra/store.ts';
 import { defaultIndexParams } from '../../aggregate/indexPrice.ts';
 import { defaultIndexSchedule, IndexRunner } from '../../aggregate/indexRunner.ts';
+import { storeTemplateVariable } from './storeTemplate.ts';
 
 // MDS_TEST_LOG_LEVEL=debug shows the API's logs while a test runs.
 export const silentLog = createLogger(process.env.MDS_TEST_LOG_LEVEL ?? 'silent');
 
-/** A migrated embedded store in a fresh temp dir: chDB binds one data dir per process, so one per test file. */
+/**
+ * A migrated embedded store in a fresh temp dir: chDB binds one data dir per process, so one per
+ * test file. A copy of the run's template (test/support/storeTemplate.ts) where the store project
+ * made one, else migrated here.
+ */
 export async function openTestStore(): Promise<{ store: Store; dir: string; dispose(): Promise<void> }> {
   const dir = mkdtempSync(join(tmpdir(), 'mds-api-test-'));
+  const template = process.env[storeTemplateVariable];
+  if (template) cpSync(template, dir, { recursive: true });
   const store = await openStore({ MDS_DATA_DIR: dir, CLICKHOUSE_DATABASE: 'mds', CLICKHOUSE_URL: undefined });
-  await migrate(store);
+  if (!template) await migrate(store);
   return {
     store,
     dir,

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { ccxtVenues, nativeVenues } from '../../ingest/venues/registry.ts';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const mainTs = join(root, 'infra/roles/main.ts');
@@ -99,6 +100,17 @@ describe('--help and --version', () => {
     expect(help.stdout).toContain('--version');
     const version = await run([...command, '--version'], {});
     expect(version).toEqual({ code: 0, stderr: '', stdout: `${packageJson.name} ${packageJson.version}\n` });
+  });
+});
+
+describe('ingest --list-venues', () => {
+  it('prints one row per venue, native and ccxt, and exits 0', async () => {
+    const { code, stdout, stderr } = await run([mainTs, 'ingest', '--list-venues'], {});
+    expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
+    const rows = stdout.trim().split('\n').slice(1);
+    expect(rows).toHaveLength(nativeVenues.length + ccxtVenues.length);
+    expect(rows.filter((r) => /\snative\s/.test(r))).toHaveLength(nativeVenues.length);
+    expect(rows.filter((r) => /\sccxt \(/.test(r))).toHaveLength(ccxtVenues.length);
   });
 });
 

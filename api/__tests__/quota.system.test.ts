@@ -1,7 +1,7 @@
 // The quota (quota.ts) on its own, with the clock held: the fixed hour from a key's first request,
 // the x-ratelimit-* headers and Retry-After worked out by hand, the 429 and 503 errors, and the
-// Express middleware in a bare app. http.test.ts and quotaRedis.test.ts check it behind the real API;
-// quotaRedis.test.ts also checks what needs a redis-server (the default prefix, a Redis that hangs).
+// Express middleware in a bare app. http.store.test.ts and quotaRedis.system.test.ts check it behind the real API;
+// quotaRedis.system.test.ts also checks what needs a redis-server (the default prefix, a Redis that hangs).
 import { once } from 'node:events';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';

@@ -137,7 +137,7 @@ test('the fixture exercises the profile: token platforms, in-currency changes at
   }
 });
 
-// openapi.test.ts has no FX rates, so there the profile is a 503: its 200 is checked against the document here.
+// openapi.store.test.ts has no FX rates, so there the profile is a 503: its 200 is checked against the document here.
 test('the profiles match the OpenAPI document', async () => {
   const doc = (await get(`${api.url}/v1/openapi.json`)).json as any;
   const validate = openApiValidators(doc).response('/v1/coins/{id}', 200);

@@ -90,7 +90,7 @@ const cases: [docPath: string, url: string, status: number, headers?: Record<str
   ['/v1/new-coins', '/v1/new-coins?limit=5', 200],
   ['/v1/new-coins', '/v1/new-coins?limit=0', 400],
   ['/v1/chains', '/v1/chains', 200],
-  // Nothing loaded in this store: the documented 503 (api/__tests__/etfFlows.test.ts validates loaded ones).
+  // Nothing loaded in this store: the documented 503 (api/__tests__/etfFlows.store.test.ts validates loaded ones).
   ['/v1/etf-flows', '/v1/etf-flows', 503],
   ['/v1/etf-flows/{asset}', '/v1/etf-flows/btc', 503],
   ['/v1/etf-flows/{asset}', '/v1/etf-flows/doge', 404],

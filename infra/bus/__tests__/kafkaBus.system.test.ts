@@ -1,4 +1,4 @@
-// What the Kafka adapter does beyond the contract both adapters keep (bus.conformance.test.ts): a
+// What the Kafka adapter does beyond the contract both adapters keep (bus.conformance.system.test.ts): a
 // broker that goes away and comes back, a member held past its session timeout, a batch of invalid
 // messages, one commit's bookkeeping across topics, what it logs and reports per group.
 // The concurrent tests run side by side, the longest first (vitest starts five at a time): they wait

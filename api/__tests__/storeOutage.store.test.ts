@@ -63,7 +63,7 @@ describe('a failing store, cold cache', () => {
     const { api, faults } = await startFaulty();
     // The test covers every route the API documents.
     const doc = (await get(`${api.url}/v1/openapi.json`)).json as { paths: Record<string, { get?: { tags: string[] }; post?: unknown }> };
-    // The stream's two paths (a WebSocket, and a token made from the keys in memory) are stream.test.ts's.
+    // The stream's two paths (a WebSocket, and a token made from the keys in memory) are stream.store.test.ts's.
     const dataRoutes = Object.entries(doc.paths).filter(([, item]) => !item.get?.tags.includes('Stream') && !item.post);
     expect(dataRoutes.map(([path]) => path).sort()).toEqual(Object.keys(routeRequests).sort());
 
