@@ -23,8 +23,8 @@ const groups = [
     tests: ['aggregate/__tests__/indexInputs.store.test.ts', 'aggregate/__tests__/indexRunner.store.test.ts', 'aggregate/__tests__/indexRunnerRecovery.store.test.ts'],
   },
   {
-    mutate: ['infra/currency/*.ts'],
-    tests: ['infra/currency/__tests__/*.test.ts', 'api/__tests__/currency.store.test.ts'],
+    mutate: ['aggregate/currency/*.ts'],
+    tests: ['aggregate/currency/__tests__/*.test.ts', 'api/__tests__/currency.store.test.ts'],
   },
   {
     // The native venues' parse and checksum functions; ccxtVenues.ts, registry.ts and

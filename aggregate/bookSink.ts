@@ -1,5 +1,5 @@
 import { commitPositionsAfter, type Bus, type BusRecord, type Subscription } from '../infra/bus/bus.ts';
-import { usdQuotes } from '../infra/currency/currencies.ts';
+import { usdQuotes } from './currency/currencies.ts';
 import type { BookEvent } from '../infra/events.ts';
 import type { Logger } from '../infra/log.ts';
 import type { Store } from '../infra/store.ts';

@@ -1,6 +1,6 @@
 import { catalogVenues } from '../infra/catalog/catalog.ts';
-import { loadStablecoinRates } from '../infra/currency/fxMeasured.ts';
-import { loadUsdRates } from '../infra/currency/usdRates.ts';
+import { loadStablecoinRates } from './currency/fxMeasured.ts';
+import { loadUsdRates } from './currency/usdRates.ts';
 import type { Store } from '../infra/store.ts';
 import { staleLookbackMs, type IndexParams } from './indexPrice.ts';
 import type { QuoteRates } from './indexQuoteRate.ts';

@@ -1,6 +1,6 @@
-import { fiatCurrencies, stablecoinOf, type Currency, type UsdStablecoin } from '../infra/currency/currencies.ts';
-import type { StablecoinRate } from '../infra/currency/fxMeasured.ts';
-import type { UsdRates } from '../infra/currency/usdRates.ts';
+import { fiatCurrencies, stablecoinOf, type Currency, type UsdStablecoin } from './currency/currencies.ts';
+import type { StablecoinRate } from './currency/fxMeasured.ts';
+import type { UsdRates } from './currency/usdRates.ts';
 
 /** USD per unit of a quote currency, as the index applies it (see quoteRate); loaded by indexInputs.ts. */
 export interface QuoteRates {

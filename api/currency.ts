@@ -1,11 +1,11 @@
 import { z } from 'zod';
-import { servedCurrencies, type Currency } from '../infra/currency/currencies.ts';
-import { loadUsdRates, type UsdRates } from '../infra/currency/usdRates.ts';
+import { servedCurrencies, type Currency } from '../aggregate/currency/currencies.ts';
+import { loadUsdRates, type UsdRates } from '../aggregate/currency/usdRates.ts';
 import type { StoreCalls } from '../infra/store.ts';
 import { ApiError } from './errors.ts';
 
 // The HTTP side of currencies: the `vs` parameter and the 503 for a rate we do not know. The
-// currencies and their rates live in infra/currency/.
+// currencies and their rates live in aggregate/currency/.
 
 /** The `vs` query parameter shared by the coin endpoints. */
 export const vsParam = z

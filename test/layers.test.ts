@@ -62,11 +62,11 @@ test('the USD quote list is written once, outside the frozen migrations', () => 
   const quoteList = /'USD',\s*'USDT',\s*'USDC'/;
   const holders = ['infra', 'ingest', 'aggregate', 'api']
     .flatMap((dir) => [...sources(dir), ...readdirSync(join(root, dir), { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.sql')).map((f) => join(dir, f))])
-    // Migrations are frozen history (infra/currency/__tests__/usdQuotes.store.test.ts pins the live ones to
+    // Migrations are frozen history (aggregate/currency/__tests__/usdQuotes.store.test.ts pins the live ones to
     // the constant); a venue's `quotes` is which of its markets it follows, another fact.
     .filter((file) => !file.startsWith('infra/migrations/') && !file.startsWith('ingest/venues/'))
     .filter((file) => quoteList.test(readFileSync(join(root, file), 'utf8')));
-  expect(holders).toEqual(['infra/currency/currencies.ts']);
+  expect(holders).toEqual(['aggregate/currency/currencies.ts']);
 });
 
 test('the spec schemas, the oracle of the API responses, import nothing from the API', () => {

@@ -9,7 +9,7 @@ import { startCollector } from '../ingest/collector.ts';
 import { bitstamp } from '../ingest/venues/bitstamp.ts';
 import { createMemoryBus } from '../infra/bus/memoryBus.ts';
 import { marketEvent, topics, type MarketEvent } from '../infra/events.ts';
-import { startSimulator } from './simulator/simulator.ts';
+import { startSimulator } from '../simulator/simulator.ts';
 import { openTestStore, silentLog } from './support/harness.ts';
 
 const opened = await openTestStore();

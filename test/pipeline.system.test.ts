@@ -15,7 +15,7 @@ import { computeIndex } from './support/harness.ts';
 import { KeyStore } from '../api/keys.ts';
 import { startApi } from '../api/server.ts';
 import { startCollector } from '../ingest/collector.ts';
-import { startSimulator } from './simulator/simulator.ts';
+import { startSimulator } from '../simulator/simulator.ts';
 import { binance } from '../ingest/venues/binance.ts';
 import { createMemoryBus } from '../infra/bus/memoryBus.ts';
 import { assetIdForVenueTicker } from '../infra/catalog/catalog.ts';

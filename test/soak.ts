@@ -18,7 +18,7 @@ import { findVenue } from '../infra/catalog/catalog.ts';
 import { KeyStore } from '../api/keys.ts';
 import { fxDemoSnapshotFile } from '../aggregate/jobs/fxReference.ts';
 import { venueEnvName } from '../ingest/venue.ts';
-import { startSimulator, type SimulatedVenueId, type Simulator } from './simulator/simulator.ts';
+import { startSimulator, type SimulatedVenueId, type Simulator } from '../simulator/simulator.ts';
 import { freeLoopbackPort } from './support/ports.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));

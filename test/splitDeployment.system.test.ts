@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { keyPrefixLength } from '../api/keys.ts';
 import { venueEnvName } from '../ingest/venue.ts';
-import { startSimulator, type SimulatedVenueId, type Simulator } from './simulator/simulator.ts';
+import { startSimulator, type SimulatedVenueId, type Simulator } from '../simulator/simulator.ts';
 
 const root = fileURLToPath(new URL('../', import.meta.url));
 const brokers = process.env.MDS_TEST_KAFKA_BROKERS;

@@ -11,7 +11,7 @@ import { KeyStore } from '../api/keys.ts';
 import { startApi } from '../api/server.ts';
 import { startCollector } from '../ingest/collector.ts';
 import type { Collector } from '../ingest/collectorKit.ts';
-import { isSimulatedVenue, startSimulator } from './simulator/simulator.ts';
+import { isSimulatedVenue, startSimulator } from '../simulator/simulator.ts';
 import { nativeVenues } from '../ingest/venues/registry.ts';
 import { createMemoryBus } from '../infra/bus/memoryBus.ts';
 import { findVenue } from '../infra/catalog/catalog.ts';

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import type { Store } from '../../infra/store.ts';
 import { openTestStore, type TradeRow } from '../../test/support/harness.ts';
-import { seededRandom } from '../../test/simulator/market.ts';
+import { seededRandom } from '../../simulator/market.ts';
 
 const minute = 60_000;
 const hour = 60 * minute;

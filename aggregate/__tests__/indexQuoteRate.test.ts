@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import type { Currency } from '../../infra/currency/currencies.ts';
+import type { Currency } from '../currency/currencies.ts';
 import { assetOrder, quoteRate, type QuoteRates } from '../indexQuoteRate.ts';
 
 // Rates as loadUsdRates serves them (units per USD; btc and eth as 1 / their index price), written

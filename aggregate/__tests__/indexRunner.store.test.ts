@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTestStore, silentLog, trade, type TradeRow } from '../../test/support/harness.ts';
-import { seededRandom } from '../../test/simulator/market.ts';
+import { seededRandom } from '../../simulator/market.ts';
 import type { Store } from '../../infra/store.ts';
 import { defaultIndexParams, indexParamsSchema, type IndexParams } from '../indexPrice.ts';
 import { defaultIndexSchedule, IndexRunner } from '../indexRunner.ts';

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { Currency } from '../../infra/currency/currencies.ts';
+import type { Currency } from '../currency/currencies.ts';
 import type { IndexInputs, StatusRow } from '../indexInputs.ts';
 import { defaultIndexParams, indexParamsSchema, staleLookbackMs, type IndexParams } from '../indexPrice.ts';
 import type { QuoteRates } from '../indexQuoteRate.ts';

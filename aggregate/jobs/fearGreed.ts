@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { catalogAssets, supplyAt } from '../../infra/catalog/catalog.ts';
-import { usdQuotes } from '../../infra/currency/currencies.ts';
+import { usdQuotes } from '../currency/currencies.ts';
 import type { Job, JobContext } from '../../infra/jobs.ts';
 import type { Store } from '../../infra/store.ts';
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { EvmIndexer } from '../../aggregate/jobs/chains/evmIndexer.ts';
 import { buildChain, expectedUsd, hour, indexTrades, simChainConfig } from '../../aggregate/jobs/chains/__tests__/simChainFixture.ts';
-import { startEvmChainServer, type EvmChainModel, type EvmChainServer } from '../../test/simulator/evmChain.ts';
+import { startEvmChainServer, type EvmChainModel, type EvmChainServer } from '../../simulator/evmChain.ts';
 import { KeyStore } from '../keys.ts';
 import { startApi, type ApiServer } from '../server.ts';
 import { computeIndex, get, openTestStore, silentLog, testConfig } from '../../test/support/harness.ts';

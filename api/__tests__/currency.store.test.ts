@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
 import { parseFxReferenceCsv, importFxReference } from '../../aggregate/jobs/fxReference.ts';
-import { fiatCurrencies, servedCurrencies } from '../../infra/currency/currencies.ts';
-import { loadStablecoinRates } from '../../infra/currency/fxMeasured.ts';
-import { loadUsdRates } from '../../infra/currency/usdRates.ts';
+import { fiatCurrencies, servedCurrencies } from '../../aggregate/currency/currencies.ts';
+import { loadStablecoinRates } from '../../aggregate/currency/fxMeasured.ts';
+import { loadUsdRates } from '../../aggregate/currency/usdRates.ts';
 import { KeyStore } from '../keys.ts';
 import { startApi, type ApiServer } from '../server.ts';
 import { defaultIndexParams } from '../../aggregate/indexPrice.ts';

@@ -177,7 +177,7 @@ test('holidays are gaps, and a fund that reported nothing is null, not zero', as
 test('source and simulated say where the numbers come from', async () => {
   const body = (await call('/v1/etf-flows')).json as any;
   const [btc, eth, sol] = body.assets;
-  for (const demo of [btc, eth]) expect(demo).toMatchObject({ simulated: true, source: 'SIMULATED demo data (test/simulator/etfFlowsDemo.ts)' });
+  for (const demo of [btc, eth]) expect(demo).toMatchObject({ simulated: true, source: 'SIMULATED demo data (simulator/etfFlowsDemo.ts)' });
   expect(sol).toMatchObject({ simulated: false, source: 'test fixture' });
 });
 

@@ -1,7 +1,7 @@
 // The response cache pushed far past its bounds (bytes, with compressed forms, and entries): what it
 // keeps is exactly what a plain model of "oldest build dropped first" keeps, checked key by key.
 import { expect, test } from 'vitest';
-import { seededRandom } from '../../test/simulator/market.ts';
+import { seededRandom } from '../../simulator/market.ts';
 import { ResponseCache } from '../responseCache.ts';
 
 const storeDown = () => Promise.reject(new Error('store down'));

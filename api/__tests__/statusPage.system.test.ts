@@ -18,7 +18,7 @@ import { startIngest } from '../../infra/roles/ingest.ts';
 import { Lifecycle } from '../../infra/roles/lifecycle.ts';
 import { openRoleStore } from '../../infra/roles/store.ts';
 import { collectPageErrors, openBrowser } from '../../test/support/browser.ts';
-import { startSimulator, type Simulator } from '../../test/simulator/simulator.ts';
+import { startSimulator, type Simulator } from '../../simulator/simulator.ts';
 import { CounterRates } from '../status/processStatus.ts';
 import { statusResponse, type StatusResponse } from '../status/statusData.ts';
 import { silentLog } from '../../test/support/harness.ts';

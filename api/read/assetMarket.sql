@@ -1,5 +1,5 @@
 -- Everything the coin list, the coin profile, /v1/global and /v1/categories derive from, beside the
--- latest index price (infra/indexPrices/latestIndexPrices.sql): one row per asset we ever measured a
+-- latest index price (aggregate/indexPrices/latestIndexPrices.sql): one row per asset we ever measured a
 -- trade of on an index market (quotes {usd_quotes}, stablecoins at par: these are trade prices of
 -- past buckets, whose stablecoin rate is not kept). Each part reads a bounded window (the all-time
 -- part one row per asset), so the cost does not grow with the length of our history. See

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { catalogAssets, supplyAt, type CatalogAsset } from '../../infra/catalog/catalog.ts';
-import { usdQuotes } from '../../infra/currency/currencies.ts';
-import { latestIndexPrices, percentChange, type LatestIndexPrice, type PricePoint } from '../../infra/indexPrices/latestIndexPrices.ts';
+import { usdQuotes } from '../../aggregate/currency/currencies.ts';
+import { latestIndexPrices, percentChange, type LatestIndexPrice, type PricePoint } from '../../aggregate/indexPrices/latestIndexPrices.ts';
 import type { StoreCalls } from '../../infra/store.ts';
 
 const assetMarketSql = readFileSync(new URL('./assetMarket.sql', import.meta.url), 'utf8');

@@ -1,4 +1,4 @@
--- The measured rule of infra/currency/fxMeasured.ts over the buckets of {table} starting in
+-- The measured rule of aggregate/currency/fxMeasured.ts over the buckets of {table} starting in
 -- [{from_s}, {to_s}]: per bucket, venue and bridge asset that traded against both {currency} and
 -- USD within that bucket, the sums behind each leg's VWAP.
 SELECT

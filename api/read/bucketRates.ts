@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
-import type { Currency } from '../../infra/currency/currencies.ts';
-import { defaultFxMeasurement, weightedMedian } from '../../infra/currency/fxMeasured.ts';
+import type { Currency } from '../../aggregate/currency/currencies.ts';
+import { defaultFxMeasurement, weightedMedian } from '../../aggregate/currency/fxMeasured.ts';
 import type { StoreCalls } from '../../infra/store.ts';
 import { loadIndexCloses, type CandleTable } from './indexCloses.ts';
 

@@ -9,7 +9,7 @@ import {
   type ExchangeScoreInputs,
 } from '../../aggregate/exchangeScore.ts';
 import { catalogVenues, type CatalogVenue } from '../../infra/catalog/catalog.ts';
-import { loadUsdQuoteRates, usdQuoteParams, type UsdQuoteRates } from '../../infra/currency/usdRates.ts';
+import { loadUsdQuoteRates, usdQuoteParams, type UsdQuoteRates } from '../../aggregate/currency/usdRates.ts';
 import type { StoreCalls } from '../../infra/store.ts';
 import { qualityFreshMs } from './bookFreshness.ts';
 

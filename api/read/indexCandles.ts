@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { usdQuotes } from '../../infra/currency/currencies.ts';
+import { usdQuotes } from '../../aggregate/currency/currencies.ts';
 import type { StoreCalls } from '../../infra/store.ts';
 import { latestStoredTime } from '../timeRange.ts';
 import type { CandleTable } from './indexCloses.ts';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { catalogAssets } from '../../infra/catalog/catalog.ts';
-import { latestIndexPrices, percentChange } from '../../infra/indexPrices/latestIndexPrices.ts';
+import { latestIndexPrices, percentChange } from '../../aggregate/indexPrices/latestIndexPrices.ts';
 import type { StoreCalls } from '../../infra/store.ts';
 
 /** Price entry (spec 2.5): what /v1/prices lists and the stream's prices channel sends. */

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { findAsset, findCategory } from '../../infra/catalog/catalog.ts';
 import type { Config } from '../../infra/config.ts';
 import type { StoreCalls } from '../../infra/store.ts';
-import { loadUsdRates, type UsdRates } from '../../infra/currency/usdRates.ts';
+import { loadUsdRates, type UsdRates } from '../../aggregate/currency/usdRates.ts';
 import { rateFor, valueCurrencies, type ValueCurrency } from '../currency.ts';
 import { ApiError } from '../errors.ts';
 import { changeWindowMs, isPriced, rangeWindows, sharedAssetMarkets, type ChangeWindow, type PricedMarket, type RangeWindow } from '../read/assetMarket.ts';

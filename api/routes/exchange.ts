@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { findAsset, findVenue } from '../../infra/catalog/catalog.ts';
-import { usdQuotes } from '../../infra/currency/currencies.ts';
-import { loadUsdQuoteRates, usdQuoteParams } from '../../infra/currency/usdRates.ts';
+import { usdQuotes } from '../../aggregate/currency/currencies.ts';
+import { loadUsdQuoteRates, usdQuoteParams } from '../../aggregate/currency/usdRates.ts';
 import type { StoreCalls } from '../../infra/store.ts';
 import { ApiError } from '../errors.ts';
 import { dayMs, exchangeRow, loadExchangeRows } from '../read/exchangeRows.ts';

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import type { Config } from '../../infra/config.ts';
 import type { StoreCalls } from '../../infra/store.ts';
-import { loadUsdRates } from '../../infra/currency/usdRates.ts';
+import { loadUsdRates } from '../../aggregate/currency/usdRates.ts';
 import { valueCurrencies } from '../currency.ts';
 import { isPriced, sharedAssetMarkets, universeCapChange } from '../read/assetMarket.ts';
 import type { CachedRoute } from '../responseCache.ts';

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { loadUsdQuoteRates, usdQuoteParams } from '../../infra/currency/usdRates.ts';
+import { loadUsdQuoteRates, usdQuoteParams } from '../../aggregate/currency/usdRates.ts';
 import type { StoreCalls } from '../../infra/store.ts';
 import { parseParams } from '../errors.ts';
 import { capAtReference, loadAssetMarkets, universeCapChange, type AssetMarket } from '../read/assetMarket.ts';

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { findAsset, type CatalogAsset } from '../../infra/catalog/catalog.ts';
 import type { Config } from '../../infra/config.ts';
-import { latestIndexPrices, percentChange } from '../../infra/indexPrices/latestIndexPrices.ts';
+import { latestIndexPrices, percentChange } from '../../aggregate/indexPrices/latestIndexPrices.ts';
 import type { StoreCalls } from '../../infra/store.ts';
 import { loadCandles } from '../read/candleSeries.ts';
 import type { CachedRoute } from '../responseCache.ts';

@@ -14,7 +14,7 @@ import { findNativeVenue } from '../../ingest/venues/registry.ts';
 import { sleep, until } from '../../ingest/__tests__/liveVenue.ts';
 import { ProcessStatusReader } from '../../api/status/processStatus.ts';
 import { localView } from '../health.ts';
-import { startSimulator, type Simulator } from '../../test/simulator/simulator.ts';
+import { startSimulator, type Simulator } from '../../simulator/simulator.ts';
 import { createMetrics } from '../metrics.ts';
 import { observeCollectors } from '../roles/ingest.ts';
 

@@ -8,7 +8,7 @@ import { startIngestWorker } from '../roles/ingest.ts';
 import { Lifecycle } from '../roles/lifecycle.ts';
 import type { RoleContext } from '../roles/context.ts';
 import { findNativeVenue } from '../../ingest/venues/registry.ts';
-import { startSimulator } from '../../test/simulator/simulator.ts';
+import { startSimulator } from '../../simulator/simulator.ts';
 import { silentLog, testConfig } from '../../test/support/harness.ts';
 
 async function until(cond: () => boolean | Promise<boolean>, what: string, ms = 30_000): Promise<void> {

@@ -1,4 +1,4 @@
--- The demo's SIMULATED history seeding (test/simulator/history.ts): what was seeded, so that a
+-- The demo's SIMULATED history seeding (simulator/history.ts): what was seeded, so that a
 -- seeding cut short (the process killed) is completed at the next start, with the same trades.
 -- A `started` row is written before the first trade is inserted, a `complete` row once every trade
 -- of the history is verified to be in `trades`, once each. Empty outside the demo.

@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { loadApiKeySecret } from '../../api/keySecret.ts';
 import { selectAssets } from '../../ingest/assetSelection.ts';
 import { selectCcxtVenues, selectVenues, venueTable } from '../../ingest/venues/registry.ts';
-import { isSimulatedVenue, type Simulator } from '../../test/simulator/simulator.ts';
+import { isSimulatedVenue, type Simulator } from '../../simulator/simulator.ts';
 import { answerHelpAndVersion } from '../cli.ts';
 import { loadConfig, ConfigError } from '../config.ts';
 import { startJobs } from '../jobs.ts';

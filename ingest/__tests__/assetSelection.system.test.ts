@@ -6,7 +6,7 @@ import { createLogger } from '../../infra/log.ts';
 import { selectAssets } from '../assetSelection.ts';
 import { startCollector } from '../collector.ts';
 import type { Collector } from '../collectorKit.ts';
-import { startSimulator, type Simulator } from '../../test/simulator/simulator.ts';
+import { startSimulator, type Simulator } from '../../simulator/simulator.ts';
 import { gate } from '../venues/gate.ts';
 import { until } from './liveVenue.ts';
 

@@ -9,9 +9,9 @@ import type { MarketEvent, TradeEvent } from '../../infra/events.ts';
 import { createLogger } from '../../infra/log.ts';
 import { startCollector } from '../collector.ts';
 import { VenueConnection } from '../connection.ts';
-import { startSimulator } from '../../test/simulator/simulator.ts';
+import { startSimulator } from '../../simulator/simulator.ts';
 import { kraken } from '../venues/kraken.ts';
-import type { SimTrade } from '../../test/simulator/market.ts';
+import type { SimTrade } from '../../simulator/market.ts';
 import { sleep, startLive, until } from './liveVenue.ts';
 
 const fast = { keepAlive: { pingEveryMs: 150, staleAfterMs: 700 }, backoff: { baseMs: 50, maxMs: 200 } };

@@ -6,9 +6,9 @@ import type { BookEvent, LiquidationEvent, MarketEvent, TradeEvent } from '../..
 import { createLogger, type Logger } from '../../infra/log.ts';
 import { startCollector, type CollectorTuning } from '../collector.ts';
 import type { Collector } from '../collectorKit.ts';
-import type { SimMarket } from '../../test/simulator/market.ts';
-import { startSimulator, type SimulatedVenueId, type Simulator, type SimulatorOptions } from '../../test/simulator/simulator.ts';
-import type { SentTrade } from '../../test/simulator/venueServer.ts';
+import type { SimMarket } from '../../simulator/market.ts';
+import { startSimulator, type SimulatedVenueId, type Simulator, type SimulatorOptions } from '../../simulator/simulator.ts';
+import type { SentTrade } from '../../simulator/venueServer.ts';
 import { findNativeVenue } from '../venues/registry.ts';
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -3,7 +3,7 @@ import type { MarketEvent } from '../../infra/events.ts';
 import { createLogger } from '../../infra/log.ts';
 import { startCollector } from '../collector.ts';
 import type { Collector } from '../collectorKit.ts';
-import { startSimulator, type Simulator } from '../../test/simulator/simulator.ts';
+import { startSimulator, type Simulator } from '../../simulator/simulator.ts';
 import { kucoin } from '../venues/kucoin.ts';
 import { sleep, until } from './liveVenue.ts';
 

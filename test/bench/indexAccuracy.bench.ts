@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { defaultIndexParams } from '../../aggregate/indexPrice.ts';
 import { defaultIndexSchedule, IndexRunner } from '../../aggregate/indexRunner.ts';
-import { MarketModel, type VenueListing } from '../simulator/market.ts';
+import { MarketModel, type VenueListing } from '../../simulator/market.ts';
 import { createLogger } from '../../infra/log.ts';
 import { migrate } from '../../infra/migrate.ts';
 import { openStore } from '../../infra/store.ts';

@@ -8,7 +8,7 @@
 import WebSocket from 'ws';
 import { selectMarkets, toLiquidationEvent, toTradeEvent } from '../../ingest/normalize.ts';
 import { venueIo } from '../../ingest/venueIo.ts';
-import { isSimulatedVenue, startSimulator } from '../simulator/simulator.ts';
+import { isSimulatedVenue, startSimulator } from '../../simulator/simulator.ts';
 import type { VenueDescriptor, VenueMarket } from '../../ingest/venue.ts';
 import { nativeVenues } from '../../ingest/venues/registry.ts';
 

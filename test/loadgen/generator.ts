@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { assetIdForVenueTicker } from '../../infra/catalog/catalog.ts';
-import { simulatedTickers } from '../simulator/market.ts';
+import { simulatedTickers } from '../../simulator/market.ts';
 import { loadMarket, nextBookChange, nextTrade, type LoadMarket } from './market.ts';
 import { loadVenueFormats, type Frames, type LoadClient, type LoadVenueFormat } from './venues/index.ts';
 

@@ -3,7 +3,7 @@
 // ever crosses, none appears or vanishes), pools of trade prices and quantities as the venue would
 // write them, and a per-market trade id counter. Nothing here models a market: the generator has
 // to cost little CPU, the service gets the machine.
-import { MarketModel, seededRandom } from '../simulator/market.ts';
+import { MarketModel, seededRandom } from '../../simulator/market.ts';
 
 /** Levels per side; OKX's checksum covers 25, Bybit keeps 50. */
 export const levelsPerSide = 25;

@@ -1,10 +1,10 @@
 // The FX rules (aggregate/METHODOLOGY.md, "FX and currencies") recomputed from the raw rows a test
 // stores, in plain TypeScript: the expected rates of API and index tests, instead of the
-// production loaders (infra/currency/usdRates.ts, fxMeasured.ts) whose bugs they would share.
+// production loaders (aggregate/currency/usdRates.ts, fxMeasured.ts) whose bugs they would share.
 // Only the published parameters (window, minimum minutes, bridge assets) and the list of fiat
 // currencies are read from production.
-import { fiatCurrencies } from '../../infra/currency/currencies.ts';
-import { defaultFxMeasurement } from '../../infra/currency/fxMeasured.ts';
+import { fiatCurrencies } from '../../aggregate/currency/currencies.ts';
+import { defaultFxMeasurement } from '../../aggregate/currency/fxMeasured.ts';
 import type { TradeRow } from './harness.ts';
 
 /** A row of fx_reference_rates as a test stores it: units of `currency` per USD on `date` (YYYY-MM-DD). */

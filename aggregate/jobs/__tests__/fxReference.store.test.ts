@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { fiatCurrencies } from '../../../infra/currency/currencies.ts';
+import { fiatCurrencies } from '../../currency/currencies.ts';
 import { createLogger } from '../../../infra/log.ts';
 import { migrate } from '../../../infra/migrate.ts';
 import { openStore, type Store } from '../../../infra/store.ts';

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { catalogAssets, type CatalogAsset } from '../../../infra/catalog/catalog.ts';
 import { ConfigError } from '../../../infra/config.ts';
-import { fiatCurrencies } from '../../../infra/currency/currencies.ts';
+import { fiatCurrencies } from '../../currency/currencies.ts';
 import type { Store } from '../../../infra/store.ts';
 import type { ChainConfig } from './chainsConfig.ts';
 import type { SwapAmounts } from './uniswapEvents.ts';
@@ -18,7 +18,7 @@ export const priceLookbackSeconds = 3_600;
 export interface ValuedToken {
   asset: string;
   decimals: number;
-  /** A USD stablecoin: valued at 1 USD (par). The index instead converts USDT and USDC quotes at their measured rates (infra/currency/fxMeasured.ts). */
+  /** A USD stablecoin: valued at 1 USD (par). The index instead converts USDT and USDC quotes at their measured rates (aggregate/currency/fxMeasured.ts). */
   par: boolean;
   /** Catalog position (0 = largest): between two priced legs, the larger asset's price is used. */
   rank: number;

@@ -2,8 +2,8 @@
 // Channels are numbered per connection (chanId): here each market's numbers are fixed, the same on
 // every connection, so one rendering serves all clients. A trade comes as "te", then again as "tu";
 // the P0 book one level per frame, then the CRC32 checksum of its top 25 (conf flag 131072, which
-// the collector always asks for; computed by test/simulator/checksums.ts).
-import { bitfinexBookChecksum } from '../../simulator/checksums.ts';
+// the collector always asks for; computed by simulator/checksums.ts).
+import { bitfinexBookChecksum } from '../../../simulator/checksums.ts';
 import type { Level, LoadMarket } from '../market.ts';
 import { FrameTemplate, valueSlot } from '../template.ts';
 import { bySymbol, parseRequest, recorded, recordedSession, type LoadVenueFormat } from './format.ts';

@@ -1,9 +1,9 @@
 // Kraken spot websocket v2: https://docs.kraken.com/api/docs/websocket-v2/book
 // The instrument channel lists the pairs with the precisions the book checksum is written at
 // (https://docs.kraken.com/api/docs/guides/spot-ws-book-v2: top 10 levels, CRC32, computed by
-// test/simulator/checksums.ts); prices and quantities are JSON numbers; heartbeats every second.
+// simulator/checksums.ts); prices and quantities are JSON numbers; heartbeats every second.
 // No recording of v2 exists (SOURCES.md): the templates are the documented frames of the fixtures.
-import { krakenBookChecksum } from '../../simulator/checksums.ts';
+import { krakenBookChecksum } from '../../../simulator/checksums.ts';
 import type { Level, LoadMarket } from '../market.ts';
 import { FrameTemplate, textSlot, valueSlot } from '../template.ts';
 import { decimalsOf, isoClock, parseRequest, recorded, type LoadVenueFormat } from './format.ts';

@@ -1,5 +1,5 @@
 // OKX v5 spot: https://www.okx.com/docs-v5/en/#overview-websocket
-import { okxBookChecksum } from '../../simulator/checksums.ts';
+import { okxBookChecksum } from '../../../simulator/checksums.ts';
 import type { Level, LoadMarket } from '../market.ts';
 import { FrameTemplate, textSlot, valueSlot } from '../template.ts';
 import { bySymbol, parseRequest, recorded, recordedSession, type LoadVenueFormat } from './format.ts';

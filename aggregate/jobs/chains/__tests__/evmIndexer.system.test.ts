@@ -3,7 +3,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { computeIndex, openTestStore, silentLog } from '../../../../test/support/harness.ts';
 import type { Logger } from '../../../../infra/log.ts';
-import { defaultSimFactories, EvmChainModel, startDemoChain, startEvmChainServer, type DemoChain, type EvmChainServer, type SimSwap } from '../../../../test/simulator/evmChain.ts';
+import { defaultSimFactories, EvmChainModel, startDemoChain, startEvmChainServer, type DemoChain, type EvmChainServer, type SimSwap } from '../../../../simulator/evmChain.ts';
 import { chainConfig } from '../chainsConfig.ts';
 import { ChainMismatchError, ChainReorgedWhileReadingError, EvmIndexer } from '../evmIndexer.ts';
 import { JsonRpcClient, JsonRpcError } from '../jsonRpc.ts';

@@ -4,7 +4,7 @@
 // valuation rules written out again in plain TS to recompute every USD figure independently.
 import { trade, type TradeRow } from '../../../../test/support/harness.ts';
 import { catalogAssets } from '../../../../infra/catalog/catalog.ts';
-import { defaultSimFactories, defaultSimTokens, EvmChainModel, type SimSwap, type SimToken } from '../../../../test/simulator/evmChain.ts';
+import { defaultSimFactories, defaultSimTokens, EvmChainModel, type SimSwap, type SimToken } from '../../../../simulator/evmChain.ts';
 import { chainConfig, type ChainConfig } from '../chainsConfig.ts';
 
 export const hour = 3_600;

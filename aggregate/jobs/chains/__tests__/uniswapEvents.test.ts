@@ -1,5 +1,5 @@
 import { expect, test } from 'vitest';
-import { EvmChainModel } from '../../../../test/simulator/evmChain.ts';
+import { EvmChainModel } from '../../../../simulator/evmChain.ts';
 import { isLogLimitError, JsonRpcError, RpcTransportError } from '../jsonRpc.ts';
 import { decodePoolCreation, decodeSwap, eventTopics } from '../uniswapEvents.ts';
 

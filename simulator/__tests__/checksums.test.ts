@@ -12,7 +12,7 @@ interface RecordedFrame {
   at: number;
   text: string;
 }
-const collectors = new URL('../../../ingest/', import.meta.url);
+const collectors = new URL('../../ingest/', import.meta.url);
 /** A fixture beside a venue's collector: data only, none of the collector's code. */
 const fixture = (venue: string, file: string): unknown => JSON.parse(readFileSync(new URL(`venues/${venue}/__fixtures__/${file}`, collectors), 'utf8'));
 

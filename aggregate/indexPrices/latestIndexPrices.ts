@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { configSchema } from '../config.ts';
-import type { StoreCalls } from '../store.ts';
+import { configSchema } from '../../infra/config.ts';
+import type { StoreCalls } from '../../infra/store.ts';
 
 /**
  * The one read of "the current index price of an asset": every route and job that serves or

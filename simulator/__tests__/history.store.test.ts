@@ -1,8 +1,8 @@
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { openTestStore } from '../../support/harness.ts';
-import type { Store } from '../../../infra/store.ts';
+import { openTestStore } from '../../test/support/harness.ts';
+import type { Store } from '../../infra/store.ts';
 import { DemoHistoryIncompleteError, seedDemoHistory } from '../history.ts';
 
 let env: Awaited<ReturnType<typeof openTestStore>>;

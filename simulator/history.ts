@@ -10,10 +10,10 @@
 // inserts the same batches again with the same insert_deduplication_token, so the store drops
 // those it already holds. Nothing else inserts into `trades` while the demo seeds (infra/roles/main.ts
 // seeds before the sinks start), so every batch is well inside the table's deduplication window.
-import type { TradeRow } from '../../aggregate/tradeSink.ts';
-import { assetIdForVenueTicker } from '../../infra/catalog/catalog.ts';
-import type { Logger } from '../../infra/log.ts';
-import type { Store } from '../../infra/store.ts';
+import type { TradeRow } from '../aggregate/tradeSink.ts';
+import { assetIdForVenueTicker } from '../infra/catalog/catalog.ts';
+import type { Logger } from '../infra/log.ts';
+import type { Store } from '../infra/store.ts';
 import { seededRandom, simulatedTickers } from './market.ts';
 
 export interface DemoHistoryOptions {

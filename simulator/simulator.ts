@@ -1,6 +1,6 @@
 // The market simulator: ONE seeded market model, served on loopback in the protocol of every native
 // venue (one file per protocol beside this one). All of it is SIMULATED data.
-import type { VenueEndpoints } from '../../ingest/venue.ts';
+import type { VenueEndpoints } from '../ingest/venue.ts';
 import { binanceFuturesListings, binanceFuturesProtocol } from './binanceFuturesServer.ts';
 import { binanceListings, binanceProtocol } from './binanceServer.ts';
 import { bitfinexListings, bitfinexProtocol } from './bitfinexServer.ts';

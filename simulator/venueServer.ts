@@ -6,7 +6,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { z } from 'zod';
-import { parseJson } from '../../ingest/venue.ts';
+import { parseJson } from '../ingest/venue.ts';
 import type { MarketStep, SimLiquidation, SimMarket, SimTrade, VenueListing } from './market.ts';
 import { SentHistory } from './sentHistory.ts';
 

@@ -1,6 +1,6 @@
 // Simulated long-tail venues for the ccxt collector: each file beside this one serves one venue's
 // public websocket protocol, in the shape ccxt's class for that venue expects, over the same
-// SIMULATED market model as the native venues (test/simulator/market.ts). Each venue lists the
+// SIMULATED market model as the native venues (simulator/market.ts). Each venue lists the
 // markets of its `__fixtures__/<venue>.markets.json`, which the collector receives as ccxt markets.
 import type { Exchange } from 'ccxt';
 import { MarketModel, simulatedTickers, type ListingSpec } from '../market.ts';

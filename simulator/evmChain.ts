@@ -7,9 +7,9 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { encodeAbiParameters, encodeEventTopics, keccak256, stringToHex, type AbiEvent, type Hex } from 'viem';
 import type { z } from 'zod';
-import type { chainConfig } from '../../aggregate/jobs/chains/chainsConfig.ts';
-import { toHex } from '../../aggregate/jobs/chains/jsonRpc.ts';
-import { uniswapEvents, type PoolKind, type SwapAmounts } from '../../aggregate/jobs/chains/uniswapEvents.ts';
+import type { chainConfig } from '../aggregate/jobs/chains/chainsConfig.ts';
+import { toHex } from '../aggregate/jobs/chains/jsonRpc.ts';
+import { uniswapEvents, type PoolKind, type SwapAmounts } from '../aggregate/jobs/chains/uniswapEvents.ts';
 import { seededRandom } from './market.ts';
 
 export interface SimToken {

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, test } from 'vitest';
 import WebSocket from 'ws';
 import { MarketModel } from '../market.ts';
 import { startSimulator, type Simulator } from '../simulator.ts';
-import { until } from '../../../ingest/__tests__/liveVenue.ts';
+import { until } from '../../ingest/__tests__/liveVenue.ts';
 
 describe('one market model behind every venue', () => {
   test('cross-venue prices agree up to each venue bias, step after step', () => {

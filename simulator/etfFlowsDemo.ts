@@ -1,9 +1,9 @@
 // Writes the SIMULATED ETF flow files of the demo (infra/reference/etf-flows-demo/btc.csv, eth.csv, sol.csv).
 // The numbers are random, of a plausible size and sign; they are not fund disclosures. Run:
-//   node test/simulator/etfFlowsDemo.ts
+//   node simulator/etfFlowsDemo.ts
 // Same seed, same files: the output is committed and only changes when this script does.
 import { writeFileSync } from 'node:fs';
-import { etfAssetId, etfFundsOf, type EtfAssetId } from '../../infra/reference/etfFunds.ts';
+import { etfAssetId, etfFundsOf, type EtfAssetId } from '../infra/reference/etfFunds.ts';
 import { seededRandom } from './market.ts';
 
 const seed = 20261122;
@@ -44,8 +44,8 @@ function simulate(asset: EtfAssetId, next: () => number): string {
   const funds = etfFundsOf(asset);
   const normal = () => Math.sqrt(-2 * Math.log(1 - next())) * Math.cos(2 * Math.PI * next());
   const lines = [
-    `# SIMULATED DEMO DATA, not fund disclosures: random flows of a plausible size, written by test/simulator/etfFlowsDemo.ts (seed ${seed}).`,
-    '# source: SIMULATED demo data (test/simulator/etfFlowsDemo.ts)',
+    `# SIMULATED DEMO DATA, not fund disclosures: random flows of a plausible size, written by simulator/etfFlowsDemo.ts (seed ${seed}).`,
+    '# source: SIMULATED demo data (simulator/etfFlowsDemo.ts)',
     '# simulated: true',
     'date,fund,flow_usd',
   ];

@@ -1,4 +1,4 @@
-import type { StoreCalls } from '../store.ts';
+import type { StoreCalls } from '../../infra/store.ts';
 import { stablecoinOfQuote, usdStablecoins, type UsdStablecoin } from './currencies.ts';
 
 /**

@@ -1,5 +1,5 @@
 import { latestIndexPrices } from '../indexPrices/latestIndexPrices.ts';
-import type { StoreCalls } from '../store.ts';
+import type { StoreCalls } from '../../infra/store.ts';
 import { fiatCurrencies, stablecoinOfQuote, usdQuotes, type Currency, type UsdQuote } from './currencies.ts';
 import { loadMeasuredFiatRates, loadStablecoinRates } from './fxMeasured.ts';
 
