@@ -38,8 +38,14 @@ const groups = [
   },
   {
     // The sink's own tests (chDB, seconds each); the API's liquidation tests add minutes per run and kill nothing more.
-    mutate: ['aggregate/dedupingSink.ts'],
-    tests: ['aggregate/__tests__/dedupingSink.store.test.ts', 'aggregate/__tests__/tradeSink.store.test.ts', 'aggregate/__tests__/tradeSinkStoreFaults.store.test.ts'],
+    mutate: ['aggregate/dedupingSink.ts', 'aggregate/sinkSlices.ts', 'aggregate/heldEvents.ts', 'aggregate/sinkIntents.ts'],
+    tests: [
+      'aggregate/__tests__/dedupingSink.store.test.ts',
+      'aggregate/__tests__/dedupingSinkTakeover.store.test.ts',
+      'aggregate/__tests__/sinkSlices.test.ts',
+      'aggregate/__tests__/tradeSink.store.test.ts',
+      'aggregate/__tests__/tradeSinkStoreFaults.store.test.ts',
+    ],
   },
   {
     // kafkaBus.ts has its own group below. The conformance suite runs its Kafka half too, so it

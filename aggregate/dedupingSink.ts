@@ -1,77 +1,12 @@
-import { createHash } from 'node:crypto';
 import { commitPositionsAfter, type Bus, type BusRecord, type Subscription } from '../infra/bus/bus.ts';
 import type { EventOfTopic, Topic } from '../infra/events.ts';
 import type { Logger } from '../infra/log.ts';
 import type { Store } from '../infra/store.ts';
+import { eventKey, heldKeys, latestHeldFrom, marketKey, type DedupedTable, type LatestHeld } from './heldEvents.ts';
+import { SinkIntents } from './sinkIntents.ts';
+import { partitionKey, planSlices, sliceToken, type OffsetRange, type Repeat, type Slice, type SlicePlan } from './sinkSlices.ts';
 
-/**
- * How one topic lands in its raw table. An event's identity is venue + market + the venue's own
- * id (a venue never reuses an id within a market); the table has columns `venue`, `market`, `ts`,
- * `idColumn` and `scopeColumn`, the leading column of its sort key, which narrows the lookup.
- */
-export interface DedupedTable<T extends Topic> {
-  topic: T;
-  table: string;
-  /** Consumer group when the options name none. */
-  group: string;
-  idColumn: string;
-  idOf(event: EventOfTopic[T]): string;
-  scopeColumn: 'asset' | 'venue';
-  row(event: EventOfTopic[T]): object;
-}
-
-const eventKey = (venue: string, market: string, id: string) => `${venue}\u0000${market}\u0000${id}`;
-const marketKey = (venue: string, market: string) => `${venue}\u0000${market}`;
-
-/**
- * What the sink knows of one venue + market in its table: no row is later than `ts`, and `ids`
- * are the ids held at exactly `ts` when the sink stored them itself (unknown when `ts` came from
- * the table). An event later than `ts` cannot be held, so only the others need the lookup: in
- * order, nearly none. Sound while this sink is the table's only writer of the market, as the bus
- * makes it (one partition per asset, one member per partition); forgotten on every assignment.
- */
-interface LatestHeld {
-  ts: number;
-  ids?: Set<string>;
-}
-
-/** Per venue + market of the given events: the latest time the table holds at or after the earliest of them. */
-async function latestHeldFrom<T extends Topic>(store: Store, target: DedupedTable<T>, events: readonly EventOfTopic[T][]): Promise<{ from: number; latest: Map<string, number> }> {
-  let from = Infinity;
-  const scopes = new Set<string>();
-  for (const e of events) {
-    from = Math.min(from, e.ts);
-    scopes.add(e[target.scopeColumn]);
-  }
-  // Not `AS ts`: in ClickHouse an alias hides the column of the same name in WHERE.
-  const rows = await store.rows<{ venue: string; market: string; latest: number }>(
-    `SELECT venue, market, toUnixTimestamp64Milli(max(ts)) AS latest FROM {table:Identifier}
-     WHERE {scopeColumn:Identifier} IN {scopes:Array(String)} AND ts >= fromUnixTimestamp64Milli({from:Int64}, 'UTC')
-     GROUP BY venue, market`,
-    { table: target.table, scopeColumn: target.scopeColumn, scopes: [...scopes], from },
-  );
-  return { from, latest: new Map(rows.map((r) => [marketKey(r.venue, r.market), r.latest])) };
-}
-
-/** Keys of the given events that the table already holds. */
-async function heldKeys<T extends Topic>(store: Store, target: DedupedTable<T>, events: readonly EventOfTopic[T][]): Promise<Set<string>> {
-  if (events.length === 0) return new Set();
-  let from = Infinity;
-  let to = -Infinity;
-  const scopes = new Set<string>();
-  for (const e of events) {
-    from = Math.min(from, e.ts);
-    to = Math.max(to, e.ts);
-    scopes.add(e[target.scopeColumn]);
-  }
-  const rows = await store.rows<{ venue: string; market: string; id: string }>(
-    `SELECT venue, market, {idColumn:Identifier} AS id FROM {table:Identifier}
-     WHERE {scopeColumn:Identifier} IN {scopes:Array(String)}
-       AND ts BETWEEN fromUnixTimestamp64Milli({from:Int64}, 'UTC') AND fromUnixTimestamp64Milli({to:Int64}, 'UTC')`,
-    { idColumn: target.idColumn, table: target.table, scopeColumn: target.scopeColumn, scopes: [...scopes], from, to },
-  );
-  return new Set(rows.map((r) => eventKey(r.venue, r.market, r.id)));
-}
+export type { DedupedTable } from './heldEvents.ts';
 
 export interface DedupingSinkOptions {
   bus: Bus;
@@ -97,6 +32,11 @@ export interface DedupingSinkStats {
   duplicates: number;
   batches: number;
   failedBatches: number;
+  /**
+   * Inserts sent again under the token of an earlier one whose outcome was unknown: after an insert
+   * failed, or for a partition taken over from a member that may have inserted it.
+   */
+  repeatedInserts: number;
 }
 
 export interface DedupingSink {
@@ -107,41 +47,109 @@ export interface DedupingSink {
 
 const retryDelayMs = 1_000;
 
+/** One distinct event of a flush, with its id, its market's key and its slice, each made once. */
+interface Candidate<T extends Topic> {
+  key: string;
+  market: string;
+  id: string;
+  event: EventOfTopic[T];
+  slice: Slice<T>;
+}
+
+/** Held for sure (true), new for sure (false), or only the table knows (undefined). */
+function knownHeld<T extends Topic>({ market, id, event, slice }: Candidate<T>, bounds: ReadonlyMap<string, LatestHeld>): boolean | undefined {
+  // A repeated slice may be landing under another member's hand right now: only the table knows.
+  if (slice.repeat) return undefined;
+  const bound = bounds.get(market)!;
+  if (event.ts > bound.ts) return false;
+  if (event.ts === bound.ts && bound.ids) return bound.ids.has(id);
+  return undefined;
+}
+
+/** Ranges that overlap an earlier one cannot be repeated as they were cut: left out, and said. */
+function disjoint(ranges: readonly OffsetRange[], log: Logger): OffsetRange[] {
+  const out: OffsetRange[] = [];
+  for (const r of ranges) {
+    const prior = out.at(-1);
+    if (prior && r.first <= prior.last) log.warn({ range: r, prior }, 'overlapping sink intents: the later is not repeated');
+    else out.push(r);
+  }
+  return out;
+}
+
 /**
  * Consumes one topic and writes it to its raw table, at least once from the bus and exactly once
- * in the store: before each insert it drops the events the store already holds (`heldKeys`, asked
- * only for events no later than what the table holds of their market), and it commits bus
- * positions only after the insert. A replay after a crash (inserted, not committed)
- * therefore adds nothing to the table nor to the materialized views fed from it.
+ * in the store. Before each insert it drops the events the store already holds (`heldKeys`,
+ * asked only for events no later than what the table holds of their market), and it commits bus
+ * positions only after the insert: a replay after a crash (inserted, not committed) adds nothing
+ * to the table nor to the materialized views fed from it.
+ *
+ * An insert whose outcome is unknown (it failed, timed out, or its sender died) may still land
+ * later. Each insert is therefore a slice of bus ranges whose deduplication token depends only on
+ * those ranges and their events (aggregate/sinkSlices.ts), and such a slice is inserted again,
+ * exactly, before anything after it: whichever copy lands first is kept, the other dropped by the
+ * engine. Where members of the group live in other processes (Kafka), slices are cut per
+ * partition and their ranges recorded before the insert (sink_intents), so the member that takes
+ * a partition over repeats the dead member's last slices before reading what the table holds.
+ * Not covered: a member frozen past its session timeout that wakes up and sends an insert after
+ * its successor has repeated its slices (Kafka's own fencing stops its commit, not its insert).
  */
 export async function startDedupingSink<T extends Topic>(target: DedupedTable<T>, options: DedupingSinkOptions): Promise<DedupingSink> {
   const { bus, store, log, batchRows, batchMs } = options;
-  const stats: DedupingSinkStats = { received: 0, inserted: 0, duplicates: 0, batches: 0, failedBatches: 0 };
+  const group = options.group ?? target.group;
+  const shared = bus.membersAcrossProcesses;
+  const intents = new SinkIntents(store, group);
+  const stats: DedupingSinkStats = { received: 0, inserted: 0, duplicates: 0, batches: 0, failedBatches: 0, repeatedInserts: 0 };
   let buffer: BusRecord<T>[] = [];
   let oldestAt = 0;
+  /** Buffered records held back for a repeat that still lacks records: they do not call for a flush. */
+  let waitingRecords = 0;
   // Inserts run one at a time, in order: a later batch never overtakes an earlier one.
   let queue: Promise<void> = Promise.resolve();
   let subscription: Subscription | undefined;
   const latestHeld = new Map<string, LatestHeld>();
-  /** Counts assignments: each one forgets `latestHeld`. */
+  /** Slices to insert again, exactly, before anything after them in their partitions. */
+  let repeats: Repeat[] = [];
+  /** Partitions whose intents were read since the assignment (shared mode). */
+  const takenOver = new Set<string>();
+  /** Counts assignments: each one forgets `latestHeld`, `repeats` and `takenOver`. */
   let assignment = 0;
+
+  const tokenOf = (ranges: readonly OffsetRange[], records: readonly BusRecord<T>[]) =>
+    sliceToken(
+      target.table,
+      ranges,
+      records.map(({ event }) => eventKey(event.venue, event.market, target.idOf(event))),
+    );
 
   const flush = (): Promise<void> => {
     queue = queue.then(async () => {
       if (buffer.length === 0) return;
       const records = buffer;
+      const atStart = assignment;
       buffer = [];
+      waitingRecords = 0;
+      let waiting: BusRecord<T>[];
       try {
-        await insertNew(records);
+        waiting = await insertNew(records);
       } catch (err) {
         stats.failedBatches += 1;
         // Nothing was committed: requeue in front so the next flush retries the same events.
-        buffer = records.concat(buffer);
+        if (assignment === atStart) buffer = records.concat(buffer);
         oldestAt = Date.now();
         log.error({ err, table: target.table, events: records.length }, 'batch insert failed; will retry');
         return;
       }
-      await subscription?.commit(commitPositionsAfter(records)).catch((err: unknown) => {
+      // A rebalance meanwhile: the bus delivers these records again to whoever owns them now.
+      if (assignment !== atStart) return;
+      if (waiting.length > 0) {
+        buffer = waiting.concat(buffer);
+        waitingRecords = waiting.length;
+      }
+      const held = new Set(waiting);
+      const done = records.filter((r) => !held.has(r));
+      if (done.length === 0) return;
+      await subscription?.commit(commitPositionsAfter(done)).catch((err: unknown) => {
         // The store already holds these events; a replay is filtered out, so a lost commit costs only work.
         log.warn({ err, table: target.table }, 'commit after insert failed; the events will be replayed and skipped');
       });
@@ -149,28 +157,28 @@ export async function startDedupingSink<T extends Topic>(target: DedupedTable<T>
     return queue;
   };
 
-  /** One distinct event of a batch, with its id and its market's key, each made once. */
-  interface Candidate {
-    key: string;
-    market: string;
-    id: string;
-    event: EventOfTopic[T];
+  /** Shared mode: the ranges a previous owner of these partitions may have inserted, to repeat first. */
+  async function takeOver(records: readonly BusRecord<T>[]): Promise<void> {
+    const firstOffsets = new Map<string, BusRecord<T>>();
+    for (const r of records) {
+      const key = partitionKey(r.topic, r.partition);
+      if (takenOver.has(key)) continue;
+      const first = firstOffsets.get(key);
+      if (!first || r.offset < first.offset) firstOffsets.set(key, r);
+    }
+    for (const [key, first] of firstOffsets) {
+      const ranges = disjoint(await intents.uncommitted(first.topic, first.partition, first.offset), log);
+      for (const range of ranges) repeats.push({ ranges: [range] });
+      takenOver.add(key);
+      if (ranges.length > 0) log.info({ topic: first.topic, partition: first.partition, ranges: ranges.length }, 'partition taken over: repeating the inserts its last owner may have made');
+    }
   }
 
-  async function insertNew(records: BusRecord<T>[]): Promise<void> {
-    const unique = new Map<string, Candidate>();
-    for (const { event } of records) {
-      const id = target.idOf(event);
-      const key = eventKey(event.venue, event.market, id);
-      unique.set(key, { key, market: marketKey(event.venue, event.market), id, event });
-    }
-    // This batch decides with the bounds known when it began; a rebalance meanwhile (a new
-    // `assignment`) makes what it learns unfit to keep.
-    const assignmentAtStart = assignment;
-    const keep = (market: string, bound: LatestHeld) => void (assignment === assignmentAtStart && latestHeld.set(market, bound));
+  /** The bounds of the markets of `candidates` that are not known yet, read from the table. */
+  async function boundsOf(candidates: readonly Candidate<T>[], keep: (market: string, bound: LatestHeld) => void): Promise<Map<string, LatestHeld>> {
     const bounds = new Map<string, LatestHeld>();
-    const unbounded: Candidate[] = [];
-    for (const c of unique.values()) {
+    const unbounded: Candidate<T>[] = [];
+    for (const c of candidates) {
       const bound = latestHeld.get(c.market);
       if (bound) bounds.set(c.market, bound);
       else unbounded.push(c);
@@ -184,37 +192,82 @@ export async function startDedupingSink<T extends Topic>(target: DedupedTable<T>
         keep(c.market, bound);
       }
     }
-    /** Held for sure (true), new for sure (false), or only the table knows (undefined). */
-    const knownHeld = ({ market, id, event }: Candidate): boolean | undefined => {
-      const bound = bounds.get(market)!;
-      if (event.ts > bound.ts) return false;
-      if (event.ts === bound.ts && bound.ids) return bound.ids.has(id);
-      return undefined;
-    };
-    const judged = [...unique.values()].map((c) => ({ c, known: knownHeld(c) }));
+    return bounds;
+  }
+
+  /** What a flush stores of each slice: its events the table does not hold, each once. */
+  async function judge(plan: SlicePlan<T>) {
+    const candidates = new Map<string, Candidate<T>>();
+    for (const slice of plan.slices) {
+      for (const { event } of slice.records) {
+        const id = target.idOf(event);
+        const key = eventKey(event.venue, event.market, id);
+        // An event twice in a flush counts in the first slice that has it.
+        if (!candidates.has(key)) candidates.set(key, { key, market: marketKey(event.venue, event.market), id, event, slice });
+      }
+    }
+    // This flush decides with the bounds known when it began; a rebalance meanwhile (a new
+    // `assignment`) makes what it learns unfit to keep.
+    const assignmentAtStart = assignment;
+    const keep = (market: string, bound: LatestHeld) => void (assignment === assignmentAtStart && latestHeld.set(market, bound));
+    const bounds = await boundsOf([...candidates.values()], keep);
+    const judged = [...candidates.values()].map((c) => ({ c, known: knownHeld(c, bounds) }));
     const held = await heldKeys(store, target, judged.filter((j) => j.known === undefined).map((j) => j.c.event));
-    const stored: Candidate[] = [];
+    const stored = new Map<Slice<T>, Candidate<T>[]>(plan.slices.map((s) => [s, []]));
+    for (const { c, known } of judged) if (!(known ?? held.has(c.key))) stored.get(c.slice)!.push(c);
+    return { candidates, stored, bounds, keep };
+  }
+
+  /** Inserts the new events of `records`, slice by slice; returns the records held back for a repeat. */
+  async function insertNew(records: BusRecord<T>[]): Promise<BusRecord<T>[]> {
+    if (shared) await takeOver(records);
+    const plan = planSlices(records, repeats, shared, tokenOf);
+    repeats = plan.pending;
+    if (plan.slices.length === 0) return plan.waiting;
+    /** Slices sent, whose outcome is known or (the last, if the flush fails) unknown. */
+    let sent = 0;
+    let intentsWritten = false;
+    const { candidates, stored, bounds, keep } = await judge(plan).catch((err: unknown) => {
+      repeats = [...plan.slices.filter((s) => s.repeat).map((s) => ({ ranges: s.ranges })), ...plan.pending];
+      throw err;
+    });
+    try {
+      stats.duplicates += records.length - plan.waiting.length - [...stored.values()].reduce((n, list) => n + list.length, 0);
+      stats.batches += 1;
+      // Shared mode: a new slice's ranges are in the store before its insert leaves.
+      if (shared) {
+        await intents.write(plan.slices.filter((s) => !s.repeat && stored.get(s)!.length > 0).flatMap((s) => s.ranges));
+        intentsWritten = true;
+      }
+      for (const slice of plan.slices) {
+        sent += 1;
+        await insertSlice(slice, stored.get(slice)!, bounds, keep);
+      }
+    } catch (err) {
+      // The insert that failed may still land, and those after it may have their intents written:
+      // they are inserted again as they are, before anything else of their partitions.
+      const again = plan.slices.filter((s, i) => i >= sent - 1 && (i === sent - 1 || s.repeat || intentsWritten));
+      repeats = [...again.map((s) => ({ ranges: s.ranges })), ...plan.pending];
+      for (const c of candidates.values()) latestHeld.delete(c.market);
+      throw err;
+    } finally {
+      // The copy of a repeated slice that another member sent may land after this flush read the
+      // table: what the table holds of those markets is read again next time, not inferred.
+      for (const c of candidates.values()) if (c.slice.repeat) latestHeld.delete(c.market);
+    }
+    return plan.waiting;
+  }
+
+  async function insertSlice(slice: Slice<T>, stored: readonly Candidate<T>[], bounds: Map<string, LatestHeld>, keep: (market: string, bound: LatestHeld) => void): Promise<void> {
+    if (stored.length === 0) return;
+    if (slice.repeat) stats.repeatedInserts += 1;
+    await store.insert(target.table, stored.map((c) => target.row(c.event)), slice.token);
     let minTs = Infinity;
     let maxTs = -Infinity;
-    for (const { c, known } of judged) {
-      if (known ?? held.has(c.key)) continue;
-      stored.push(c);
+    for (const c of stored) {
       minTs = Math.min(minTs, c.event.ts);
       maxTs = Math.max(maxTs, c.event.ts);
-    }
-    stats.duplicates += records.length - stored.length;
-    stats.batches += 1;
-    if (stored.length === 0) return;
-    // Same rows -> same token: a retried insert that had in fact landed is dropped by ClickHouse too.
-    const token = createHash('sha256').update(stored.map((c) => c.key).join('\n')).digest('hex');
-    try {
-      await store.insert(target.table, stored.map((c) => target.row(c.event)), `${target.table}:${token}`);
-    } catch (err) {
-      // It may still land: these markets' bounds are asked of the table again.
-      for (const c of stored) latestHeld.delete(c.market);
-      throw err;
-    }
-    for (const c of stored) {
+      if (slice.repeat) continue;
       const bound = bounds.get(c.market)!;
       if (c.event.ts > bound.ts) {
         const raised = { ts: c.event.ts, ids: new Set([c.id]) };
@@ -227,29 +280,33 @@ export async function startDedupingSink<T extends Topic>(target: DedupedTable<T>
   }
 
   subscription = await bus.subscribe({
-    group: options.group ?? target.group,
+    group,
     topics: [target.topic],
     onAssignment: () => {
       // Uncommitted records will be delivered again to whoever owns their partition now, and the
       // markets this member keeps may have been written by another meanwhile.
       buffer = [];
+      waitingRecords = 0;
       latestHeld.clear();
+      repeats = [];
+      takenOver.clear();
       assignment += 1;
     },
     onBatch: async (records) => {
-      if (buffer.length === 0) oldestAt = Date.now();
+      if (buffer.length === waitingRecords) oldestAt = Date.now();
       for (const r of records) buffer.push(r);
       stats.received += records.length;
-      // While the store refuses inserts, hold delivery here: the bus lags instead of our memory growing.
-      while (buffer.length >= batchRows) {
+      // While the store refuses inserts, hold delivery here: the bus lags instead of our memory
+      // growing. Records held back for a repeat wait for later ones: delivery goes on for them.
+      while (buffer.length - waitingRecords >= batchRows) {
         await flush();
-        if (buffer.length >= batchRows) await new Promise((r) => setTimeout(r, retryDelayMs));
+        if (buffer.length - waitingRecords >= batchRows) await new Promise((r) => setTimeout(r, retryDelayMs));
       }
     },
   });
 
   const timer = setInterval(() => {
-    if (buffer.length > 0 && Date.now() - oldestAt >= batchMs) void flush();
+    if (buffer.length > waitingRecords && Date.now() - oldestAt >= batchMs) void flush();
   }, Math.max(10, Math.floor(batchMs / 4)));
 
   return {

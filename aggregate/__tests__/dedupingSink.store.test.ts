@@ -160,7 +160,7 @@ test('events held at the edges of the batch window, of every asset in it, and co
   const first = [trade('lookcoin', 'L1', t0 + 1_000), trade('peekcoin', 'P1', t0 + 2_000), trade('lookcoin', 'L3', t0 + 3_000)];
   bus.publish(first);
   await until(() => lagOf(bus, 'dd-lookup') === 0, 'the first batch committed');
-  expect(sink.stats()).toEqual({ received: 3, inserted: 3, duplicates: 0, batches: 1, failedBatches: 0 });
+  expect(sink.stats()).toEqual({ received: 3, inserted: 3, duplicates: 0, batches: 1, failedBatches: 0, repeatedInserts: 0 });
 
   // L1 and L3 are held at exactly this batch's first and last ts; P1 under the batch's other asset.
   bus.publish([
@@ -172,16 +172,16 @@ test('events held at the edges of the batch window, of every asset in it, and co
     trade('lookcoin', 'L3', t0 + 3_000),
   ]);
   await until(() => lagOf(bus, 'dd-lookup') === 0, 'the second batch committed');
-  expect(sink.stats()).toEqual({ received: 9, inserted: 5, duplicates: 4, batches: 2, failedBatches: 0 });
+  expect(sink.stats()).toEqual({ received: 9, inserted: 5, duplicates: 4, batches: 2, failedBatches: 0, repeatedInserts: 0 });
 
   // Nothing new: no insert, so no onInserted.
   bus.publish(first);
   await until(() => lagOf(bus, 'dd-lookup') === 0, 'the replay committed');
-  expect(sink.stats()).toEqual({ received: 12, inserted: 5, duplicates: 7, batches: 3, failedBatches: 0 });
+  expect(sink.stats()).toEqual({ received: 12, inserted: 5, duplicates: 7, batches: 3, failedBatches: 0, repeatedInserts: 0 });
 
   // Nothing buffered: stopping makes no batch.
   await sink.stop();
-  expect(sink.stats()).toEqual({ received: 12, inserted: 5, duplicates: 7, batches: 3, failedBatches: 0 });
+  expect(sink.stats()).toEqual({ received: 12, inserted: 5, duplicates: 7, batches: 3, failedBatches: 0, repeatedInserts: 0 });
   expect(ranges).toEqual([
     { minTs: t0 + 1_000, maxTs: t0 + 3_000 },
     { minTs: t0 + 1_500, maxTs: t0 + 2_500 },
@@ -202,7 +202,7 @@ test('a full batch is inserted at once, and the next one is taken without a paus
   expect(performance.now() - sentAt).toBeLessThan(900);
   await until(() => lagOf(bus, 'dd-rows') === 0, 'the next batch committed');
   await sink.stop();
-  expect(sink.stats()).toEqual({ received: 6, inserted: 6, duplicates: 0, batches: 2, failedBatches: 0 });
+  expect(sink.stats()).toEqual({ received: 6, inserted: 6, duplicates: 0, batches: 2, failedBatches: 0, repeatedInserts: 0 });
   expect(await storedTrades('rowcoin')).toHaveLength(6);
 });
 
@@ -220,7 +220,7 @@ test('while the store refuses inserts, the sink retries once a second, holds del
   const whileRefused = { stats: sink.stats(), lag: lagOf(bus, 'dd-refused'), lines: [...lines] };
   faults.set('ok');
   // Within the second: no second attempt, and the next batch is not taken.
-  expect(whileRefused.stats).toEqual({ received: 3, inserted: 0, duplicates: 0, batches: 1, failedBatches: 1 });
+  expect(whileRefused.stats).toEqual({ received: 3, inserted: 0, duplicates: 0, batches: 1, failedBatches: 1, repeatedInserts: 0 });
   expect(whileRefused.lag).toBe(6);
   expect(whileRefused.lines).toEqual([
     expect.objectContaining({ level: 50, msg: 'batch insert failed; will retry', table: 'trades', events: 3, err: expect.objectContaining({ message: 'injected store fault: failinsert' }) }),
@@ -228,7 +228,7 @@ test('while the store refuses inserts, the sink retries once a second, holds del
 
   await until(() => lagOf(bus, 'dd-refused') === 0, 'everything committed once the store is back');
   await sink.stop();
-  expect(sink.stats()).toEqual({ received: 6, inserted: 6, duplicates: 0, batches: 3, failedBatches: 1 });
+  expect(sink.stats()).toEqual({ received: 6, inserted: 6, duplicates: 0, batches: 3, failedBatches: 1, repeatedInserts: 1 });
   expect((await storedTrades('refusecoin')).map((r) => r.id)).toEqual(['1', '2', '3', '4', '5', '6']);
 });
 
@@ -245,7 +245,7 @@ test('an insert whose answer was lost lands late, after the retry looked: the re
   held.release('answerLostLandsLate');
   await until(() => lagOf(bus, 'dd-late') === 0, 'the retry committed');
   await sink.stop();
-  expect(sink.stats()).toEqual({ received: 2, inserted: 1, duplicates: 1, batches: 2, failedBatches: 1 });
+  expect(sink.stats()).toEqual({ received: 2, inserted: 1, duplicates: 1, batches: 2, failedBatches: 1, repeatedInserts: 1 });
   expect(await storedTrades('latecoin')).toEqual([{ id: '1', ts: t0, receivedAt: t0 + 40 }]);
 });
 
@@ -261,7 +261,7 @@ test('an id is opaque: one that spells the identities of two other trades back t
   // Below batchRows and batchMs: stopping inserts it and commits.
   await sink.stop();
   expect(lagOf(bus, 'dd-opaque')).toBe(0);
-  expect(sink.stats()).toEqual({ received: 3, inserted: 3, duplicates: 0, batches: 2, failedBatches: 0 });
+  expect(sink.stats()).toEqual({ received: 3, inserted: 3, duplicates: 0, batches: 2, failedBatches: 0, repeatedInserts: 0 });
   expect((await storedTrades('opaquecoin')).map((r) => r.id)).toEqual(['1', '2', runTogether]);
 });
 
@@ -273,7 +273,7 @@ test('a commit that fails after the insert is logged, and the replay it causes i
   bus.publish(events);
   await until(() => lines.length === 1, 'the failed commit logged');
   await first.stop();
-  expect(first.stats()).toEqual({ received: 3, inserted: 3, duplicates: 0, batches: 1, failedBatches: 0 });
+  expect(first.stats()).toEqual({ received: 3, inserted: 3, duplicates: 0, batches: 1, failedBatches: 0, repeatedInserts: 0 });
   expect(lines).toEqual([
     expect.objectContaining({ level: 40, msg: 'commit after insert failed; the events will be replayed and skipped', table: 'trades', err: expect.objectContaining({ message: 'commit refused' }) }),
   ]);
@@ -282,7 +282,7 @@ test('a commit that fails after the insert is logged, and the replay it causes i
   const next = await startTradeSink({ bus, store, log, batchRows: 3, batchMs: 60_000, group: 'dd-commit' });
   await until(() => lagOf(bus, 'dd-commit') === 0, 'the replay committed');
   await next.stop();
-  expect(next.stats()).toEqual({ received: 3, inserted: 0, duplicates: 3, batches: 1, failedBatches: 0 });
+  expect(next.stats()).toEqual({ received: 3, inserted: 0, duplicates: 3, batches: 1, failedBatches: 0, repeatedInserts: 0 });
   expect((await storedTrades('commitcoin')).map((r) => r.id)).toEqual(['1', '2', '3']);
 });
 
@@ -319,7 +319,7 @@ test('the timer flushes once the oldest buffered event has waited batchMs, not b
   await sink.stop();
   // Stopped: no timer left behind.
   expect(vi.getTimerCount()).toBe(0);
-  expect(sink.stats()).toEqual({ received: 3, inserted: 3, duplicates: 0, batches: 2, failedBatches: 0 });
+  expect(sink.stats()).toEqual({ received: 3, inserted: 3, duplicates: 0, batches: 2, failedBatches: 0, repeatedInserts: 0 });
   expect((await storedTrades('tickcoin')).map((r) => r.id)).toEqual(['1', '2', '3']);
 });
 
@@ -335,7 +335,7 @@ test('with a tiny batchMs the timer still wakes at most every 10 ms', async () =
   await advance(1);
   await until(() => lagOf(bus, 'dd-tiny') === 0, 'the flush at the first tick');
   await sink.stop();
-  expect(sink.stats()).toEqual({ received: 1, inserted: 1, duplicates: 0, batches: 1, failedBatches: 0 });
+  expect(sink.stats()).toEqual({ received: 1, inserted: 1, duplicates: 0, batches: 1, failedBatches: 0, repeatedInserts: 0 });
 });
 
 test('before its first assignment the sink is idle; a rebalance drops what it had buffered, uncommitted', async () => {
@@ -345,7 +345,7 @@ test('before its first assignment the sink is idle; a rebalance drops what it ha
   const held = withHeldInsert(store);
   const sink = await startTradeSink({ bus, store: held.store, log: silentLog, batchRows: 1_000, batchMs: 40, group: 'dd-assign' });
   await advance(100);
-  expect(sink.stats()).toEqual({ received: 0, inserted: 0, duplicates: 0, batches: 0, failedBatches: 0 });
+  expect(sink.stats()).toEqual({ received: 0, inserted: 0, duplicates: 0, batches: 0, failedBatches: 0, repeatedInserts: 0 });
 
   assign();
   memoryBus.publish([trade('assigncoin', '1', t0), trade('assigncoin', '2', t0 + 1)]);
@@ -356,7 +356,7 @@ test('before its first assignment the sink is idle; a rebalance drops what it ha
   await advance(100);
   await sink.stop();
   expect(held.lookups()).toBe(0);
-  expect(sink.stats()).toEqual({ received: 2, inserted: 0, duplicates: 0, batches: 0, failedBatches: 0 });
+  expect(sink.stats()).toEqual({ received: 2, inserted: 0, duplicates: 0, batches: 0, failedBatches: 0, repeatedInserts: 0 });
   expect(lagOf(memoryBus, 'dd-assign')).toBe(2);
   expect(await storedTrades('assigncoin')).toEqual([]);
 });
@@ -403,7 +403,7 @@ test('in order, a market asks the table once: later events are new for sure; one
   await delivered([trade('boundcoin', '2', t0 + 1), trade('boundcoin', '2b', t0 + 1)], 'a late batch');
   expect(held.lookups()).toBe(2);
   await sink.stop();
-  expect(sink.stats()).toEqual({ received: 14, inserted: 9, duplicates: 5, batches: 7, failedBatches: 0 });
+  expect(sink.stats()).toEqual({ received: 14, inserted: 9, duplicates: 5, batches: 7, failedBatches: 0, repeatedInserts: 0 });
   expect((await storedTrades('boundcoin')).map((r) => r.id)).toEqual(['1', '2', '2b', '3', '4', '4b', '5', '6', '6b']);
 });
 
@@ -424,11 +424,11 @@ test('a market the table already holds (a restart): its replay is looked up and 
   await delivered([trade('restartcoin', '5', t0 + 2)], 'a later trade');
   expect(held.lookups()).toBe(3);
   await sink.stop();
-  expect(sink.stats()).toEqual({ received: 6, inserted: 2, duplicates: 4, batches: 3, failedBatches: 0 });
+  expect(sink.stats()).toEqual({ received: 6, inserted: 2, duplicates: 4, batches: 3, failedBatches: 0, repeatedInserts: 0 });
   expect((await storedTrades('restartcoin')).map((r) => r.id)).toEqual(['1', '2', '3', '4', '5']);
 });
 
-test('an insert that landed though its answer was lost: the retry, with more events (another token), asks the table again and stores each once', async () => {
+test('an insert that landed though its answer was lost: the retry looks it up as a repeat and finds it held (nothing sent again), then asks the table again for the events after it and stores each once', async () => {
   const bus = createMemoryBus();
   const held = withHeldInsert(store);
   const sink = await startTradeSink({ bus, store: held.store, log: silentLog, batchRows: 1_000, batchMs: 20, group: 'dd-lost' });
@@ -443,7 +443,7 @@ test('an insert that landed though its answer was lost: the retry, with more eve
   held.release('answerLost');
   await until(() => lagOf(bus, 'dd-lost') === 0, 'the retry committed');
   await sink.stop();
-  expect(sink.stats()).toEqual({ received: 3, inserted: 2, duplicates: 1, batches: 3, failedBatches: 1 });
+  expect(sink.stats()).toEqual({ received: 3, inserted: 2, duplicates: 1, batches: 3, failedBatches: 1, repeatedInserts: 0 });
   expect((await storedTrades('lostcoin')).map((r) => r.id)).toEqual(['1', '2', '3']);
 });
 
@@ -461,7 +461,7 @@ test('after a rebalance the sink asks the table again: another member may have w
   memoryBus.publish([other]);
   await until(() => lagOf(memoryBus, 'dd-moved') === 0, 'the redelivery');
   await sink.stop();
-  expect(sink.stats()).toEqual({ received: 2, inserted: 1, duplicates: 1, batches: 2, failedBatches: 0 });
+  expect(sink.stats()).toEqual({ received: 2, inserted: 1, duplicates: 1, batches: 2, failedBatches: 0, repeatedInserts: 0 });
   expect((await storedTrades('movedcoin')).map((r) => r.id)).toEqual(['1', '2']);
 });
 
@@ -482,6 +482,6 @@ test('a rebalance while an insert runs: what that batch learnt of the table is n
   memoryBus.publish([other]);
   await until(() => sink.stats().received === 2 && sink.stats().batches === 2, 'the redelivery');
   await sink.stop();
-  expect(sink.stats()).toEqual({ received: 2, inserted: 1, duplicates: 1, batches: 2, failedBatches: 0 });
+  expect(sink.stats()).toEqual({ received: 2, inserted: 1, duplicates: 1, batches: 2, failedBatches: 0, repeatedInserts: 0 });
   expect((await storedTrades('duringcoin')).map((r) => r.id)).toEqual(['1', '2']);
 });

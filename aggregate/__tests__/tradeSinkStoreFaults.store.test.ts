@@ -8,6 +8,7 @@ import type { TradeEvent } from '../../infra/events.ts';
 import { StoreTimeoutError, type Store } from '../../infra/store.ts';
 import { withStoreFaults } from '../../infra/storeFaults.ts';
 import { openTestStore, silentLog } from '../../test/support/harness.ts';
+import { until } from '../../test/support/until.ts';
 import { startTradeSink } from '../tradeSink.ts';
 
 let store: Store;
@@ -38,14 +39,6 @@ async function storedKeys(): Promise<string[]> {
     { asset },
   );
   return rows.map((r) => keyOf(r.venue, r.market, r.trade_id));
-}
-
-async function until(cond: () => boolean | Promise<boolean>, what: string, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await cond())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
 }
 
 /**
@@ -94,9 +87,14 @@ test('refused, timed-out and answer-lost inserts: every trade stored once, commi
   let rejected = 0;
   let loseAnswers = 0;
   let lostRows = 0;
+  /** Tokens sent, and how many inserts went out under a token sent before (a repeat). */
+  const tokensSent = new Set<string>();
+  let sentAgain = 0;
   const sinkStore: Store = {
     ...store,
     async insert(table, rows, token) {
+      if (token !== undefined && tokensSent.has(token)) sentAgain += 1;
+      if (token !== undefined) tokensSent.add(token);
       try {
         await insertsTo.insert(table, rows, token);
       } catch (err) {
@@ -158,6 +156,8 @@ test('refused, timed-out and answer-lost inserts: every trade stored once, commi
   // Each trade inserted once by a call that answered, except those found already held after the insert
   // whose answer was lost; the rest of what was received is duplicates.
   expect(lostRows).toBeGreaterThan(0);
-  expect(sink.stats()).toEqual({ received: 340, inserted: 300 - lostRows, duplicates: 40 + lostRows, batches: expect.any(Number), failedBatches: rejected });
+  expect(sink.stats()).toEqual({ received: 340, inserted: 300 - lostRows, duplicates: 40 + lostRows, batches: expect.any(Number), failedBatches: rejected, repeatedInserts: sentAgain });
+  // Refused and timed-out inserts were sent again as they were.
+  expect(sentAgain).toBeGreaterThanOrEqual(3);
   expect(rejected).toBeGreaterThanOrEqual(8);
 });

@@ -1,6 +1,8 @@
-// A trade sink in its own process (chDB binds one data directory per process), driven by
-// aggregatorCrash.system.test.ts. With CRASH_AT_COMMIT=1 it kills itself with SIGKILL at the first commit
-// after an insert of the test's trades landed, i.e. before the bus learned of it.
+// A trade sink in its own process over Kafka, driven by aggregatorCrash.system.test.ts and
+// sinkRace.system.test.ts: on an embedded store in DATA_DIR (chDB binds one data directory per
+// process), or on a ClickHouse server at STORE_URL. With CRASH_AT_COMMIT=1 it kills itself with
+// SIGKILL at the first commit after an insert of the test's trades landed, i.e. before the bus
+// learned of it. It stops once the store holds EXPECTED trades of VENUE, and prints their counts.
 import { writeSync } from 'node:fs';
 import { openStore } from '../../infra/store.ts';
 import { migrate } from '../../infra/migrate.ts';
@@ -9,11 +11,11 @@ import { createLogger } from '../../infra/log.ts';
 import { startTradeSink } from '../../aggregate/tradeSink.ts';
 import type { Bus } from '../../infra/bus/bus.ts';
 
-const { DATA_DIR, BROKERS, GROUP, VENUE, EXPECTED, CRASH_AT_COMMIT } = process.env;
-if (!DATA_DIR || !BROKERS || !GROUP || !VENUE || !EXPECTED) throw new Error('sinkProcess: missing environment');
+const { DATA_DIR, STORE_URL, BROKERS, GROUP, VENUE, EXPECTED, CRASH_AT_COMMIT, BATCH_ROWS = '500', BATCH_MS = '200' } = process.env;
+if (!(DATA_DIR || STORE_URL) || !BROKERS || !GROUP || !VENUE || !EXPECTED) throw new Error('sinkProcess: missing environment');
 
 const log = createLogger('warn');
-const store = await openStore({ MDS_DATA_DIR: DATA_DIR, CLICKHOUSE_DATABASE: 'mds', CLICKHOUSE_URL: undefined });
+const store = await openStore({ MDS_DATA_DIR: DATA_DIR ?? '', CLICKHOUSE_DATABASE: 'mds', CLICKHOUSE_URL: STORE_URL });
 await migrate(store);
 // A short session: the restarted sink takes over the partitions of the killed one sooner.
 const kafka = await createKafkaBus({ brokers: BROKERS.split(','), log, sessionTimeoutMs: 6_000 });
@@ -25,6 +27,7 @@ const countTrades = async () =>
 const bus: Bus = CRASH_AT_COMMIT
   ? {
       description: kafka.description,
+      membersAcrossProcesses: kafka.membersAcrossProcesses,
       publish: (e) => kafka.publish(e),
       flush: () => kafka.flush(),
       stats: () => kafka.stats(),
@@ -46,7 +49,8 @@ const bus: Bus = CRASH_AT_COMMIT
     }
   : kafka;
 
-const sink = await startTradeSink({ bus, store, log, batchRows: 500, batchMs: 200, group: GROUP });
+const sink = await startTradeSink({ bus, store, log, batchRows: Number(BATCH_ROWS), batchMs: Number(BATCH_MS), group: GROUP });
+writeSync(1, JSON.stringify({ subscribed: true }) + '\n');
 
 const deadline = Date.now() + 45_000;
 while ((await countTrades()) < Number(EXPECTED) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));

@@ -27,8 +27,22 @@ const readBody = async (req: IncomingMessage): Promise<string> => {
   return Buffer.concat(chunks).toString('utf8');
 };
 
+/** A request parked by `hold`: received whole, run only once released. */
+export interface HeldRequest {
+  /** Its SQL: the `query=` parameter, or the body. */
+  readonly query: string;
+  /** Queues the request now, behind whatever the front ran meanwhile; resolves once it has run. */
+  release(): Promise<void>;
+}
+
 export interface ClickHouseFront {
   url: string;
+  /**
+   * Parks the next request whose SQL (and data, for an insert) match (received whole, neither run nor answered) and
+   * resolves with it; every other request is answered as usual. It stands for an insert sent by a
+   * client that died with it in flight, which a server may still complete seconds later.
+   */
+  hold(match: (query: string, data: string) => boolean): Promise<HeldRequest>;
   close(): Promise<void>;
 }
 
@@ -39,6 +53,20 @@ export async function startClickHouseFront(dataDir: string, port = 0): Promise<C
   // chDB has one session per process: the database in use and SET settings are shared, so requests run one at a time.
   let queue: Promise<unknown> = Promise.resolve();
   let database = 'default';
+  let holding: { match: (query: string, data: string) => boolean; parked: (held: HeldRequest) => void } | undefined;
+
+  /** Resolves when the request may run: at once, or when the test releases it. */
+  function releaseOf(query: string, data: string): { mayRun: Promise<void>; ran: () => void } {
+    const hold = holding;
+    if (!hold?.match(query, data)) return { mayRun: Promise.resolve(), ran: () => {} };
+    holding = undefined;
+    let allow!: () => void;
+    let ran!: () => void;
+    const mayRun = new Promise<void>((r) => (allow = r));
+    const done = new Promise<void>((r) => (ran = r));
+    hold.parked({ query, release: () => (allow(), done) });
+    return { mayRun, ran };
+  }
 
   const answer = async (req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? '/', 'http://front');
@@ -55,6 +83,8 @@ export async function startClickHouseFront(dataDir: string, port = 0): Promise<C
       else if (!notSettings.has(name)) clickhouse_settings[name] = /^-?\d+$/.test(value) ? Number(value) : value;
     }
     const wanted = url.searchParams.get('database') ?? 'default';
+    const { mayRun, ran } = inUrl === null ? releaseOf(body, '') : releaseOf(inUrl, body);
+    await mayRun;
     const run = queue.then(async () => {
       if (wanted !== database) {
         await connection.command({ query: `USE ${wanted.replace(/[^A-Za-z0-9_]/g, '')}` });
@@ -66,6 +96,7 @@ export async function startClickHouseFront(dataDir: string, port = 0): Promise<C
       return Buffer.concat(chunks);
     });
     queue = run.catch(() => undefined);
+    void queue.then(ran);
     try {
       const out = await run;
       res.writeHead(200, { 'content-type': 'text/plain; charset=UTF-8' }).end(out);
@@ -80,6 +111,9 @@ export async function startClickHouseFront(dataDir: string, port = 0): Promise<C
   await new Promise<void>((done) => server.listen(port, '127.0.0.1', done));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    hold(match) {
+      return new Promise((parked) => (holding = { match, parked }));
+    },
     async close() {
       const closed = new Promise<void>((done) => server.close(() => done()));
       server.closeAllConnections();
