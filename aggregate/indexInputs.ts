@@ -4,7 +4,7 @@ import { loadUsdRates } from './currency/usdRates.ts';
 import type { Store } from '../infra/store.ts';
 import { staleLookbackMs, type IndexParams } from './indexPrice.ts';
 import type { QuoteRates } from './indexQuoteRate.ts';
-import { tickContent, type IndexState, type PublishedIndex, type SweepRange } from './indexSweep.ts';
+import { tickContent, type BookRow, type BucketRow, type IndexInputs, type IndexState, type LastTradeRow, type PublishedIndex, type SecondRow, type StatusBeforeRow, type StatusRow, type SweepRange, type WindowRow } from './indexSweep.ts';
 
 /**
  * What the index engine reads from ClickHouse: per-market seconds (market_seconds), 1m candles
@@ -111,31 +111,6 @@ SELECT toUnixTimestamp(min(second)) AS first, count() AS n
 FROM market_seconds
 WHERE second >= toDateTime({from_s:UInt32}, 'UTC')
 HAVING n > 0`;
-
-/** The columns that name a market of an asset. */
-export interface MarketOfAsset { asset: string; venue: string; market: string }
-export interface QuotedMarket extends MarketOfAsset { quote: string }
-export interface WindowRow extends QuotedMarket { windowNotional: number; windowTrades: number; intervalTrades: number; close: number }
-export interface BucketRow extends QuotedMarket { bucket: number; notional: number; trades: number; close: number }
-export interface LastTradeRow extends QuotedMarket { price: number; lastTradeAt: number }
-export interface SecondRow extends LastTradeRow { second: number; notional: number; volume: number; trades: number }
-export interface BookRow extends MarketOfAsset { ts: number; crossed: number | boolean }
-export interface StatusBeforeRow extends MarketOfAsset { connected: number | boolean }
-export interface StatusRow extends StatusBeforeRow { at: number }
-
-/** Everything the sweep of a range reads, as plain rows (the queries above say what each holds). */
-export interface IndexInputs {
-  windows: WindowRow[];
-  buckets: BucketRow[];
-  lastTrades: LastTradeRow[];
-  seconds: SecondRow[];
-  books: BookRow[];
-  statusBefore: StatusBeforeRow[];
-  /** In time order. */
-  statusChanges: StatusRow[];
-  /** Venues whose markets are perpetuals (the catalog's contract); every other venue is spot. */
-  perpetualVenues: ReadonlySet<string>;
-}
 
 const perpetualVenues: ReadonlySet<string> = new Set(catalogVenues.filter((v) => v.contract === 'perpetual').map((v) => v.id));
 

@@ -1,4 +1,3 @@
-import type { IndexInputs, QuotedMarket } from './indexInputs.ts';
 import {
   computeIndexSecond,
   marketKey,
@@ -19,6 +18,31 @@ import { assetOrder, quoteRate, type QuoteRates } from './indexQuoteRate.ts';
  * computeIndexSecond (the methodology); it returns the index_ticks rows to write, the verdicts of
  * the range's last second (index_constituents_latest) and the state at the end of each kept second.
  */
+
+/** The columns that name a market of an asset. */
+export interface MarketOfAsset { asset: string; venue: string; market: string }
+export interface QuotedMarket extends MarketOfAsset { quote: string }
+export interface WindowRow extends QuotedMarket { windowNotional: number; windowTrades: number; intervalTrades: number; close: number }
+export interface BucketRow extends QuotedMarket { bucket: number; notional: number; trades: number; close: number }
+export interface LastTradeRow extends QuotedMarket { price: number; lastTradeAt: number }
+export interface SecondRow extends LastTradeRow { second: number; notional: number; volume: number; trades: number }
+export interface BookRow extends MarketOfAsset { ts: number; crossed: number | boolean }
+export interface StatusBeforeRow extends MarketOfAsset { connected: number | boolean }
+export interface StatusRow extends StatusBeforeRow { at: number }
+
+/** Everything the sweep of a range reads, as plain rows (the queries of indexInputs.ts say what each holds). */
+export interface IndexInputs {
+  windows: WindowRow[];
+  buckets: BucketRow[];
+  lastTrades: LastTradeRow[];
+  seconds: SecondRow[];
+  books: BookRow[];
+  statusBefore: StatusBeforeRow[];
+  /** In time order. */
+  statusChanges: StatusRow[];
+  /** Venues whose markets are perpetuals (the catalog's contract); every other venue is spot. */
+  perpetualVenues: ReadonlySet<string>;
+}
 
 /** Seconds `from`..`to` (unix s, inclusive); the state at the end of each second from `keepFrom` on is returned. */
 export interface SweepRange {

@@ -1,5 +1,6 @@
-// The layout's rules, checked on the code: which folder may import which, routes apart from
-// routes, and one home for the USD quote list. A rule broken by a new import fails here.
+// The layout's rules, checked on the code: which folder may import which, what production code may
+// never load, no import cycle, routes apart from routes, and one home for the USD quote list. A
+// rule broken by a new import fails here.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,10 +17,24 @@ function sources(dir: string): string[] {
   });
 }
 
+/**
+ * An import of a source file: its target as a path from the repository root, and whether it is
+ * dynamic (`import('…')`, loaded when the code reaches it) rather than static (`from '…'`, `import '…'`,
+ * type-only ones included: loaded with the file, or needed to compile it).
+ */
+interface Import {
+  target: string;
+  dynamic: boolean;
+}
+
+function importsIn(file: string): Import[] {
+  const text = readFileSync(join(root, file), 'utf8');
+  return [...text.matchAll(/(?:\bfrom|\bimport)\s*(\()?\s*['"](\.{1,2}\/[^'"]+)['"]/g)].map((m) => ({ target: relative(root, resolve(root, dirname(file), m[2]!)), dynamic: m[1] !== undefined }));
+}
+
 /** Every file a source file imports, as paths from the repository root. */
 function importsOf(file: string): string[] {
-  const text = readFileSync(join(root, file), 'utf8');
-  return [...text.matchAll(/(?:from|import)\s*\(?\s*'(\.{1,2}\/[^']+)'/g)].map((m) => relative(root, resolve(root, dirname(file), m[1]!)));
+  return importsIn(file).map((i) => i.target);
 }
 
 const layer = (path: string) => path.split('/')[0]!;
@@ -29,11 +44,15 @@ const allowed: Record<string, readonly string[]> = {
   ingest: ['infra'],
   aggregate: ['infra'],
   api: ['infra', 'aggregate'],
+  // The demo's SIMULATED market: venue protocols on loopback, the history it seeds (test/ and the demo role load it).
+  simulator: ['infra', 'ingest', 'aggregate'],
 };
+/** What a deployment runs: it ships without test/ and simulator/. */
+const production = ['infra', 'ingest', 'aggregate', 'api'];
 
 test('lower layers never import higher ones; only infra/roles imports every layer', () => {
   const broken: string[] = [];
-  for (const dir of ['infra', 'ingest', 'aggregate', 'api']) {
+  for (const dir of [...production, 'simulator']) {
     for (const file of sources(dir)) {
       if (file.startsWith('infra/roles/')) continue;
       for (const target of importsOf(file)) {
@@ -43,6 +62,61 @@ test('lower layers never import higher ones; only infra/roles imports every laye
     }
   }
   expect(broken).toEqual([]);
+});
+
+test('production code never imports test/; only the demo role imports the simulator, and only when it runs (dynamically)', () => {
+  const refused = (file: string, { target, dynamic }: Import) => layer(target) === 'test' || (layer(target) === 'simulator' && !(file === 'infra/roles/demo.ts' && dynamic));
+  const files = production.flatMap(sources);
+  const broken = files.flatMap((file) => importsIn(file).filter((i) => refused(file, i)).map((i) => `${file} -> ${i.target}${i.dynamic ? ' (dynamic)' : ''}`));
+  expect(broken).toEqual([]);
+  // The rule sees the imports it judges: the roles are among the files, and the demo's simulator is found as a dynamic import.
+  expect(files).toContain('infra/roles/main.ts');
+  expect(importsIn('infra/roles/demo.ts')).toContainEqual({ target: 'simulator/simulator.ts', dynamic: true });
+});
+
+/**
+ * Cycles of `edges`, each as the path that closes it (`a -> b -> a`), once: a depth-first walk
+ * finds at least one in every group of files that import each other in a circle.
+ */
+function cyclesOf(edges: ReadonlyMap<string, readonly string[]>): string[] {
+  const cycles = new Set<string>();
+  const done = new Set<string>();
+  const path: string[] = [];
+  const walk = (file: string) => {
+    const at = path.indexOf(file);
+    if (at >= 0) {
+      const cycle = path.slice(at);
+      // Written from its smallest file, so that a cycle reached from several files is listed once.
+      const from = cycle.indexOf([...cycle].sort()[0]!);
+      cycles.add([...cycle.slice(from), ...cycle.slice(0, from), cycle[from]].join(' -> '));
+      return;
+    }
+    if (done.has(file)) return;
+    path.push(file);
+    for (const next of edges.get(file) ?? []) walk(next);
+    path.pop();
+    done.add(file);
+  };
+  for (const file of edges.keys()) walk(file);
+  return [...cycles];
+}
+
+test('no import cycle among production files, type-only imports included', () => {
+  const files = new Set(production.flatMap(sources));
+  const edges = new Map([...files].map((file) => [file, importsOf(file).filter((target) => files.has(target))]));
+  expect(cyclesOf(edges)).toEqual([]);
+});
+
+test('the cycle walk finds a cycle, a longer one and a file importing itself, each once', () => {
+  const edges = new Map([
+    ['a', ['b']],
+    ['b', ['a', 'c']],
+    ['c', ['d']],
+    ['d', ['e']],
+    ['e', ['c', 'e']],
+    ['f', ['a']],
+  ]);
+  expect(cyclesOf(edges).sort()).toEqual(['a -> b -> a', 'c -> d -> e -> c', 'e -> e']);
 });
 
 test('no route imports another route', () => {

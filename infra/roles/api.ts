@@ -3,20 +3,21 @@ import { startApi } from '../../api/server.ts';
 import type { Bus } from '../bus/bus.ts';
 import { loadIndexLagMs } from '../../api/status/statusData.ts';
 import { busTrades } from '../../api/stream/tradeFeed.ts';
-import { localView, observeRequests, opsRouter, startOpsServer, withinMs } from '../health.ts';
+import { observeRequests, withinMs } from '../health.ts';
 import type { RoleContext } from './context.ts';
+import { roleOpsRouter, startOpsHttp } from './ops.ts';
 import type { RoleStore } from './store.ts';
-import { storeFaultRoute } from './storeFaultRoute.ts';
 
 /**
  * The API on PORT, with /health, /ready and /metrics beside it; a role without the API serves only
- * those three, on the same port. An API replica without the aggregator sees the pipeline through
- * the store: its readiness checks the newest second of the index.
+ * those three, on the same port (ops.ts). An API replica without the aggregator sees the pipeline
+ * through the store: its readiness checks the newest second of the index.
  */
 export async function startHttp(ctx: RoleContext, opened: RoleStore | undefined, options: { api: boolean; aggregatorHere: boolean; bus?: Bus; keySecret?: string }): Promise<{ url: string; keys?: KeyStore }> {
   const { config, log, life, metrics, checks } = ctx;
   const store = opened?.store;
-  if (options.api && store && !options.aggregatorHere) {
+  if (!options.api || !store) return startOpsHttp(ctx, opened);
+  if (!options.aggregatorHere) {
     checks.push({
       name: 'index',
       check: async () => {
@@ -25,18 +26,10 @@ export async function startHttp(ctx: RoleContext, opened: RoleStore | undefined,
       },
     });
   }
-  const view = localView(metrics, () => checks);
-  const ops = opsRouter({ view, access: { token: config.METRICS_TOKEN } });
-  if (opened?.faults) ops.use(storeFaultRoute(opened.faults, log));
-  if (options.api && store) {
-    const observe = observeRequests(metrics, { log: log.child({ part: 'access' }), level: config.ACCESS_LOG_LEVEL });
-    const api = await startApi({ store, config, trades: options.bus && busTrades(options.bus), log: log.child({ part: 'api' }), ops: { observe, router: ops, status: view }, keyStore: { secret: options.keySecret } });
-    life.add('api', () => api.close());
-    log.info({ url: api.url }, 'api listening');
-    return { url: api.url, keys: api.keys };
-  }
-  const server = await startOpsServer(config.PORT, ops);
-  life.add('ops', () => server.close());
-  log.info({ url: server.url }, 'health and metrics listening');
-  return { url: server.url };
+  const ops = roleOpsRouter(ctx, opened);
+  const observe = observeRequests(metrics, { log: log.child({ part: 'access' }), level: config.ACCESS_LOG_LEVEL });
+  const api = await startApi({ store, config, trades: options.bus && busTrades(options.bus), log: log.child({ part: 'api' }), ops: { observe, router: ops.router, status: ops.view }, keyStore: { secret: options.keySecret } });
+  life.add('api', () => api.close());
+  log.info({ url: api.url }, 'api listening');
+  return { url: api.url, keys: api.keys };
 }

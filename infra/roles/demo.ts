@@ -3,19 +3,36 @@ import { dirname, resolve } from 'node:path';
 import { etfFlowsDemoDir } from '../../aggregate/jobs/etfFlows.ts';
 import { fxDemoSnapshotFile } from '../../aggregate/jobs/fxReference.ts';
 import { KeyStore } from '../../api/keys.ts';
-import { startDemoChain } from '../../simulator/evmChain.ts';
-import { seedDemoHistory } from '../../simulator/history.ts';
-import { startSimulator, type Simulator } from '../../simulator/simulator.ts';
+import type { VenueDescriptor, VenueEndpoints } from '../../ingest/venue.ts';
 import type { Config } from '../config.ts';
 import type { Logger } from '../log.ts';
 import type { Store } from '../store.ts';
 import type { RoleContext } from './context.ts';
 
+/** The demo's SIMULATED world, as the demo role runs with it. */
+export interface DemoWorld {
+  /** The configuration the demo runs with. */
+  config: Config;
+  /** Where a simulated venue is reached, instead of its own endpoints. */
+  endpointsOf(venue: VenueDescriptor): VenueEndpoints | undefined;
+  /**
+   * A fresh demo store gets 45 days of SIMULATED history, so indicators that need days of data have
+   * some (fear & greed needs 13 days before its first reading, and a reading 30 days back for lastMonth).
+   */
+  seed(store: Store): Promise<void>;
+}
+
 /**
  * The demo's SIMULATED world: every native venue's protocol on loopback from one market model, one
- * EVM chain, and the demo's reference files. Returns the configuration the demo runs with.
+ * EVM chain, and the demo's reference files.
  */
-export async function startDemoWorld({ config, log, life }: RoleContext): Promise<{ simulator: Simulator; config: Config }> {
+export async function startDemoWorld({ config, log, life }: RoleContext): Promise<DemoWorld> {
+  // Loaded here and only here, when the demo runs: a deployment may ship without simulator/ (test/layers.test.ts).
+  const [{ startSimulator, isSimulatedVenue }, { startDemoChain }, { seedDemoHistory }] = await Promise.all([
+    import('../../simulator/simulator.ts'),
+    import('../../simulator/evmChain.ts'),
+    import('../../simulator/history.ts'),
+  ]);
   // Books move every 250 ms (the venues' fastest streams are 100 ms) and each market trades about
   // once a second: 15 venues, the aggregator and the API share a laptop's cores in one process.
   const simulator = await startSimulator({ seed: Date.now(), tickMs: 250, tradesPerSecondPerMarket: 1 });
@@ -25,7 +42,6 @@ export async function startDemoWorld({ config, log, life }: RoleContext): Promis
   life.add('chain-simulator', () => chain.close());
   log.info({ venues: Object.fromEntries(simulator.venues.map((id) => [id, simulator.endpoints(id).ws])) }, 'market simulator started: all demo data is SIMULATED');
   return {
-    simulator,
     config: {
       ...config,
       MDS_SIMULATED: true,
@@ -41,16 +57,12 @@ export async function startDemoWorld({ config, log, life }: RoleContext): Promis
       // Logo URLs absolute, pointing at the demo itself.
       PUBLIC_BASE_URL: config.PUBLIC_BASE_URL ?? `http://127.0.0.1:${config.PORT}`,
     },
+    endpointsOf: (venue) => (isSimulatedVenue(venue.id) ? simulator.endpoints(venue.id) : undefined),
+    seed: async (store) => {
+      const seeded = await seedDemoHistory(store, { log: log.child({ part: 'demo-history' }), days: 45, stepMs: 900_000, now: Date.now(), seed: Date.now(), priceOf: (t) => simulator.reference(t, 'USD') });
+      if (seeded > 0) log.info({ trades: seeded, days: 45 }, 'demo store seeded with SIMULATED history');
+    },
   };
-}
-
-/**
- * A fresh demo store gets 45 days of SIMULATED history, so indicators that need days of data have
- * some (fear & greed needs 13 days before its first reading, and a reading 30 days back for lastMonth).
- */
-export async function seedDemo({ log }: RoleContext, store: Store, simulator: Simulator): Promise<void> {
-  const seeded = await seedDemoHistory(store, { log: log.child({ part: 'demo-history' }), days: 45, stepMs: 900_000, now: Date.now(), seed: Date.now(), priceOf: (t) => simulator.reference(t, 'USD') });
-  if (seeded > 0) log.info({ trades: seeded, days: 45 }, 'demo store seeded with SIMULATED history');
 }
 
 /**

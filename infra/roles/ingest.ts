@@ -4,10 +4,10 @@ import type { CollectorMetrics } from '../../ingest/collectorKit.ts';
 import { venueEndpoints, type VenueDescriptor, type VenueEndpoints } from '../../ingest/venue.ts';
 import type { CcxtVenue } from '../../ingest/venues/ccxtVenues.ts';
 import type { Bus } from '../bus/bus.ts';
+import type { Config } from '../config.ts';
 import type { MarketEvent } from '../events.ts';
 import { sampledCounter, sampledGauge } from '../metrics.ts';
 import type { RoleContext } from './context.ts';
-import type { IngestWorkerData, WorkerMessage } from './ingestWorker.ts';
 import { startWorkerThread } from './workerThread.ts';
 
 export interface IngestSelection {
@@ -17,6 +17,21 @@ export interface IngestSelection {
   /** Where a venue is reached instead of its own endpoints (the demo's simulator). */
   endpointsOf?: (venue: VenueDescriptor) => VenueEndpoints | undefined;
 }
+
+/** What the collectors' worker thread (ingestWorker.ts) is started with. */
+export interface IngestWorkerData {
+  config: Config;
+  /** Ids of the native and the ccxt venues to collect. */
+  venues: string[];
+  ccxtVenues: string[];
+  assets: string[] | undefined;
+  endpoints: Record<string, VenueEndpoints>;
+  /** Readable log lines: the parent's stdout is a terminal (a worker's stdout never is). */
+  prettyLog: boolean;
+}
+
+/** What the collectors' worker tells its parent, beside its life (workerThread.ts). */
+export type IngestWorkerMessage = { type: 'events'; json: string } | { type: 'metrics'; collectors: CollectorMetrics[] };
 
 /** The ingest role in this thread: one collector per selected venue, publishing to the bus; their metrics and readiness check. */
 export async function startIngest(ctx: RoleContext, bus: Bus, selection: IngestSelection): Promise<void> {
@@ -64,7 +79,7 @@ export async function startIngestWorker(ctx: RoleContext, bus: Bus, selection: I
   };
   let collectors: CollectorMetrics[] = [];
   let receivedAt = Date.now();
-  await startWorkerThread<WorkerMessage>(ctx, 'ingest', new URL('./ingestWorker.ts', import.meta.url), data, (message) => {
+  await startWorkerThread<IngestWorkerMessage>(ctx, 'ingest', new URL('./ingestWorker.ts', import.meta.url), data, (message) => {
     switch (message.type) {
       case 'events':
         bus.publish(JSON.parse(message.json) as MarketEvent[]);

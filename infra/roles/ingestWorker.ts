@@ -3,31 +3,14 @@
 // Events go to the parent's bus in batches (JSON text: cheaper for the parent to read than a
 // structured clone of the objects), the collectors' metrics every second.
 import { parentPort, workerData } from 'node:worker_threads';
-import type { CollectorMetrics } from '../../ingest/collectorKit.ts';
-import type { VenueEndpoints } from '../../ingest/venue.ts';
 import { findCcxtVenue, findNativeVenue } from '../../ingest/venues/registry.ts';
 import type { Bus } from '../bus/bus.ts';
-import type { Config } from '../config.ts';
 import type { MarketEvent } from '../events.ts';
 import { createLogger } from '../log.ts';
-import { startCollectors } from './ingest.ts';
+import { startCollectors, type IngestWorkerData, type IngestWorkerMessage } from './ingest.ts';
 import { Lifecycle } from './lifecycle.ts';
 import { lowerThreadPriority } from './threadPriority.ts';
 import { answerParent, type WorkerLifeMessage } from './workerThread.ts';
-
-export interface IngestWorkerData {
-  config: Config;
-  /** Ids of the native and the ccxt venues to collect. */
-  venues: string[];
-  ccxtVenues: string[];
-  assets: string[] | undefined;
-  endpoints: Record<string, VenueEndpoints>;
-  /** Readable log lines: the parent's stdout is a terminal (a worker's stdout never is). */
-  prettyLog: boolean;
-}
-
-/** What the worker tells its parent, beside its life (workerThread.ts). */
-export type WorkerMessage = { type: 'events'; json: string } | { type: 'metrics'; collectors: CollectorMetrics[] };
 
 /** A batch is posted at most this long after its first event, or once it holds `forwardMaxEvents`. */
 const forwardEveryMs = 5;
@@ -35,7 +18,7 @@ const forwardMaxEvents = 2_000;
 const metricsEveryMs = 1_000;
 
 /** The bus as the collectors see it: events gathered into batches for the parent thread. */
-function forwardingBus(post: (message: WorkerMessage) => void): Pick<Bus, 'publish' | 'flush'> {
+function forwardingBus(post: (message: IngestWorkerMessage) => void): Pick<Bus, 'publish' | 'flush'> {
   let pending: MarketEvent[] = [];
   let timer: NodeJS.Timeout | undefined;
   const flush = async () => {
@@ -56,7 +39,7 @@ function forwardingBus(post: (message: WorkerMessage) => void): Pick<Bus, 'publi
 }
 
 const port = parentPort!;
-const post = (message: WorkerMessage | WorkerLifeMessage) => port.postMessage(message);
+const post = (message: IngestWorkerMessage | WorkerLifeMessage) => port.postMessage(message);
 const data = workerData as IngestWorkerData;
 const log = createLogger(data.config.LOG_LEVEL, { role: 'ingest', thread: 'worker' }, data.prettyLog);
 const life = new Lifecycle(log);

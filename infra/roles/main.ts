@@ -1,28 +1,14 @@
 import { parseArgs } from 'node:util';
-import { loadApiKeySecret } from '../../api/keySecret.ts';
-import { selectAssets } from '../../ingest/assetSelection.ts';
-import { selectCcxtVenues, selectVenues, venueTable } from '../../ingest/venues/registry.ts';
-import { isSimulatedVenue, type Simulator } from '../../simulator/simulator.ts';
 import { answerHelpAndVersion } from '../cli.ts';
-import { loadConfig, ConfigError } from '../config.ts';
-import { startJobs } from '../jobs.ts';
-import { createLogger } from '../log.ts';
-import { createMetrics, sampledCounter } from '../metrics.ts';
-import { redactCredentials } from '../redact.ts';
-import { startAdminChannel } from './admin.ts';
-import { startAggregate } from './aggregate.ts';
-import { startHttp } from './api.ts';
-import { startApiThread } from './apiThread.ts';
-import { openRoleBus } from './bus.ts';
 import type { RoleContext } from './context.ts';
-import { provisionDemoKey, seedDemo, startDemoWorld } from './demo.ts';
-import { startIngest, startIngestWorker } from './ingest.ts';
-import { serviceJobs } from './jobList.ts';
-import { Lifecycle } from './lifecycle.ts';
-import { migrateStore, openRoleStore, type RoleStore } from './store.ts';
+import type { IngestSelection } from './ingest.ts';
 
 // The composition root: the only code that imports every layer. Each role is the parts below, in
 // this order; each part registers its stop, its metrics and its readiness checks in the context.
+// A part's modules are imported when its role runs it, never before: --help and --version load
+// nothing, the api, aggregate and jobs roles load neither the collectors nor ccxt, and only the demo
+// loads the simulator, so a deployment ships without test/ and simulator/ (test/layers.test.ts,
+// infra/__tests__/productionTree.system.test.ts). Type-only imports are erased: they load nothing.
 const usage = `usage: node infra/roles/main.ts <role> [options]   (npm run <role> -- [options])
 roles:
   all                     collectors, bus, aggregator, store and API in one process (npm start); migrates the store first
@@ -41,12 +27,32 @@ options of every role:
   --version               the service's version
 configuration: environment variables, listed in the README and infra/config.ts`;
 
-
 const roles = ['all', 'demo', 'migrate', 'ingest', 'aggregate', 'api', 'jobs'] as const;
 type Role = (typeof roles)[number];
 
+/** The parts a role runs. */
+interface Parts {
+  /** all and demo: every part, in one process, the store migrated first. */
+  whole: boolean;
+  ingest: boolean;
+  aggregate: boolean;
+  api: boolean;
+  jobs: boolean;
+}
+
+function partsOf(role: Role): Parts {
+  const whole = role === 'all' || role === 'demo';
+  return { whole, ingest: whole || role === 'ingest', aggregate: whole || role === 'aggregate', api: whole || role === 'api', jobs: whole || role === 'jobs' };
+}
+
+interface Options {
+  venues?: string;
+  assets?: string;
+}
+
 /** Process-wide: what stops the process, and what a stray error does. */
-function startProcess(role: Role): RoleContext {
+async function startProcess(role: Role): Promise<RoleContext> {
+  const [{ loadConfig }, { createLogger }, { Lifecycle }, { createMetrics, sampledCounter }] = await Promise.all([import('../config.ts'), import('../log.ts'), import('./lifecycle.ts'), import('../metrics.ts')]);
   const config = loadConfig();
   const log = createLogger(config.LOG_LEVEL, { role });
   const life = new Lifecycle(log);
@@ -68,57 +74,86 @@ function startProcess(role: Role): RoleContext {
   return { config, log, life, metrics, checks: [] };
 }
 
+/** The venues and assets the collectors follow; --venues and --assets belong to the roles that collect. */
+async function readSelection(role: Role, parts: Parts, options: Options): Promise<Omit<IngestSelection, 'endpointsOf'> | undefined> {
+  if (!parts.ingest) {
+    const given = (['venues', 'assets'] as const).find((name) => options[name] !== undefined);
+    if (given === undefined) return undefined;
+    const { ConfigError } = await import('../config.ts');
+    throw new ConfigError(`--${given} is an option of the roles that collect (ingest, all, demo), not of ${role}`);
+  }
+  const [{ selectCcxtVenues, selectVenues }, { selectAssets }] = await Promise.all([import('../../ingest/venues/registry.ts'), import('../../ingest/assetSelection.ts')]);
+  return { venues: selectVenues(options.venues), ccxtVenues: selectCcxtVenues(options.venues), assets: selectAssets(options.assets) };
+}
+
 async function run(role: Role, args: string[]): Promise<void> {
   const { values } = parseArgs({ args, options: { venues: { type: 'string' }, assets: { type: 'string' }, 'list-venues': { type: 'boolean' } }, allowPositionals: false });
   if (values['list-venues']) {
+    const { venueTable } = await import('../../ingest/venues/registry.ts');
     process.stdout.write(`${venueTable()}\n`);
     return;
   }
-  const selection = { venues: selectVenues(values.venues), ccxtVenues: selectCcxtVenues(values.venues), assets: selectAssets(values.assets) };
+  const parts = partsOf(role);
+  const selection = await readSelection(role, parts, values);
   if (role === 'migrate') {
+    const [{ loadConfig }, { createLogger }, { migrateStore }] = await Promise.all([import('../config.ts'), import('../log.ts'), import('./store.ts')]);
     const config = loadConfig();
     await migrateStore({ config, log: createLogger(config.LOG_LEVEL, { role }) });
     return;
   }
-  const ctx = startProcess(role);
-  const whole = role === 'all' || role === 'demo';
-  const withIngest = whole || role === 'ingest';
-  const withAggregate = whole || role === 'aggregate';
-  const withApi = whole || role === 'api';
-  const withJobs = whole || role === 'jobs';
+  const ctx = await startProcess(role);
   // Before anything starts: with CLICKHOUSE_URL and no API_KEY_SECRET, a ConfigError says what to set.
-  const keySecret = withApi ? loadApiKeySecret(ctx.config) : undefined;
+  const keySecret = parts.api ? (await import('../../api/keySecret.ts')).loadApiKeySecret(ctx.config) : undefined;
   try {
-    let simulator: Simulator | undefined;
-    if (role === 'demo') ({ simulator, config: ctx.config } = await startDemoWorld(ctx));
-    let opened: RoleStore | undefined;
-    if (withAggregate || withApi || withJobs) opened = await openRoleStore(ctx, { migrate: whole });
-    if (simulator && opened) await seedDemo(ctx, opened.store, simulator);
-    // An API replica reads the trades of the bus for its stream; alone on the in-process bus it would read nothing.
-    const bus = withIngest || withAggregate || (withApi && ctx.config.KAFKA_BROKERS) ? await openRoleBus(ctx, !whole) : undefined;
-    if (withAggregate && opened && bus) await startAggregate(ctx, opened, bus);
-    if (withIngest && bus) {
-      const sim = simulator;
-      // Beside the API, the collectors get a thread of their own: their frames must not hold its event loop.
-      await (withApi ? startIngestWorker : startIngest)(ctx, bus, { ...selection, endpointsOf: (venue) => (sim && isSimulatedVenue(venue.id) ? sim.endpoints(venue.id) : undefined) });
-    }
-    if (withJobs && opened) {
-      const jobs = await startJobs(serviceJobs(ctx.config), { store: opened.store, log: ctx.log.child({ part: 'jobs' }), redisUrl: ctx.config.REDIS_URL });
-      ctx.life.add('jobs', () => jobs.stop());
-    }
-    if (role === 'demo' && opened && keySecret) await provisionDemoKey(ctx, opened.store, keySecret);
-    if (whole && opened && keySecret) {
-      // Beside the sinks and the index runner, the API too gets a thread of its own.
-      await startApiThread(ctx, opened, { role, bus, keySecret });
-    } else {
-      const http = await startHttp(ctx, opened, { api: withApi, aggregatorHere: withAggregate, bus, keySecret });
-      if (http.keys) await startAdminChannel(ctx, http.keys);
-    }
+    await startParts(role, parts, ctx, { selection, keySecret });
   } catch (err) {
     ctx.log.fatal({ err }, 'failed to start');
     await ctx.life.shutdown('start failure');
     process.exit(1);
   }
+}
+
+/** The role's parts, each imported as it starts. */
+async function startParts(role: Role, parts: Parts, ctx: RoleContext, { selection, keySecret }: { selection?: Omit<IngestSelection, 'endpointsOf'>; keySecret?: string }): Promise<void> {
+  const demoRole = role === 'demo' ? await import('./demo.ts') : undefined;
+  const demo = demoRole && (await demoRole.startDemoWorld(ctx));
+  if (demo) ctx.config = demo.config;
+  const opened = parts.aggregate || parts.api || parts.jobs ? await (await import('./store.ts')).openRoleStore(ctx, { migrate: parts.whole }) : undefined;
+  if (demo && opened) await demo.seed(opened.store);
+  // An API replica reads the trades of the bus for its stream; alone on the in-process bus it would read nothing.
+  const bus = parts.ingest || parts.aggregate || (parts.api && ctx.config.KAFKA_BROKERS) ? await (await import('./bus.ts')).openRoleBus(ctx, !parts.whole) : undefined;
+  if (parts.aggregate && opened && bus) await (await import('./aggregate.ts')).startAggregate(ctx, opened, bus);
+  if (parts.ingest && bus && selection) {
+    const { startIngest, startIngestWorker } = await import('./ingest.ts');
+    // Beside the API, the collectors get a thread of their own: their frames must not hold its event loop.
+    await (parts.api ? startIngestWorker : startIngest)(ctx, bus, { ...selection, endpointsOf: demo?.endpointsOf });
+  }
+  if (parts.jobs && opened) {
+    const [{ startJobs }, { serviceJobs }] = await Promise.all([import('../jobs.ts'), import('./jobList.ts')]);
+    const jobs = await startJobs(serviceJobs(ctx.config), { store: opened.store, log: ctx.log.child({ part: 'jobs' }), redisUrl: ctx.config.REDIS_URL });
+    ctx.life.add('jobs', () => jobs.stop());
+  }
+  if (demoRole && opened && keySecret) await demoRole.provisionDemoKey(ctx, opened.store, keySecret);
+  if (parts.whole && opened && keySecret) {
+    // Beside the sinks and the index runner, the API too gets a thread of its own.
+    await (await import('./apiThread.ts')).startApiThread(ctx, opened, { role, bus, keySecret });
+  } else if (parts.api) {
+    const http = await (await import('./api.ts')).startHttp(ctx, opened, { api: true, aggregatorHere: parts.aggregate, bus, keySecret });
+    if (http.keys) await (await import('./admin.ts')).startAdminChannel(ctx, http.keys);
+  } else {
+    await (await import('./ops.ts')).startOpsHttp(ctx, opened);
+  }
+}
+
+/** How a role that could not start exits: 2 for a usage or configuration error, 1 otherwise, its message without credentials. */
+async function exitWith(err: unknown): Promise<never> {
+  if ((err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+    console.error(`${(err as Error).message}\n${usage}`);
+    process.exit(2);
+  }
+  const [{ ConfigError }, { redactCredentials }] = await Promise.all([import('../config.ts'), import('../redact.ts')]);
+  console.error(err instanceof ConfigError ? err.message : redactCredentials(err instanceof Error ? (err.stack ?? err.message) : String(err)));
+  process.exit(err instanceof ConfigError ? 2 : 1);
 }
 
 const [role, ...rest] = process.argv.slice(2);
@@ -127,11 +162,4 @@ if (!roles.includes(role as Role)) {
   console.error(usage);
   process.exit(2);
 }
-run(role as Role, rest).catch((err: unknown) => {
-  if ((err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
-    console.error(`${(err as Error).message}\n${usage}`);
-    process.exit(2);
-  }
-  console.error(err instanceof ConfigError ? err.message : redactCredentials(err instanceof Error ? (err.stack ?? err.message) : String(err)));
-  process.exit(err instanceof ConfigError ? 2 : 1);
-});
+run(role as Role, rest).catch(exitWith);
