@@ -43,6 +43,13 @@ export async function startAggregate(ctx: RoleContext, { store, activity }: Role
   sampledCounter(metrics, { name: 'mds_index_rows_total', help: 'Rows the index runner wrote to index_ticks.', labelNames: [], read: () => one(index.stats().rows) });
   sampledCounter(metrics, { name: 'mds_index_failures_total', help: 'Index steps that failed (retried).', labelNames: [], read: () => one(index.stats().failures) });
   sampledCounter(metrics, { name: 'mds_sink_duplicates_total', help: 'Events the trade sink dropped because the store already held them.', labelNames: [], read: () => one(trades.stats().duplicates) });
+  const sinks = { trades, market_connections: statuses, liquidations };
+  sampledCounter(metrics, {
+    name: 'mds_sink_repeated_inserts_total',
+    help: 'Inserts a sink sent again under the token of one whose outcome was unknown: after a failed insert, or a partition taken over from a member that died (its copy, if it lands, is dropped).',
+    labelNames: ['table'],
+    read: () => Object.entries(sinks).map(([table, sink]) => ({ labels: { table }, value: sink.stats().repeatedInserts })),
+  });
   reportCatchUp(ctx, () => index.stats().lastComputed, indexLagMs);
   checks.push({
     name: 'index',

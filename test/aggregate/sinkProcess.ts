@@ -66,7 +66,7 @@ const [counts] = await store.rows<Record<string, number>>(
      (SELECT sum(trade_count) FROM market_seconds WHERE asset = {venue:String}) AS marketSecondTrades`,
   { venue: VENUE },
 );
-process.stdout.write(JSON.stringify({ ...counts, duplicates: sink.stats().duplicates }) + '\n');
+process.stdout.write(JSON.stringify({ ...counts, duplicates: sink.stats().duplicates, repeatedInserts: sink.stats().repeatedInserts }) + '\n');
 await kafka.close();
 await store.close();
 process.exit(0);

@@ -110,6 +110,9 @@ test('the insert of a killed aggregator, landing after its replacement read the 
   }, 'the replacement storing every trade', { timeoutMs: 60_000, everyMs: 200, context: () => second.output() });
   expect(stored.raw).toBe(total);
   expect(await second.exited).toEqual({ code: 0, signal: null });
+  // It sent the parked insert's rows again, under the dead member's token.
+  const summary = JSON.parse(second.output().split('\n').find((l) => l.includes('"repeatedInserts"'))!) as { repeatedInserts: number };
+  expect(summary.repeatedInserts).toBeGreaterThanOrEqual(1);
 
   // Now the dead member's insert lands.
   await held.release();
