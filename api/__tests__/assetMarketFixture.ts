@@ -5,11 +5,13 @@
 // Prices are multiples of 1/4 and quantities of 1/8: products and sums are exact in binary, so the
 // VWAPs computed here equal the store's whatever the summation order. The index price itself is
 // recomputed by aggregate/__tests__/indexReference.ts; tests store these trades, then run
-// computeIndex(store, T).
+// computeIndex(store, T) (useFixtureApi does both).
 import { defaultIndexParams } from '../../aggregate/indexPrice.ts';
 import { referenceTicks, storedRows } from '../../aggregate/__tests__/indexReference.ts';
 import { catalogAssets, findAsset, supplyAt } from '../../infra/catalog/catalog.ts';
-import { indexQuotes, trade, type TradeRow } from '../../test/support/harness.ts';
+import type { Store } from '../../infra/store.ts';
+import { useTestApi, type TestApi } from '../../test/support/apiHarness.ts';
+import { computeIndex, indexQuotes, trade, type TradeRow } from '../../test/support/harness.ts';
 
 export const T = Date.UTC(2026, 5, 15, 10, 30, 17, 250);
 export const minute = 60_000;
@@ -291,4 +293,21 @@ export function referenceRates(currencies: readonly string[]) {
     rows.push({ date: new Date(T).toISOString().slice(0, 10), currency: c, per_usd: perUsd[c]![1], source: 'test', imported_at: T });
   }
   return rows;
+}
+
+/**
+ * The API over this fixture, for a test file: the trades stored, their index price computed up to
+ * T, the reference rates of `currencies`, and Date fixed at T until the file ends.
+ */
+export function useFixtureApi(keyName: string, currencies: readonly string[] = [], more?: (store: Store) => Promise<void>): TestApi {
+  return useTestApi({
+    keyName,
+    now: T,
+    seed: async (store) => {
+      await store.insert('trades', fixtureTrades);
+      await computeIndex(store, T);
+      if (currencies.length > 0) await store.insert('fx_reference_rates', referenceRates(currencies));
+      await more?.(store);
+    },
+  });
 }

@@ -2,8 +2,7 @@
 // content negotiation, conditional GETs, stale bodies and outages. Expected bodies are decompressed
 // with zlib and compared with the JSON the build returned.
 import { once } from 'node:events';
-import { request, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { request, type IncomingMessage } from 'node:http';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import express from 'express';
 import { pino } from 'pino';
@@ -11,12 +10,13 @@ import { afterAll, beforeAll, expect, test, vi } from 'vitest';
 import { ApiError, errorHandler } from '../errors.ts';
 import { requestId } from '../requestId.ts';
 import { cachedHandler, type RouteDoc } from '../responseCache.ts';
+import { listenOnLoopback, type LoopbackServer } from '../../test/support/apiHarness.ts';
 
 /** What each key's build answers next: a value, or an error to throw. */
 const answers = new Map<string, unknown>();
 const builds = new Map<string, number>();
 const lines: Record<string, unknown>[] = [];
-let server: Server;
+let server: LoopbackServer;
 let base: string;
 
 beforeAll(async () => {
@@ -43,9 +43,8 @@ beforeAll(async () => {
     }),
   );
   app.use(errorHandler);
-  server = app.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  server = await listenOnLoopback(app);
+  base = server.url;
 });
 
 afterAll(() => server.close());

@@ -1,29 +1,8 @@
-import { afterAll, beforeAll, expect, test, vi } from 'vitest';
+import { expect, test } from 'vitest';
 import { catalogCategories, findAsset } from '../../infra/catalog/catalog.ts';
-import { KeyStore } from '../keys.ts';
-import { startApi, type ApiServer } from '../server.ts';
-import { capBefore, closeTo, day, expectedRanking, fixtureTrades, T, universeChange } from './assetMarketFixture.ts';
-import { computeIndex, get, openTestStore, silentLog, testConfig } from '../../test/support/harness.ts';
+import { capBefore, closeTo, day, expectedRanking, universeChange, useFixtureApi } from './assetMarketFixture.ts';
 
-let env: Awaited<ReturnType<typeof openTestStore>>;
-let api: ApiServer;
-let key: string;
-
-beforeAll(async () => {
-  vi.useFakeTimers({ toFake: ['Date'], now: T });
-  env = await openTestStore();
-  await env.store.insert('trades', fixtureTrades);
-  await computeIndex(env.store, T);
-  key = (await new KeyStore(env.store).create('categories-test')).key;
-  api = await startApi({ store: env.store, config: testConfig(), log: silentLog });
-});
-afterAll(async () => {
-  await api?.close();
-  await env?.dispose();
-  vi.useRealTimers();
-});
-
-const auth = () => ({ 'x-api-key': key });
+const api = useFixtureApi('categories-test');
 const ranking = expectedRanking();
 const totalCap = ranking.reduce((s, e) => s + e.marketCap, 0);
 
@@ -64,22 +43,22 @@ test('the fixture covers the cases: several members, top 3 of more, universes th
 });
 
 test('GET /v1/categories: the categories with a priced asset, every figure recomputed from the trades', async () => {
-  const res = await get(`${api.url}/v1/categories`, auth());
+  const res = await api.get('/v1/categories');
   expect(res.status).toBe(200);
   expect(res.headers.get('cache-control')).toBe('private, max-age=300');
   expect(closeTo(res.json, priced)).toEqual([]);
 });
 
 test('all=true adds the categories without a priced asset, with zero figures', async () => {
-  const body = (await get(`${api.url}/v1/categories?all=true`, auth())).json as typeof rows;
+  const body = (await api.get('/v1/categories?all=true')).json as typeof rows;
   expect(closeTo(body, rows)).toEqual([]);
   expect(body.at(-1)).toMatchObject({ market_cap: 0, asset_count: 0, top_3_coins: [], top_3_coins_id: [] });
 });
 
 test('ids: only the listed categories, unknown ids left out', async () => {
-  const body = (await get(`${api.url}/v1/categories?ids=stablecoins,no-such-category,layer-1,meme`, auth())).json as typeof rows;
+  const body = (await api.get('/v1/categories?ids=stablecoins,no-such-category,layer-1,meme')).json as typeof rows;
   expect(body.map((r) => r.id)).toEqual(priced.filter((r) => ['stablecoins', 'layer-1'].includes(r.id)).map((r) => r.id));
-  const withAll = (await get(`${api.url}/v1/categories?ids=stablecoins,meme&all=true`, auth())).json as typeof rows;
+  const withAll = (await api.get('/v1/categories?ids=stablecoins,meme&all=true')).json as typeof rows;
   expect(withAll.map((r) => r.id)).toEqual(['stablecoins', 'meme']);
 });
 
@@ -87,7 +66,7 @@ test.each([
   ['all=yes', 'all'],
   ['ids=Layer1', 'ids'],
 ])('400 bad_request for %s naming %s', async (query, name) => {
-  const res = await get(`${api.url}/v1/categories?${query}`, auth());
+  const res = await api.get(`/v1/categories?${query}`);
   expect(res.status).toBe(400);
   expect((res.json as { error: { message: string } }).error.message).toContain(name);
 });

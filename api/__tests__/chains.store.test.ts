@@ -1,10 +1,9 @@
-import { afterAll, beforeAll, expect, test } from 'vitest';
+import { afterAll, expect, test } from 'vitest';
 import { EvmIndexer } from '../../aggregate/jobs/chains/evmIndexer.ts';
 import { buildChain, expectedUsd, hour, indexTrades, simChainConfig } from '../../aggregate/jobs/chains/__tests__/simChainFixture.ts';
 import { startEvmChainServer, type EvmChainModel, type EvmChainServer } from '../../simulator/evmChain.ts';
-import { KeyStore } from '../keys.ts';
-import { startApi, type ApiServer } from '../server.ts';
-import { computeIndex, get, openTestStore, silentLog, testConfig } from '../../test/support/harness.ts';
+import { useTestApi } from '../../test/support/apiHarness.ts';
+import { computeIndex, silentLog } from '../../test/support/harness.ts';
 
 // /v1/chains over two simulated chains indexed end to end; every figure recomputed here from
 // the simulator's own record of what it emitted and from the raw trades behind the index.
@@ -20,28 +19,23 @@ const quiet = (ts: number) => edges.some((e) => Math.abs(ts - e) < 15 * 60);
 const chainA = buildChain({ seed: 21, genesisTs: nowS - 9 * day, blocks: 9 * 144, blockTimeS: 600, quiet });
 const chainB = buildChain({ seed: 22, genesisTs: nowS - 30 * hour, blocks: 30 * 12, blockTimeS: 300, quiet });
 
-let env: Awaited<ReturnType<typeof openTestStore>>;
-let api: ApiServer;
-let key: string;
 const servers: EvmChainServer[] = [];
 
-beforeAll(async () => {
-  env = await openTestStore();
-  await env.store.insert('trades', trades);
-  // Up to the last trade (at nowS).
-  await computeIndex(env.store, (nowS + 5) * 1000, 11 * day * 1000);
-  for (const [id, model] of [['sim-a', chainA], ['sim-b', chainB]] as const) {
-    const server = await startEvmChainServer({ model });
-    servers.push(server);
-    await new EvmIndexer({ chain: simChainConfig(id, server.url, { confirmations: 0, maxBlockRange: 2_000 }), store: env.store, log: silentLog }).catchUp();
-  }
-  key = (await new KeyStore(env.store).create('chains-test')).key;
-  api = await startApi({ store: env.store, config: testConfig(), log: silentLog });
+const api = useTestApi({
+  keyName: 'chains-test',
+  seed: async (store) => {
+    await store.insert('trades', trades);
+    // Up to the last trade (at nowS).
+    await computeIndex(store, (nowS + 5) * 1000, 11 * day * 1000);
+    for (const [id, model] of [['sim-a', chainA], ['sim-b', chainB]] as const) {
+      const server = await startEvmChainServer({ model });
+      servers.push(server);
+      await new EvmIndexer({ chain: simChainConfig(id, server.url, { confirmations: 0, maxBlockRange: 2_000 }), store, log: silentLog }).catchUp();
+    }
+  },
 });
 afterAll(async () => {
-  await api.close();
   await Promise.all(servers.map((s) => s.close()));
-  await env.dispose();
 });
 
 function expectedRow(model: EvmChainModel, historyCovers: { prev: boolean; week: boolean }) {
@@ -68,7 +62,7 @@ function expectedRow(model: EvmChainModel, historyCovers: { prev: boolean; week:
 const close = (got: number, want: number) => Math.abs(got - want) <= 1e-9 * Math.max(1, Math.abs(want));
 
 test('GET /v1/chains: per chain 24 h volume, swaps, active pools and DEXes, registry sizes and volume changes', async () => {
-  const res = await get(`${api.url}/v1/chains`, { 'x-api-key': key });
+  const res = await api.get('/v1/chains');
   expect(res.status).toBe(200);
   const body = res.json as { chains: Record<string, unknown>[] };
   expect(Object.keys(body)).toEqual(['chains']);
@@ -98,7 +92,7 @@ test('GET /v1/chains: per chain 24 h volume, swaps, active pools and DEXes, regi
 });
 
 test('/v1/chains is in the OpenAPI document and needs a key', async () => {
-  const doc = (await get(`${api.url}/v1/openapi.json`)).json as { paths: Record<string, unknown> };
+  const doc = (await api.getWithoutKey('/v1/openapi.json')).json as { paths: Record<string, unknown> };
   expect(doc.paths['/v1/chains']).toBeDefined();
-  expect((await get(`${api.url}/v1/chains`)).status).toBe(401);
+  expect((await api.getWithoutKey('/v1/chains')).status).toBe(401);
 });

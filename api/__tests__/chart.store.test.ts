@@ -1,29 +1,16 @@
-import { afterAll, beforeAll, expect, test, vi } from 'vitest';
+import { expect, test } from 'vitest';
 import { findAsset, supplyAt } from '../../infra/catalog/catalog.ts';
-import { KeyStore } from '../keys.ts';
-import { startApi, type ApiServer } from '../server.ts';
 import { buckets, closeTo, day, fixtureTrades, hour, minute, referenceRates, T } from './assetMarketFixture.ts';
-import { get, openTestStore, silentLog, testConfig } from '../../test/support/harness.ts';
+import { useTestApi } from '../../test/support/apiHarness.ts';
 
-let env: Awaited<ReturnType<typeof openTestStore>>;
-let api: ApiServer;
-let key: string;
-
-beforeAll(async () => {
-  vi.useFakeTimers({ toFake: ['Date'], now: T });
-  env = await openTestStore();
-  await env.store.insert('trades', fixtureTrades);
-  await env.store.insert('fx_reference_rates', referenceRates(['eur']));
-  key = (await new KeyStore(env.store).create('chart-test')).key;
-  api = await startApi({ store: env.store, config: testConfig(), log: silentLog });
+const api = useTestApi({
+  keyName: 'chart-test',
+  now: T,
+  seed: async (store) => {
+    await store.insert('trades', fixtureTrades);
+    await store.insert('fx_reference_rates', referenceRates(['eur']));
+  },
 });
-afterAll(async () => {
-  await api?.close();
-  await env?.dispose();
-  vi.useRealTimers();
-});
-
-const auth = () => ({ 'x-api-key': key });
 
 /** Window and bucket of each range, as the spec's "density adapted to the window" is documented. */
 const drawn: Record<string, { window: number; size: number }> = {
@@ -75,7 +62,7 @@ test.each([
   ['solana', '30d', 'full'],
 ])('%s range=%s: the index closes of the window, coverage %s', async (id, range, coverage) => {
   for (const metric of ['price', 'market_cap'] as const) {
-    const res = await get(`${api.url}/v1/coins/${id}/chart?range=${range}&metric=${metric}`, auth());
+    const res = await api.get(`/v1/coins/${id}/chart?range=${range}&metric=${metric}`);
     expect(res.status).toBe(200);
     const body = res.json as ChartBody;
     expect({ ...body, points: [] }).toEqual({ id, range, metric, currency: 'usd', coverage, points: [] });
@@ -87,7 +74,7 @@ test.each([
 
 test('the fixture draws what it is meant to: several buckets, weekly points for a long history', async () => {
   expect(expectedPoints('bitcoin', '1y', 'price', 1).length).toBeGreaterThan(5);
-  const ltc = ((await get(`${api.url}/v1/coins/litecoin/chart?range=max`, auth())).json as ChartBody).points;
+  const ltc = ((await api.get('/v1/coins/litecoin/chart?range=max')).json as ChartBody).points;
   // Three trades over 1,200 days: three weekly buckets, each starting on a Monday 00:00 UTC.
   expect(ltc).toHaveLength(3);
   for (const [t] of ltc) expect(new Date(t).toISOString()).toMatch(/T00:00:00\.000Z$/);
@@ -95,7 +82,7 @@ test('the fixture draws what it is meant to: several buckets, weekly points for 
 });
 
 test('defaults: range 24h, metric price, vs usd', async () => {
-  const body = (await get(`${api.url}/v1/coins/bitcoin/chart`, auth())).json as ChartBody;
+  const body = (await api.get('/v1/coins/bitcoin/chart')).json as ChartBody;
   expect(body).toMatchObject({ range: '24h', metric: 'price', currency: 'usd' });
   expect(body.points).toEqual(expectedPoints('bitcoin', '24h', 'price', 1));
 });
@@ -103,7 +90,7 @@ test('defaults: range 24h, metric price, vs usd', async () => {
 test('vs converts each point at the reference rate of its own day', async () => {
   // referenceRates: eur 0.875 from 40 days before T's day, 0.9 from T's day on; no venue trades EUR and USD legs together.
   const dayOfT = Math.floor(T / day) * day;
-  const body = (await get(`${api.url}/v1/coins/bitcoin/chart?range=7d&metric=market_cap&vs=eur`, auth())).json as ChartBody & { rates: unknown };
+  const body = (await api.get('/v1/coins/bitcoin/chart?range=7d&metric=market_cap&vs=eur')).json as ChartBody & { rates: unknown };
   expect(body.currency).toBe('eur');
   const usd = expectedPoints('bitcoin', '7d', 'market_cap', 1);
   expect(usd.some(([t]) => t < dayOfT) && usd.some(([t]) => t >= dayOfT)).toBe(true);
@@ -116,7 +103,7 @@ test('vs converts each point at the reference rate of its own day', async () => 
 });
 
 test('an asset with no index trade: no points, partial', async () => {
-  const body = (await get(`${api.url}/v1/coins/dogecoin/chart?range=max`, auth())).json as ChartBody;
+  const body = (await api.get('/v1/coins/dogecoin/chart?range=max')).json as ChartBody;
   expect(body).toEqual({ id: 'dogecoin', range: 'max', metric: 'price', currency: 'usd', coverage: 'partial', points: [] });
 });
 
@@ -126,7 +113,7 @@ test.each([
   ['metric=volume', 400, 'metric'],
   ['vs=xyz', 400, 'vs'],
 ])('%s: %i naming %s', async (query, status, name) => {
-  const res = await get(`${api.url}/v1/coins/bitcoin/chart?${query}`, auth());
+  const res = await api.get(`/v1/coins/bitcoin/chart?${query}`);
   expect(res.status).toBe(status);
   const { error } = res.json as { error: { code: string; message: string } };
   expect(error.code).toBe('bad_request');
@@ -134,13 +121,13 @@ test.each([
 });
 
 test('503 naming the currency when no rate is known for vs', async () => {
-  const res = await get(`${api.url}/v1/coins/bitcoin/chart?vs=jpy`, auth());
+  const res = await api.get('/v1/coins/bitcoin/chart?vs=jpy');
   expect(res.status).toBe(503);
   expect((res.json as { error: { code: string; message: string } }).error).toMatchObject({ code: 'unavailable', message: expect.stringContaining('jpy') });
 });
 
 test('404 not_found for an unknown id', async () => {
-  const res = await get(`${api.url}/v1/coins/no-such-coin/chart`, auth());
+  const res = await api.get('/v1/coins/no-such-coin/chart');
   expect(res.status).toBe(404);
   expect((res.json as { error: { code: string } }).error.code).toBe('not_found');
 });

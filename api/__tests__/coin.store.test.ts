@@ -1,40 +1,20 @@
-import { afterAll, beforeAll, expect, test, vi } from 'vitest';
+import { beforeAll, expect, test } from 'vitest';
 import { findAsset, findCategory } from '../../infra/catalog/catalog.ts';
-import { KeyStore } from '../keys.ts';
-import { startApi, type ApiServer } from '../server.ts';
-import { closeTo, day, expected, expectedRanking, fixtureTrades, referenceRates, T } from './assetMarketFixture.ts';
-import { computeIndex, get, openTestStore, silentLog, testConfig } from '../../test/support/harness.ts';
+import { closeTo, day, expected, expectedRanking, fixtureTrades, referenceRates, T, useFixtureApi } from './assetMarketFixture.ts';
 import { fiatPerUsd } from '../../test/support/fxReference.ts';
 import { openApiValidators } from '../../test/support/openapi.ts';
 
-let env: Awaited<ReturnType<typeof openTestStore>>;
-let api: ApiServer;
-let key: string;
 const iso = (ms: number) => new Date(ms).toISOString();
 const valueKeys = ['usd', 'ars', 'brl', 'sek'] as const;
 /** The FX reference rows stored: the profile's rates are recomputed from them (test/support/fxReference.ts). */
-const fxRows = referenceRates(['ars', 'brl', 'sek']);
+const fxCurrencies = ['ars', 'brl', 'sek'];
+const fxRows = referenceRates(fxCurrencies);
 const dateKeys = ['usd', 'ars', 'brl', 'sek', 'sgd', 'thb', 'try', 'twd', 'uah', 'vnd', 'zar', 'eth', 'aed', 'aud', 'bdt', 'cad', 'chf', 'clp', 'cny', 'czk', 'dkk', 'eur', 'gbp', 'hkd'];
 
-beforeAll(async () => {
-  vi.useFakeTimers({ toFake: ['Date'], now: T });
-  env = await openTestStore();
-  await env.store.insert('trades', fixtureTrades);
-  await computeIndex(env.store, T);
-  await env.store.insert('fx_reference_rates', fxRows);
-  key = (await new KeyStore(env.store).create('coin-test')).key;
-  api = await startApi({ store: env.store, config: testConfig(), log: silentLog });
-  // The reference recomputation takes seconds of CPU: done (and cached) before the first request, so no
-  // request is sent on a keep-alive socket whose idle timeout fired while the event loop was busy.
-  expectedRanking();
-});
-afterAll(async () => {
-  await api?.close();
-  await env?.dispose();
-  vi.useRealTimers();
-});
-
-const auth = () => ({ 'x-api-key': key });
+const api = useFixtureApi('coin-test', fxCurrencies);
+// The reference recomputation takes seconds of CPU: done (and cached) before the first request, so no
+// request is sent on a keep-alive socket whose idle timeout fired while the event loop was busy.
+beforeAll(() => void expectedRanking());
 
 /** The profile (spec 2.2) recomputed from the trades, the catalog and the FX rates at T and at each reference time. */
 function expectedProfile(id: string) {
@@ -105,17 +85,17 @@ function expectedProfile(id: string) {
 }
 
 test.each(['bitcoin', 'ethereum', 'tether', 'solana'])('GET /v1/coins/%s: the profile, every figure recomputed', async (id) => {
-  const res = await get(`${api.url}/v1/coins/${id}`, auth());
+  const res = await api.get(`/v1/coins/${id}`);
   expect(res.status).toBe(200);
   expect(closeTo(res.json, expectedProfile(id))).toEqual([]);
 });
 
 test('the fixture exercises the profile: token platforms, in-currency changes at the rate of their time', async () => {
-  const usdt = (await get(`${api.url}/v1/coins/tether`, auth())).json as any;
+  const usdt = (await api.get('/v1/coins/tether')).json as any;
   expect(Object.keys(usdt.platforms).length).toBeGreaterThan(0);
   expect(usdt.hashing_algorithm).toBe('');
 
-  const btc = (await get(`${api.url}/v1/coins/bitcoin`, auth())).json as any;
+  const btc = (await api.get('/v1/coins/bitcoin')).json as any;
   const md = btc.market_data;
   // 7 d ago the ARS rate was the older one: the ARS change differs from the USD change ...
   expect(md.price_change_percentage_7d_in_currency.ars).not.toBeCloseTo(md.price_change_percentage_7d_in_currency.usd, 6);
@@ -126,9 +106,9 @@ test('the fixture exercises the profile: token platforms, in-currency changes at
   expect(btc.price_stats.ranges[0].high).toEqual(md.high_24h);
   expect(Object.keys(md.ath_date)).toHaveLength(24);
 
-  const coins = (await get(`${api.url}/v1/coins?ids=bitcoin,ethereum,tether`, auth())).json as any;
+  const coins = (await api.get('/v1/coins?ids=bitcoin,ethereum,tether')).json as any;
   for (const c of coins.coins) {
-    const profile = (await get(`${api.url}/v1/coins/${c.id}`, auth())).json as any;
+    const profile = (await api.get(`/v1/coins/${c.id}`)).json as any;
     expect([profile.market_cap_rank, profile.market_data.current_price.usd, profile.market_data.price_change_percentage_24h_in_currency.usd]).toEqual([
       c.market_cap_rank,
       c.current_price,
@@ -139,22 +119,22 @@ test('the fixture exercises the profile: token platforms, in-currency changes at
 
 // openapi.store.test.ts has no FX rates, so there the profile is a 503: its 200 is checked against the document here.
 test('the profiles match the OpenAPI document', async () => {
-  const doc = (await get(`${api.url}/v1/openapi.json`)).json as any;
+  const doc = (await api.getWithoutKey('/v1/openapi.json')).json as any;
   const validate = openApiValidators(doc).response('/v1/coins/{id}', 200);
   for (const id of ['bitcoin', 'ethereum', 'tether']) {
-    const body = (await get(`${api.url}/v1/coins/${id}`, auth())).json;
+    const body = (await api.get(`/v1/coins/${id}`)).json;
     expect(validate(body), `${id}: ${JSON.stringify(validate.errors)}`).toBe(true);
   }
 });
 
 test('404 not_found for an unknown id', async () => {
-  const res = await get(`${api.url}/v1/coins/no-such-coin`, auth());
+  const res = await api.get('/v1/coins/no-such-coin');
   expect(res.status).toBe(404);
   expect(res.json).toEqual({ error: { code: 'not_found', message: expect.stringContaining('no-such-coin'), status: 404 } });
 });
 
 test.each(['cardano', 'dogecoin', 'ripple'])('503 unavailable for %s, a catalog asset with no index price (never a made-up number)', async (id) => {
-  const res = await get(`${api.url}/v1/coins/${id}`, auth());
+  const res = await api.get(`/v1/coins/${id}`);
   expect(res.status).toBe(503);
   expect(res.json).toEqual({ error: { code: 'unavailable', message: expect.stringContaining(`no index price for ${id}`), status: 503 } });
 });

@@ -1,11 +1,10 @@
-import { once } from 'node:events';
-import { request, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { request } from 'node:http';
 import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { catalogAssets } from '../../infra/catalog/catalog.ts';
 import { coinImageHandler, coinSvg } from '../coinImages.ts';
 import { errorHandler, type ErrorBody } from '../errors.ts';
+import { listenOnLoopback, type LoopbackServer } from '../../test/support/apiHarness.ts';
 
 /** FNV-1a over the id's UTF-16 code units, with BigInt arithmetic mod 2^32 (the module uses Math.imul). */
 function expectedHue(id: string): number {
@@ -15,7 +14,7 @@ function expectedHue(id: string): number {
 }
 
 describe('GET /assets/coins/:id.svg', () => {
-  let server: Server;
+  let server: LoopbackServer;
   let base = '';
 
   beforeAll(async () => {
@@ -24,9 +23,8 @@ describe('GET /assets/coins/:id.svg', () => {
     app.set('etag', false);
     app.get('/assets/coins/:id.svg', coinImageHandler());
     app.use(errorHandler);
-    server = app.listen(0, '127.0.0.1');
-    await once(server, 'listening');
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    server = await listenOnLoopback(app);
+    base = server.url;
   });
   afterAll(() => server?.close());
 

@@ -1,34 +1,24 @@
-import { afterAll, beforeAll, expect, test, vi } from 'vitest';
+import { expect, test, vi } from 'vitest';
 import { catalogAssets, findAsset } from '../../infra/catalog/catalog.ts';
 import { loadAssetMarkets } from '../read/assetMarket.ts';
-import { KeyStore } from '../keys.ts';
-import { startApi, type ApiServer } from '../server.ts';
 import { buckets, day, expected, expectedRanking, fixtureTrades, hour, T, type Expected } from './assetMarketFixture.ts';
-import { computeIndex, get, openTestStore, silentLog, testConfig } from '../../test/support/harness.ts';
+import { useTestApi } from '../../test/support/apiHarness.ts';
+import { computeIndex, testConfig } from '../../test/support/harness.ts';
 
-let env: Awaited<ReturnType<typeof openTestStore>>;
-let api: ApiServer;
-let key: string;
+/** The API's config (the defaults), read by the expected rows below. */
 const config = testConfig();
 const iso = (ms: number) => new Date(ms).toISOString();
 
-beforeAll(async () => {
-  // Every window is computed from Date.now(): fix it at T (only Date is faked; timers run).
-  vi.useFakeTimers({ toFake: ['Date'], now: T });
-  env = await openTestStore();
-  // Several blocks, so the sums and states arrive as separate parts to merge.
-  for (let i = 0; i < fixtureTrades.length; i += 9) await env.store.insert('trades', fixtureTrades.slice(i, i + 9));
-  await computeIndex(env.store, T);
-  key = (await new KeyStore(env.store).create('coins-test')).key;
-  api = await startApi({ store: env.store, config, log: silentLog });
+// Every window is computed from Date.now(): fixed at T.
+const api = useTestApi({
+  keyName: 'coins-test',
+  now: T,
+  seed: async (store) => {
+    // Several blocks, so the sums and states arrive as separate parts to merge.
+    for (let i = 0; i < fixtureTrades.length; i += 9) await store.insert('trades', fixtureTrades.slice(i, i + 9));
+    await computeIndex(store, T);
+  },
 });
-afterAll(async () => {
-  await api?.close();
-  await env?.dispose();
-  vi.useRealTimers();
-});
-
-const auth = () => ({ 'x-api-key': key });
 
 /** The coin row (spec 2.1) of a priced asset, from the independent recomputation. */
 function expectedRow(e: Expected, rank: number) {
@@ -104,7 +94,7 @@ test('the fixture covers the cases it is meant to', () => {
 });
 
 test('GET /v1/coins: the priced assets in rank order, every figure recomputed from the trades', async () => {
-  const res = await get(`${api.url}/v1/coins`, auth());
+  const res = await api.get('/v1/coins');
   expect(res.status).toBe(200);
   const body = res.json as CoinsBody;
   expect(body).toEqual({ coins: rows, page: 1, limit: 100, offset: 0, at: iso(T) });
@@ -114,8 +104,8 @@ test('GET /v1/coins: the priced assets in rank order, every figure recomputed fr
 });
 
 test('the 24 h change agrees with /v1/prices', async () => {
-  const prices = (await get(`${api.url}/v1/prices`, auth())).json as { prices: { assetId: string; change24h: number; price: number }[] };
-  const coins = ((await get(`${api.url}/v1/coins`, auth())).json as CoinsBody).coins;
+  const prices = (await api.get('/v1/prices')).json as { prices: { assetId: string; change24h: number; price: number }[] };
+  const coins = ((await api.get('/v1/coins')).json as CoinsBody).coins;
   for (const c of coins) {
     const p = prices.prices.find((x) => x.assetId === c.id)!;
     expect([c.current_price, c.price_change_percentage_24h_in_currency]).toEqual([p.price, p.change24h]);
@@ -123,7 +113,7 @@ test('the 24 h change agrees with /v1/prices', async () => {
 });
 
 test('loadAssetMarkets: every catalog asset, priced ones by market cap, then the rest in catalog order', async () => {
-  const markets = await loadAssetMarkets(env.store, T);
+  const markets = await loadAssetMarkets(api.store, T);
   expect(markets).toHaveLength(catalogAssets.length);
   expect(markets.map((m) => m.rank)).toEqual(markets.map((_, i) => i + 1));
   expect(markets.slice(0, ranking.length).map((m) => m.asset.id)).toEqual(ranking.map((e) => e.id));
@@ -146,18 +136,18 @@ test('loadAssetMarkets: every catalog asset, priced ones by market cap, then the
 });
 
 test('pagination: limit and page, offset wins over page, the page echoed is the one the offset falls on', async () => {
-  const page2 = (await get(`${api.url}/v1/coins?limit=2&page=2`, auth())).json as CoinsBody;
+  const page2 = (await api.get('/v1/coins?limit=2&page=2')).json as CoinsBody;
   expect(page2).toMatchObject({ page: 2, limit: 2, offset: 2 });
   expect(page2.coins).toEqual(rows.slice(2, 4));
 
-  const offset = (await get(`${api.url}/v1/coins?limit=2&page=3&offset=1`, auth())).json as CoinsBody;
+  const offset = (await api.get('/v1/coins?limit=2&page=3&offset=1')).json as CoinsBody;
   expect(offset).toMatchObject({ page: 1, limit: 2, offset: 1 });
   expect(offset.coins).toEqual(rows.slice(1, 3));
 
-  const beyond = (await get(`${api.url}/v1/coins?page=9`, auth())).json as CoinsBody;
+  const beyond = (await api.get('/v1/coins?page=9')).json as CoinsBody;
   expect(beyond).toMatchObject({ coins: [], page: 9, limit: 100, offset: 800 });
 
-  const max = await get(`${api.url}/v1/coins?limit=250`, auth());
+  const max = await api.get('/v1/coins?limit=250');
   expect(max.status).toBe(200);
 });
 
@@ -172,7 +162,7 @@ test.each([
   ['ids=', 'ids', 'at least one'],
   ['sparkline=1', 'sparkline', 'true or false'],
 ])('400 bad_request for %s, naming %s', async (query, name, hint) => {
-  const res = await get(`${api.url}/v1/coins?${query}`, auth());
+  const res = await api.get(`/v1/coins?${query}`);
   expect(res.status).toBe(400);
   const { error } = res.json as { error: { code: string; message: string; status: number } };
   expect(error).toMatchObject({ code: 'bad_request', status: 400 });
@@ -185,19 +175,19 @@ test('ids: unknown and unpriced ids left out, rank order kept, paging over the l
   const wanted = rows.filter((r) => listed.includes(r.id));
   expect(wanted.map((r) => r.id).sort()).toEqual(['bitcoin', 'ethereum']);
 
-  const all = (await get(`${api.url}/v1/coins?ids=${listed.join(',')}`, auth())).json as CoinsBody;
+  const all = (await api.get(`/v1/coins?ids=${listed.join(',')}`)).json as CoinsBody;
   expect(all.coins).toEqual(wanted);
 
-  const second = (await get(`${api.url}/v1/coins?ids=${listed.join(',')}&limit=1&page=2`, auth())).json as CoinsBody;
+  const second = (await api.get(`/v1/coins?ids=${listed.join(',')}&limit=1&page=2`)).json as CoinsBody;
   expect(second).toMatchObject({ page: 2, limit: 1, offset: 1 });
   expect(second.coins).toEqual(wanted.slice(1));
 
-  const none = (await get(`${api.url}/v1/coins?ids=no-such-coin,cardano`, auth())).json as CoinsBody;
+  const none = (await api.get('/v1/coins?ids=no-such-coin,cardano')).json as CoinsBody;
   expect(none.coins).toEqual([]);
 });
 
 test('sparkline=true adds 168 hourly closes, oldest first, carried over hours without trades', async () => {
-  const body = (await get(`${api.url}/v1/coins?sparkline=true`, auth())).json as CoinsBody;
+  const body = (await api.get('/v1/coins?sparkline=true')).json as CoinsBody;
   expect(body.coins.map(({ sparkline_in_7d: _, ...row }) => row)).toEqual(rows);
   for (const coin of body.coins) expect(coin.sparkline_in_7d, coin.id).toEqual({ price: expectedSparkline(coin.id) });
   // tether's trade 8 days ago, before the first hour, carries into it and on until its next trade 26 h ago;
@@ -207,7 +197,7 @@ test('sparkline=true adds 168 hourly closes, oldest first, carried over hours wi
   expect(body.coins.find((c) => c.id === 'bitcoin')!.sparkline_in_7d!.price).toHaveLength(168);
   expect(body.coins.find((c) => c.id === 'ethereum')!.sparkline_in_7d!.price).toEqual([3_001, 3_001, 3_100.25]);
 
-  const without = (await get(`${api.url}/v1/coins?sparkline=false`, auth())).json as CoinsBody;
+  const without = (await api.get('/v1/coins?sparkline=false')).json as CoinsBody;
   expect(without.coins.every((c) => !('sparkline_in_7d' in c))).toBe(true);
 });
 
@@ -215,8 +205,8 @@ test('sparkline=true adds 168 hourly closes, oldest first, carried over hours wi
 test('503 unavailable when the store cannot answer', async () => {
   // Past the shared snapshot's lifetime, so the request needs the store.
   vi.setSystemTime(T + 60_000);
-  await env.store.close();
-  const res = await get(`${api.url}/v1/coins?limit=7`, auth());
+  await api.store.close();
+  const res = await api.get('/v1/coins?limit=7');
   expect(res.status).toBe(503);
   expect(res.json).toEqual({ error: { code: 'unavailable', message: expect.stringContaining('retry'), status: 503 } });
 });

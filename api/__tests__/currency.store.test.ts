@@ -1,23 +1,17 @@
-import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
+import { describe, expect, test, vi } from 'vitest';
 import { parseFxReferenceCsv, importFxReference } from '../../aggregate/jobs/fxReference.ts';
 import { fiatCurrencies, servedCurrencies } from '../../aggregate/currency/currencies.ts';
 import { loadStablecoinRates } from '../../aggregate/currency/fxMeasured.ts';
 import { loadUsdRates } from '../../aggregate/currency/usdRates.ts';
-import { KeyStore } from '../keys.ts';
-import { startApi, type ApiServer } from '../server.ts';
 import { defaultIndexParams } from '../../aggregate/indexPrice.ts';
 import { defaultIndexSchedule } from '../../aggregate/indexRunner.ts';
 import { referenceTicks } from '../../aggregate/__tests__/indexReference.ts';
-import { computeIndex, get, openTestStore, silentLog, testConfig, trade, type TradeRow } from '../../test/support/harness.ts';
+import { useTestApi } from '../../test/support/apiHarness.ts';
+import { computeIndex, trade, type TradeRow } from '../../test/support/harness.ts';
 import { measuredPerUsd, quoteUsdPer, type ReferenceRateRow } from '../../test/support/fxReference.ts';
 
 const minute = 60_000;
 const close = (a: number, b: number) => expect(Math.abs(a / b - 1), `${a} vs ${b}`).toBeLessThan(1e-9);
-
-let env: Awaited<ReturnType<typeof openTestStore>>;
-let api: ApiServer;
-let key: string;
-const auth = () => ({ 'x-api-key': key });
 
 // Rates asked at a fixed past time T, far from the trades the HTTP tests insert around now.
 const T = Date.parse('2026-06-10T12:00:30Z');
@@ -106,18 +100,14 @@ for (let i = 0; i < 6; i++) {
   liveTrades.push(at(ts + 200, 'coinbase', 'BTC-USD', 'bitcoin', 'USD', 95_010 + i * 25, 0.25));
 }
 
-beforeAll(async () => {
-  env = await openTestStore();
-  await env.store.insert('trades', [...measuredTrades, ...liveTrades]);
-  await importFxReference(env.store, parseFxReferenceCsv(referenceCsv, 'test.csv'), now);
-  await computeIndex(env.store, T + 2_500, indexSinceMs);
-  await computeIndex(env.store, now, indexSinceMs);
-  key = (await new KeyStore(env.store).create('currency-test')).key;
-  api = await startApi({ store: env.store, config: testConfig(), log: silentLog });
-});
-afterAll(async () => {
-  await api?.close();
-  await env?.dispose();
+const api = useTestApi({
+  keyName: 'currency-test',
+  seed: async (store) => {
+    await store.insert('trades', [...measuredTrades, ...liveTrades]);
+    await importFxReference(store, parseFxReferenceCsv(referenceCsv, 'test.csv'), now);
+    await computeIndex(store, T + 2_500, indexSinceMs);
+    await computeIndex(store, now, indexSinceMs);
+  },
 });
 
 describe('loadUsdRates', () => {
@@ -128,7 +118,7 @@ describe('loadUsdRates', () => {
   });
 
   test('measured fiat wins over the reference, which wins over nothing', async () => {
-    const rates = await loadUsdRates(env.store, T);
+    const rates = await loadUsdRates(api.store, T);
     expect(rates.perUsd('usd')).toBe(1);
 
     const eur = measuredPerUsd(measuredTrades, 'EUR', T)!;
@@ -149,31 +139,31 @@ describe('loadUsdRates', () => {
   });
 
   test('before any reference day there is no reference rate, and outside the window no measured one', async () => {
-    const rates = await loadUsdRates(env.store, Date.parse('2026-05-31T12:00:00Z'));
+    const rates = await loadUsdRates(api.store, Date.parse('2026-05-31T12:00:00Z'));
     expect(rates.perUsd('gbp')).toBeUndefined();
     expect(rates.perUsd('eur')).toBeUndefined();
-    const later = await loadUsdRates(env.store, Date.parse('2026-06-10T23:00:00Z'));
+    const later = await loadUsdRates(api.store, Date.parse('2026-06-10T23:00:00Z'));
     // 11 hours after the trades: EUR falls back to the reference (1 / USD per EUR).
     close(later.perUsd('eur')!, 1 / 1.25);
     expect(later.source('eur')).toBe('reference:test-ecb 2026-06-09');
   });
 
   test('btc and eth are 1 / our index price, when we have one', async () => {
-    const rates = await loadUsdRates(env.store, T);
+    const rates = await loadUsdRates(api.store, T);
     close(rates.perUsd('btc')!, 1 / expectedIndexPrice(measuredTrades, 'bitcoin', T + 2_500));
     expect(rates.source('btc')).toMatch(/^index:bitcoin 2026-06-10T12:00:0\dZ$/);
     expect(rates.perUsd('eth')).toBeUndefined();
     // More than 48 h after the last bitcoin trade of that day.
-    expect((await loadUsdRates(env.store, T + 3 * 86_400_000)).perUsd('btc')).toBeUndefined();
+    expect((await loadUsdRates(api.store, T + 3 * 86_400_000)).perUsd('btc')).toBeUndefined();
   });
 
   test('stablecoins: measured from their USD markets, else at par', async () => {
-    const rates = await loadStablecoinRates(env.store, T);
+    const rates = await loadStablecoinRates(api.store, T);
     const usdt = measuredTrades.filter((t) => t.asset === 'tether' && t.quote === 'USD' && t.ts <= T);
     close(rates.tether.usdPer, usdt.reduce((s, t) => s + t.price * t.quantity, 0) / usdt.reduce((s, t) => s + t.quantity, 0));
     expect(rates.tether.source).toBe('measured:bitstamp USDT/USD');
     expect(rates['usd-coin']).toEqual({ usdPer: 1, source: 'par' });
-    expect((await loadStablecoinRates(env.store, T + 2 * 3_600_000)).tether).toEqual({ usdPer: 1, source: 'par' });
+    expect((await loadStablecoinRates(api.store, T + 2 * 3_600_000)).tether).toEqual({ usdPer: 1, source: 'par' });
   });
 });
 
@@ -181,7 +171,7 @@ describe('endpoints in other currencies', () => {
   const eurPerUsd = 1 / 1.16;
 
   test('ohlc in eur: candles recomputed from the trades times the imported rate', async () => {
-    const res = await get(`${api.url}/v1/coins/solana/ohlc?interval=5m&vs=eur`, auth());
+    const res = await api.get('/v1/coins/solana/ohlc?interval=5m&vs=eur');
     expect(res.status).toBe(200);
     const body = res.json as { candles: { timestamp: number; open: number; high: number; low: number; close: number; volume: number }[]; source: string; rate: number; currency: string };
     close(body.rate, eurPerUsd);
@@ -215,21 +205,21 @@ describe('endpoints in other currencies', () => {
       close(c.volume, trades.reduce((s, t) => s + t.quantity, 0));
     });
 
-    const usd = (await get(`${api.url}/v1/coins/solana/ohlc?interval=5m`, auth())).json as typeof body;
+    const usd = (await api.get('/v1/coins/solana/ohlc?interval=5m')).json as typeof body;
     expect(usd.rate).toBe(1);
     expect(usd.candles[0]!.open).toBe(expected[0]![1][0]!.price);
   });
 
   test('markets in btc: money fields times 1 / the bitcoin index, units that are not money unchanged', async () => {
     const qualityTs = Date.now();
-    await env.store.insert('market_quality', [
+    await api.store.insert('market_quality', [
       {
         asset: 'solana', venue: 'binance', market: 'SOLUSDT', quote: 'USDT', ts: qualityTs, spread_bps: 1.5,
         depth_bid_2: 2_000_000, depth_ask_2: 1_800_000, depth_bid_1: 900_000, depth_ask_1: 800_000,
         cost_buy: { '10000': 0.8, '100000': 3.2, '1000000': null }, cost_sell: { '10000': 0.9, '100000': 3.5, '1000000': null },
       },
     ]);
-    const res = await get(`${api.url}/v1/coins/solana/markets?vs=btc`, auth());
+    const res = await api.get('/v1/coins/solana/markets?vs=btc');
     expect(res.status).toBe(200);
     const body = res.json as any;
     const btcPerUsd = 1 / expectedIndexPrice(liveTrades, 'bitcoin', now);
@@ -264,7 +254,7 @@ describe('endpoints in other currencies', () => {
     ['/v1/coins/solana/ohlc?vs=eth', 'eth'],
     ['/v1/coins/solana/markets?vs=eth', 'eth'],
   ])('%s: 503 unavailable naming the currency when no rate is known', async (url, currency) => {
-    const res = await get(`${api.url}${url}`, auth());
+    const res = await api.get(url);
     expect(res.status).toBe(503);
     const { error } = res.json as { error: { code: string; message: string; status: number } };
     expect(error).toMatchObject({ code: 'unavailable', status: 503 });
@@ -272,7 +262,7 @@ describe('endpoints in other currencies', () => {
   });
 
   test('an unknown currency is a 400 listing every served one', async () => {
-    const res = await get(`${api.url}/v1/coins/solana/ohlc?vs=xau`, auth());
+    const res = await api.get('/v1/coins/solana/ohlc?vs=xau');
     expect(res.status).toBe(400);
     const { message } = (res.json as { error: { message: string } }).error;
     for (const c of servedCurrencies) expect(message).toContain(c);

@@ -4,16 +4,12 @@
 import { readFileSync } from 'node:fs';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { KeyStore } from '../keys.ts';
-import { startApi, type ApiServer } from '../server.ts';
+import { useTestApi } from '../../test/support/apiHarness.ts';
 import { collectPageErrors, openBrowser } from '../../test/support/browser.ts';
-import { computeIndex, openTestStore, silentLog, testConfig, trade } from '../../test/support/harness.ts';
+import { computeIndex, trade } from '../../test/support/harness.ts';
 
 const pricesExample = JSON.parse(readFileSync(new URL('../openapi-examples/prices.json', import.meta.url), 'utf8')) as { prices: { price: number }[] };
 
-let env: Awaited<ReturnType<typeof openTestStore>>;
-let api: ApiServer;
-let key: string;
 let browser: Browser;
 // One page for every test (the reference is a 4 MB script to parse): what it logged and fetched.
 let page: Page;
@@ -22,16 +18,19 @@ const requested: string[] = [];
 const elsewhere: string[] = [];
 const loopback = new Set(['127.0.0.1', 'localhost', '[::1]']);
 
+const api = useTestApi({
+  keyName: 'docs-page-test',
+  seed: async (store) => {
+    const now = Date.now();
+    await store.insert(
+      'trades',
+      Array.from({ length: 10 }, (_, i) => trade({ venue: 'binance', market: 'BTCUSDT', asset: 'bitcoin', quote: 'USDT', trade_id: String(i), ts: now - 600_000 + i * 60_000, price: 90_000 + i, quantity: 0.1 })),
+    );
+    await computeIndex(store, now);
+  },
+});
+
 beforeAll(async () => {
-  env = await openTestStore();
-  const now = Date.now();
-  await env.store.insert(
-    'trades',
-    Array.from({ length: 10 }, (_, i) => trade({ venue: 'binance', market: 'BTCUSDT', asset: 'bitcoin', quote: 'USDT', trade_id: String(i), ts: now - 600_000 + i * 60_000, price: 90_000 + i, quantity: 0.1 })),
-  );
-  await computeIndex(env.store, now);
-  key = (await new KeyStore(env.store).create('docs-page-test')).key;
-  api = await startApi({ store: env.store, config: testConfig(), log: silentLog });
   browser = await openBrowser();
   page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
   errors = collectPageErrors(page);
@@ -44,8 +43,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close();
-  await api?.close();
-  await env?.dispose();
 });
 
 test('the reference shows every endpoint and the demo examples, loads nothing from another origin, logs no error', async () => {
@@ -68,13 +65,13 @@ test('the reference shows every endpoint and the demo examples, loads nothing fr
 test("a reader's key makes a real request from the page", async () => {
   const keyInput = page.locator('input:not([type=checkbox])').first();
   await keyInput.waitFor({ state: 'visible', timeout: 15_000 });
-  await keyInput.fill(key);
+  await keyInput.fill(api.key);
   await page.getByRole('button', { name: /^Test Request/ }).first().click();
   const answered = page.waitForResponse((res) => new URL(res.url()).pathname === '/v1/prices', { timeout: 15_000 });
   await page.getByRole('button', { name: /^Send/ }).first().click();
   const res = await answered;
   // Sent with the key under the x-api-key scheme, and answered with the data.
-  expect(res.request().headers()['x-api-key']).toBe(key);
+  expect(res.request().headers()['x-api-key']).toBe(api.key);
   expect(res.status()).toBe(200);
   await page.getByText('"assetId"').first().waitFor({ state: 'visible', timeout: 15_000 });
   await page.keyboard.press('Escape');

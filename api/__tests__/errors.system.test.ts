@@ -1,12 +1,10 @@
-import { once } from 'node:events';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import express from 'express';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiError, errorHandler, methodNotAllowed, notFound } from '../errors.ts';
 import { requestId } from '../requestId.ts';
+import { listenOnLoopback, type LoopbackServer } from '../../test/support/apiHarness.ts';
 import { get } from '../../test/support/harness.ts';
 
 describe('error middleware', () => {
@@ -17,7 +15,7 @@ describe('error middleware', () => {
       done();
     },
   });
-  let server: Server;
+  let server: LoopbackServer;
   let url: string;
 
   beforeAll(async () => {
@@ -36,14 +34,11 @@ describe('error middleware', () => {
     app.route('/only-get').get((_req, res) => void res.json({ ok: true })).all(methodNotAllowed);
     app.use(notFound);
     app.use(errorHandler);
-    server = app.listen(0, '127.0.0.1');
-    await once(server, 'listening');
-    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    server = await listenOnLoopback(app);
+    url = server.url;
   });
 
-  afterAll(() => {
-    server?.close();
-  });
+  afterAll(() => server?.close());
 
   it.each(['/boom', '/async-boom'])('answers an unexpected error on %s with a generic 500 and logs it with the request id', async (path) => {
     lines.length = 0;

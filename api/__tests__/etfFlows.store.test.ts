@@ -4,19 +4,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { importEtfFlowsDir } from '../../aggregate/jobs/etfFlows.ts';
-import { KeyStore } from '../keys.ts';
 import { monthsBefore } from '../routes/etfFlows.ts';
-import { startApi, type ApiServer } from '../server.ts';
-import { get, openTestStore, silentLog, testConfig } from '../../test/support/harness.ts';
+import { useTestApi } from '../../test/support/apiHarness.ts';
+import { silentLog } from '../../test/support/harness.ts';
 import { openApiValidators } from '../../test/support/openapi.ts';
 
 const reference = new URL('../../infra/reference/', import.meta.url);
 const fundsJson = JSON.parse(readFileSync(new URL('etf-funds.json', reference), 'utf8')) as { ticker: string; asset: string }[];
 const importedAt = Date.parse('2026-11-21T09:30:00Z');
 
-let env: Awaited<ReturnType<typeof openTestStore>>;
-let api: ApiServer;
-let key: string;
 const dir = mkdtempSync(join(tmpdir(), 'mds-etf-api-'));
 const files: Record<string, string> = {};
 
@@ -37,21 +33,13 @@ function solFixture(): string {
   return `${lines.join('\n')}\n`;
 }
 
-beforeAll(async () => {
-  env = await openTestStore();
-  key = (await new KeyStore(env.store).create('etf-flows-test')).key;
-  api = await startApi({ store: env.store, config: testConfig(), log: silentLog });
+const api = useTestApi({ keyName: 'etf-flows-test' });
+beforeAll(() => {
   for (const asset of ['btc', 'eth']) copyFileSync(new URL(`etf-flows-demo/${asset}.csv`, reference), join(dir, `${asset}.csv`));
   writeFileSync(join(dir, 'sol.csv'), solFixture());
   for (const asset of ['btc', 'eth', 'sol']) files[asset] = readFileSync(join(dir, `${asset}.csv`), 'utf8');
 });
-afterAll(async () => {
-  await api.close();
-  await env.dispose();
-  rmSync(dir, { recursive: true, force: true });
-});
-
-const call = async (path: string) => get(api.url + path, { 'x-api-key': key });
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 // ---- the test's own reading of the files and of the window definitions ----
 
@@ -137,12 +125,12 @@ function checkAsset(body: any, asset: string) {
 
 test('503 unavailable before anything is loaded; 404 for an asset we do not follow', async () => {
   for (const path of ['/v1/etf-flows', '/v1/etf-flows/btc']) {
-    const res = await call(path);
+    const res = await api.get(path);
     expect(res.status, path).toBe(503);
     expect((res.json as any).error.code).toBe('unavailable');
   }
   for (const asset of ['doge', 'BTC', 'bitcoin']) {
-    const res = await call(`/v1/etf-flows/${asset}`);
+    const res = await api.get(`/v1/etf-flows/${asset}`);
     expect(res.status, asset).toBe(404);
     expect((res.json as any).error).toMatchObject({ code: 'not_found' });
     expect((res.json as any).error.message).toContain('btc, eth, sol');
@@ -150,8 +138,8 @@ test('503 unavailable before anything is loaded; 404 for an asset we do not foll
 });
 
 test('once loaded: funds, days, grid, daily and window totals of each asset, recomputed from its CSV', async () => {
-  await importEtfFlowsDir(env.store, dir, { log: silentLog, now: importedAt });
-  const res = await call('/v1/etf-flows');
+  await importEtfFlowsDir(api.store, dir, { log: silentLog, now: importedAt });
+  const res = await api.get('/v1/etf-flows');
   expect(res.status).toBe(200);
   const body = res.json as any;
   expect(body.assets.map((a: any) => a.asset)).toEqual(['btc', 'eth', 'sol']);
@@ -161,7 +149,7 @@ test('once loaded: funds, days, grid, daily and window totals of each asset, rec
 });
 
 test('holidays are gaps, and a fund that reported nothing is null, not zero', async () => {
-  const body = (await call('/v1/etf-flows')).json as any;
+  const body = (await api.get('/v1/etf-flows')).json as any;
   const [btc, , sol] = body.assets;
   expect(btc.days).not.toContain('2024-01-15'); // Martin Luther King Jr. Day in the demo calendar
   expect(sol.days).not.toContain('2026-02-16');
@@ -175,16 +163,16 @@ test('holidays are gaps, and a fund that reported nothing is null, not zero', as
 });
 
 test('source and simulated say where the numbers come from', async () => {
-  const body = (await call('/v1/etf-flows')).json as any;
+  const body = (await api.get('/v1/etf-flows')).json as any;
   const [btc, eth, sol] = body.assets;
   for (const demo of [btc, eth]) expect(demo).toMatchObject({ simulated: true, source: 'SIMULATED demo data (simulator/etfFlowsDemo.ts)' });
   expect(sol).toMatchObject({ simulated: false, source: 'test fixture' });
 });
 
 test('the per-asset route serves the same object as the list', async () => {
-  const list = (await call('/v1/etf-flows')).json as any;
+  const list = (await api.get('/v1/etf-flows')).json as any;
   for (const asset of ['btc', 'eth', 'sol']) {
-    const res = await call(`/v1/etf-flows/${asset}`);
+    const res = await api.get(`/v1/etf-flows/${asset}`);
     expect(res.status).toBe(200);
     expect(res.headers.get('cache-control')).toBe('private, max-age=3600');
     expect(res.json).toEqual(list.assets.find((a: any) => a.asset === asset));
@@ -192,13 +180,13 @@ test('the per-asset route serves the same object as the list', async () => {
 });
 
 test('responses match the OpenAPI document', async () => {
-  const doc = (await get(`${api.url}/v1/openapi.json`)).json as any;
+  const doc = (await api.getWithoutKey('/v1/openapi.json')).json as any;
   for (const [path, url] of [
     ['/v1/etf-flows', '/v1/etf-flows'],
     ['/v1/etf-flows/{asset}', '/v1/etf-flows/sol'],
   ] as const) {
     const validate = openApiValidators(doc).response(path, 200);
-    expect(validate((await call(url)).json), JSON.stringify(validate.errors)).toBe(true);
+    expect(validate((await api.get(url)).json), JSON.stringify(validate.errors)).toBe(true);
     expect(Object.keys(doc.paths[path].get.responses)).toContain('503');
   }
   expect(Object.keys(doc.paths['/v1/etf-flows/{asset}'].get.responses)).toContain('404');

@@ -1,47 +1,38 @@
-import { afterAll, beforeAll, expect, test } from 'vitest';
-import { KeyStore } from '../keys.ts';
-import { startApi, type ApiServer } from '../server.ts';
-import { get, openTestStore, silentLog, testConfig, trade, type TradeRow } from '../../test/support/harness.ts';
+import { expect, test } from 'vitest';
+import { useTestApi } from '../../test/support/apiHarness.ts';
+import { trade, type TradeRow } from '../../test/support/harness.ts';
 
-let env: Awaited<ReturnType<typeof openTestStore>>;
-let api: ApiServer;
-let key: string;
 const now = Date.now();
 const day = 86_400_000;
 const rows: TradeRow[] = [];
 
-beforeAll(async () => {
-  env = await openTestStore();
-  const markets = [
-    { venue: 'binance', market: 'BTCUSDT', asset: 'bitcoin', quote: 'USDT' },
-    { venue: 'binance', market: 'ETHUSDC', asset: 'ethereum', quote: 'USDC' },
-    // Not valued in USD yet, and a venue outside the catalog: neither counts.
-    { venue: 'binance', market: 'ETHBTC', asset: 'ethereum', quote: 'BTC' },
-    { venue: 'elsewhere', market: 'BTC-USD', asset: 'bitcoin', quote: 'USD' },
-  ];
-  for (let i = 0; i < 200; i++) {
-    const m = markets[i % markets.length]!;
-    // Two days of history: the older half feeds only the daily volume history.
-    const ts = now - 2 * day + 60_000 + i * Math.floor((2 * day - 120_000) / 200);
-    // None near the 24 h boundary, which moves with the time of each request.
-    if (Math.abs(ts - (now - day)) < 10 * 60_000) continue;
-    rows.push(trade({ ...m, trade_id: String(i), ts, price: 100 + (i % 13), quantity: 1 + (i % 5) }));
-  }
-  await env.store.insert('trades', rows);
-  key = (await new KeyStore(env.store).create('exchanges-test')).key;
-  api = await startApi({ store: env.store, config: testConfig(), log: silentLog });
-});
-afterAll(async () => {
-  await api.close();
-  await env.dispose();
+const api = useTestApi({
+  keyName: 'exchanges-test',
+  seed: async (store) => {
+    const markets = [
+      { venue: 'binance', market: 'BTCUSDT', asset: 'bitcoin', quote: 'USDT' },
+      { venue: 'binance', market: 'ETHUSDC', asset: 'ethereum', quote: 'USDC' },
+      // Not valued in USD yet, and a venue outside the catalog: neither counts.
+      { venue: 'binance', market: 'ETHBTC', asset: 'ethereum', quote: 'BTC' },
+      { venue: 'elsewhere', market: 'BTC-USD', asset: 'bitcoin', quote: 'USD' },
+    ];
+    for (let i = 0; i < 200; i++) {
+      const m = markets[i % markets.length]!;
+      // Two days of history: the older half feeds only the daily volume history.
+      const ts = now - 2 * day + 60_000 + i * Math.floor((2 * day - 120_000) / 200);
+      // None near the 24 h boundary, which moves with the time of each request.
+      if (Math.abs(ts - (now - day)) < 10 * 60_000) continue;
+      rows.push(trade({ ...m, trade_id: String(i), ts, price: 100 + (i % 13), quantity: 1 + (i % 5) }));
+    }
+    await store.insert('trades', rows);
+  },
 });
 
-const call = async (path: string) => get(api.url + path, { 'x-api-key': key });
 const binanceUsd = () => rows.filter((r) => r.venue === 'binance' && r.quote !== 'BTC');
 const inWindow = (r: TradeRow) => r.ts >= now - day;
 
 test('the exchange list: catalog venues with their 24 h markets, trades and USD volume', async () => {
-  const res = await call('/v1/exchanges');
+  const res = await api.get('/v1/exchanges');
   expect(res.status).toBe(200);
   const body = res.json as any;
   expect(body).toMatchObject({ page: 1, limit: 100, offset: 0 });
@@ -55,18 +46,18 @@ test('the exchange list: catalog venues with their 24 h markets, trades and USD 
 });
 
 test('pagination: page, offset wins over page, and bad values are refused', async () => {
-  const second = ((await call('/v1/exchanges?limit=2')).json as any).exchanges[1].id;
-  expect((await call('/v1/exchanges?limit=1&page=2')).json).toMatchObject({ exchanges: [{ id: second }], page: 2, limit: 1, offset: 1 });
-  expect((await call('/v1/exchanges?limit=1&page=2&offset=0')).json).toMatchObject({ page: 1, offset: 0, exchanges: [{ id: 'binance' }] });
+  const second = ((await api.get('/v1/exchanges?limit=2')).json as any).exchanges[1].id;
+  expect((await api.get('/v1/exchanges?limit=1&page=2')).json).toMatchObject({ exchanges: [{ id: second }], page: 2, limit: 1, offset: 1 });
+  expect((await api.get('/v1/exchanges?limit=1&page=2&offset=0')).json).toMatchObject({ page: 1, offset: 0, exchanges: [{ id: 'binance' }] });
   for (const bad of ['limit=0', 'limit=101', 'page=0', 'page=abc', 'offset=-1']) {
-    const res = await call(`/v1/exchanges?${bad}`);
+    const res = await api.get(`/v1/exchanges?${bad}`);
     expect(res.status, bad).toBe(400);
     expect((res.json as any).error.message).toContain(bad.split('=')[0]);
   }
 });
 
 test('one exchange: its markets and daily volume history, recomputed from the trades', async () => {
-  const body = (await call('/v1/exchanges/binance')).json as any;
+  const body = (await api.get('/v1/exchanges/binance')).json as any;
   const recent = binanceUsd().filter(inWindow);
   expect(body.exchange.markets.map((m: any) => m.pair).sort()).toEqual(['BTC/USDT', 'ETH/USDC']);
   for (const m of body.exchange.markets) {
@@ -82,5 +73,5 @@ test('one exchange: its markets and daily volume history, recomputed from the tr
   }
   expect(body.exchange.volumeHistory.map((h: any) => h.date)).toEqual([...byDay.keys()].sort());
   for (const h of body.exchange.volumeHistory) expect(Math.abs(h.volume / byDay.get(h.date)! - 1)).toBeLessThan(1e-9);
-  expect((await call('/v1/exchanges/nowhere')).status).toBe(404);
+  expect((await api.get('/v1/exchanges/nowhere')).status).toBe(404);
 });

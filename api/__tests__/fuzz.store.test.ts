@@ -1,36 +1,29 @@
 // No input can produce a 500: random paths, parameters and headers against every endpoint.
 import fc from 'fast-check';
-import { afterAll, beforeAll, expect, test } from 'vitest';
+import { expect, test } from 'vitest';
 import { etfFlowsDemoDir, importEtfFlowsDir } from '../../aggregate/jobs/etfFlows.ts';
-import { KeyStore } from '../keys.ts';
-import { startApi, type ApiServer } from '../server.ts';
-import { computeIndex, openTestStore, silentLog, testConfig, trade } from '../../test/support/harness.ts';
+import { useTestApi } from '../../test/support/apiHarness.ts';
+import { computeIndex, silentLog, trade } from '../../test/support/harness.ts';
 
-let env: Awaited<ReturnType<typeof openTestStore>>;
-let api: ApiServer;
-let key: string;
 
-beforeAll(async () => {
-  env = await openTestStore();
-  const now = Date.now();
-  await env.store.insert('trades', [trade({ venue: 'binance', market: 'ETHUSDT', asset: 'ethereum', quote: 'USDT', trade_id: '1', ts: now - 1_000, price: 3_000, quantity: 1 })]);
-  // Rates for the vs values the fuzzer sends (eur, btc), so that they answer 200 rather than 503 unavailable.
-  await env.store.insert('trades', [trade({ venue: 'binance', market: 'BTCUSDT', asset: 'bitcoin', quote: 'USDT', trade_id: '2', ts: now - 1_000, price: 90_000, quantity: 1 })]);
-  // ars, brl and sek: the value maps of /v1/coins/{id}, which answers 503 without them.
-  await env.store.insert(
-    'fx_reference_rates',
-    ['eur', 'ars', 'brl', 'sek'].map((currency) => ({ date: '2000-01-03', currency, per_usd: 0.99, source: 'fuzz', imported_at: now })),
-  );
-  // ETF flows (the demo's simulated files), which answer 503 until loaded.
-  await importEtfFlowsDir(env.store, etfFlowsDemoDir, { log: silentLog });
-  // Their index prices, up to the second of those trades.
-  await computeIndex(env.store, now + 3_000);
-  key = (await new KeyStore(env.store).create('fuzz')).key;
-  api = await startApi({ store: env.store, config: testConfig({ QUOTA_PER_HOUR: '1000000' }), log: silentLog });
-});
-afterAll(async () => {
-  await api.close();
-  await env.dispose();
+const api = useTestApi({
+  keyName: 'fuzz',
+  env: { QUOTA_PER_HOUR: '1000000' },
+  seed: async (store) => {
+    const now = Date.now();
+    await store.insert('trades', [trade({ venue: 'binance', market: 'ETHUSDT', asset: 'ethereum', quote: 'USDT', trade_id: '1', ts: now - 1_000, price: 3_000, quantity: 1 })]);
+    // Rates for the vs values the fuzzer sends (eur, btc), so that they answer 200 rather than 503 unavailable.
+    await store.insert('trades', [trade({ venue: 'binance', market: 'BTCUSDT', asset: 'bitcoin', quote: 'USDT', trade_id: '2', ts: now - 1_000, price: 90_000, quantity: 1 })]);
+    // ars, brl and sek: the value maps of /v1/coins/{id}, which answers 503 without them.
+    await store.insert(
+      'fx_reference_rates',
+      ['eur', 'ars', 'brl', 'sek'].map((currency) => ({ date: '2000-01-03', currency, per_usd: 0.99, source: 'fuzz', imported_at: now })),
+    );
+    // ETF flows (the demo's simulated files), which answer 503 until loaded.
+    await importEtfFlowsDir(store, etfFlowsDemoDir, { log: silentLog });
+    // Their index prices, up to the second of those trades.
+    await computeIndex(store, now + 3_000);
+  },
 });
 
 const segment = fc.oneof(
@@ -79,8 +72,8 @@ test('every request gets a non-500 answer with the error body on failure', async
       const search = new URLSearchParams();
       for (const [k, v] of Object.entries(q)) search.append(k, v);
       const sendHeaders: Record<string, string> = {};
-      if (h.auth === 'x-api-key') sendHeaders['x-api-key'] = key;
-      if (h.auth === 'bearer') sendHeaders.authorization = `Bearer ${key}`;
+      if (h.auth === 'x-api-key') sendHeaders['x-api-key'] = api.key;
+      if (h.auth === 'bearer') sendHeaders.authorization = `Bearer ${api.key}`;
       if (h.auth === 'wrong') sendHeaders['x-api-key'] = 'mds_not_a_key';
       if (h.auth === 'empty-bearer') sendHeaders.authorization = 'Bearer ';
       if (h.requestId) sendHeaders['x-request-id'] = h.requestId;

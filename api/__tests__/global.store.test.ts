@@ -1,36 +1,16 @@
-import { afterAll, beforeAll, expect, test, vi } from 'vitest';
+import { expect, test, vi } from 'vitest';
 import { findAsset } from '../../infra/catalog/catalog.ts';
-import { KeyStore } from '../keys.ts';
-import { startApi, type ApiServer } from '../server.ts';
-import { capBefore, close, closeTo, day, expectedRanking, fixtureTrades, minute, referenceRates, T, universeChange } from './assetMarketFixture.ts';
-import { computeIndex, get, openTestStore, silentLog, testConfig } from '../../test/support/harness.ts';
+import { capBefore, close, closeTo, day, expectedRanking, fixtureTrades, minute, referenceRates, T, universeChange, useFixtureApi } from './assetMarketFixture.ts';
 import { fiatPerUsd } from '../../test/support/fxReference.ts';
 
-let env: Awaited<ReturnType<typeof openTestStore>>;
-let api: ApiServer;
-let key: string;
 // No SEK rate: sek is left out of the totals (and the coin profile, whose maps need it, answers 503).
-const fxRows = referenceRates(['ars', 'brl']);
+const fxCurrencies = ['ars', 'brl'];
+const fxRows = referenceRates(fxCurrencies);
 
-beforeAll(async () => {
-  vi.useFakeTimers({ toFake: ['Date'], now: T });
-  env = await openTestStore();
-  await env.store.insert('trades', fixtureTrades);
-  await computeIndex(env.store, T);
-  await env.store.insert('fx_reference_rates', fxRows);
-  key = (await new KeyStore(env.store).create('global-test')).key;
-  api = await startApi({ store: env.store, config: testConfig(), log: silentLog });
-});
-afterAll(async () => {
-  await api?.close();
-  await env?.dispose();
-  vi.useRealTimers();
-});
-
-const auth = () => ({ 'x-api-key': key });
+const api = useFixtureApi('global-test', fxCurrencies);
 
 test('GET /v1/global: totals, dominance and the 24 h change over one fixed universe, recomputed from the trades', async () => {
-  const res = await get(`${api.url}/v1/global`, auth());
+  const res = await api.get('/v1/global');
   expect(res.status).toBe(200);
   const ranking = expectedRanking();
   const totalCap = ranking.reduce((s, e) => s + e.marketCap, 0);
@@ -60,17 +40,17 @@ test('GET /v1/global: totals, dominance and the 24 h change over one fixed unive
 });
 
 test('a value currency without a rate: the coin profile answers 503 naming it', async () => {
-  const res = await get(`${api.url}/v1/coins/bitcoin`, auth());
+  const res = await api.get('/v1/coins/bitcoin');
   expect(res.status).toBe(503);
   expect((res.json as { error: { code: string; message: string } }).error).toMatchObject({ code: 'unavailable', message: expect.stringContaining('sek') });
 });
 
 // Last: it closes the store.
 test('the last figures, marked stale, when the store cannot answer', async () => {
-  const fresh = await get(`${api.url}/v1/global`, auth());
+  const fresh = await api.get('/v1/global');
   vi.setSystemTime(T + 60_000);
-  await env.store.close();
-  const res = await get(`${api.url}/v1/global`, auth());
+  await api.store.close();
+  const res = await api.get('/v1/global');
   expect(res.status).toBe(200);
   expect(res.text).toBe(fresh.text);
   expect(res.headers.get('x-data-stale')).toBe('60');

@@ -1,7 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { KeyStore } from '../keys.ts';
-import { startApi, type ApiServer } from '../server.ts';
-import { get, indexQuotes, openTestStore, silentLog, testConfig, trade, type TradeRow } from '../../test/support/harness.ts';
+import { describe, expect, it, vi } from 'vitest';
+import { useTestApi } from '../../test/support/apiHarness.ts';
+import { indexQuotes, trade, type TradeRow } from '../../test/support/harness.ts';
 
 // GET /v1/coins/{id}/ohlc and /chart with from/to: candles, points and their per-bucket FX rates
 // recomputed here from the trades and reference rates the test inserts.
@@ -87,21 +86,12 @@ function expectedEur(t: number, size: number): { rate: number; source: string } 
 
 const close = (a: number, b: number) => Math.abs(a / b - 1) < 1e-9;
 
-let env: Awaited<ReturnType<typeof openTestStore>>;
-let api: ApiServer;
-let key: string;
-const auth = () => ({ 'x-api-key': key });
-
-beforeAll(async () => {
-  env = await openTestStore();
-  await env.store.insert('trades', trades);
-  await env.store.insert('fx_reference_rates', referenceRows);
-  key = (await new KeyStore(env.store).create('range-test')).key;
-  api = await startApi({ store: env.store, config: testConfig(), log: silentLog });
-});
-afterAll(async () => {
-  await api?.close();
-  await env?.dispose();
+const api = useTestApi({
+  keyName: 'range-test',
+  seed: async (store) => {
+    await store.insert('trades', trades);
+    await store.insert('fx_reference_rates', referenceRows);
+  },
 });
 
 describe('GET /v1/coins/{id}/ohlc?from=&to=', () => {
@@ -109,36 +99,36 @@ describe('GET /v1/coins/{id}/ohlc?from=&to=', () => {
   const to = D + 12 * hour;
 
   it('serves the candles of the range, the first ones filled from the close before it', async () => {
-    const res = await get(`${api.url}/v1/coins/bitcoin/ohlc?interval=1h&from=${from}&to=${to}`, auth());
+    const res = await api.get(`/v1/coins/bitcoin/ohlc?interval=1h&from=${from}&to=${to}`);
     expect(res.status).toBe(200);
     const expected = expectedCandles(hour, from, to);
     expect(expected).toHaveLength(20);
     expect(expected[0]!.volume).toBe(0);
     expect(res.json).toEqual({ candles: expected, source: 'mds:trades', rate: 1, currency: 'usd' });
     // ISO 8601 names the same range; a range that is not on the grid starts at the next interval.
-    const isoRes = await get(`${api.url}/v1/coins/bitcoin/ohlc?interval=1h&from=${new Date(from).toISOString()}&to=${encodeURIComponent(new Date(to).toISOString().replace('Z', '+00:00'))}`, auth());
+    const isoRes = await api.get(`/v1/coins/bitcoin/ohlc?interval=1h&from=${new Date(from).toISOString()}&to=${encodeURIComponent(new Date(to).toISOString().replace('Z', '+00:00'))}`);
     expect(isoRes.text).toBe(res.text);
-    const offGrid = (await get(`${api.url}/v1/coins/bitcoin/ohlc?interval=1h&from=${from + 1}&to=${to}`, auth())).json as { candles: Candle[] };
+    const offGrid = (await api.get(`/v1/coins/bitcoin/ohlc?interval=1h&from=${from + 1}&to=${to}`)).json as { candles: Candle[] };
     expect(offGrid.candles).toEqual(expected.slice(1));
   });
 
   it('keys the response cache on from and to', async () => {
-    const other = (await get(`${api.url}/v1/coins/bitcoin/ohlc?interval=1h&from=${from - 5 * hour}&to=${to}`, auth())).json as { candles: Candle[] };
+    const other = (await api.get(`/v1/coins/bitcoin/ohlc?interval=1h&from=${from - 5 * hour}&to=${to}`)).json as { candles: Candle[] };
     expect(other.candles).toEqual(expectedCandles(hour, from - 5 * hour, to));
-    const to5m = (await get(`${api.url}/v1/coins/bitcoin/ohlc?interval=5m&from=${D}&to=${D + hour}`, auth())).json as { candles: Candle[] };
+    const to5m = (await api.get(`/v1/coins/bitcoin/ohlc?interval=5m&from=${D}&to=${D + hour}`)).json as { candles: Candle[] };
     expect(to5m.candles).toEqual(expectedCandles(5 * minute, D, D + hour));
   });
 
   it('ends at the interval that holds now, and with to alone serves the default count before it', async () => {
-    const res = (await get(`${api.url}/v1/coins/bitcoin/ohlc?interval=1h&from=${D}`, auth())).json as { candles: Candle[] };
+    const res = (await api.get(`/v1/coins/bitcoin/ohlc?interval=1h&from=${D}`)).json as { candles: Candle[] };
     expect(res.candles).toEqual(expectedCandles(hour, D, now + 1));
     expect(res.candles.at(-1)!.timestamp).toBe(Math.floor(now / hour) * hour);
-    const toOnly = (await get(`${api.url}/v1/coins/bitcoin/ohlc?interval=4h&to=${D}`, auth())).json as { candles: Candle[] };
+    const toOnly = (await api.get(`/v1/coins/bitcoin/ohlc?interval=4h&to=${D}`)).json as { candles: Candle[] };
     expect(toOnly.candles).toEqual(expectedCandles(4 * hour, D - 540 * 4 * hour, D));
   });
 
   it('converts each candle at the rate of its own time, across the day the reference changes and a measured bucket', async () => {
-    const res = await get(`${api.url}/v1/coins/bitcoin/ohlc?interval=1h&from=${from}&to=${to}&vs=eur`, auth());
+    const res = await api.get(`/v1/coins/bitcoin/ohlc?interval=1h&from=${from}&to=${to}&vs=eur`);
     expect(res.status).toBe(200);
     const body = res.json as { candles: Candle[]; rate: number; rates: { since: number; rate: number; source: string }[]; currency: string };
     const usd = expectedCandles(hour, from, to);
@@ -171,7 +161,7 @@ describe('GET /v1/coins/{id}/ohlc?from=&to=', () => {
     ['a range longer than 7 days of 1m', `interval=1m&from=${D - 8 * day}&to=${D}`, 'to', '7 days'],
     ['a range longer than 366 days of 1h', `interval=1h&from=${D - 367 * day}&to=${D}`, 'to', '366 days'],
   ])('refuses %s with 400 and the error body', async (_what, query, name, words) => {
-    const res = await get(`${api.url}/v1/coins/bitcoin/ohlc?${query}`, auth());
+    const res = await api.get(`/v1/coins/bitcoin/ohlc?${query}`);
     expect(res.status).toBe(400);
     expect(res.json).toEqual({ error: { code: 'bad_request', message: expect.stringContaining(`invalid parameter ${name}`), status: 400 } });
     expect((res.json as { error: { message: string } }).error.message).toContain(words);
@@ -183,7 +173,7 @@ describe('GET /v1/coins/{id}/chart?from=&to=', () => {
   const to = D + 12 * hour;
 
   it('draws 5-minute closes for a 20 h range, each converted at the rate of its own bucket', async () => {
-    const res = await get(`${api.url}/v1/coins/bitcoin/chart?from=${from}&to=${to}&vs=eur`, auth());
+    const res = await api.get(`/v1/coins/bitcoin/chart?from=${from}&to=${to}&vs=eur`);
     expect(res.status).toBe(200);
     const body = res.json as { range: string; from: number; to: number; coverage: string; points: [number, number][]; rates: { since: number; source: string }[] };
     expect(body).toMatchObject({ range: 'custom', from, to, coverage: 'full', currency: 'eur' });
@@ -208,7 +198,7 @@ describe('GET /v1/coins/{id}/chart?from=&to=', () => {
     ['a range longer than 7000 days', `from=0&to=${D}`, 'to'],
     ['an unparseable to', 'to=soon', 'to'],
   ])('refuses %s with 400 and the error body', async (_what, query, name) => {
-    const res = await get(`${api.url}/v1/coins/bitcoin/chart?${query}`, auth());
+    const res = await api.get(`/v1/coins/bitcoin/chart?${query}`);
     expect(res.status).toBe(400);
     expect(res.json).toEqual({ error: { code: 'bad_request', message: expect.stringContaining(`invalid parameter ${name}`), status: 400 } });
   });

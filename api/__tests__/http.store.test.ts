@@ -1,43 +1,35 @@
-import { once } from 'node:events';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { Store } from '../../infra/store.ts';
 import { createApp } from '../app.ts';
 import { KeyStore } from '../keys.ts';
 import { createQuota, type Quota } from '../quota.ts';
-import { get, openTestStore, silentLog, testConfig } from '../../test/support/harness.ts';
+import { listenOnLoopback, useTestApi, type LoopbackServer } from '../../test/support/apiHarness.ts';
+import { get, silentLog, testConfig } from '../../test/support/harness.ts';
+import { until } from '../../test/support/until.ts';
 
 const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 type ErrorBody = { error: { code: string; message: string; status: number } };
 const perHour = 5;
 
 describe('API keys, quota, errors and request ids', () => {
-  let store: Store;
-  let dispose: () => Promise<void>;
-  let server: Server;
+  // The store; the app is built here, with a KeyStore and a quota of the test's own.
+  const harness = useTestApi({ listen: false });
+  let api: LoopbackServer;
   let quota: Quota;
-  const api = { url: '' };
   // The app and the test share one KeyStore, as one replica does: its own changes apply at once.
   let keys: KeyStore;
   const refreshMs = 300;
 
   beforeAll(async () => {
-    ({ store, dispose } = await openTestStore());
-    keys = new KeyStore(store, { refreshMs });
+    keys = new KeyStore(harness.store, { refreshMs });
     expect(await keys.start(silentLog)).toBe(true);
     quota = createQuota({ perHour });
-    server = createApp({ store, keys, quota, config: testConfig(), log: silentLog }).listen(0, '127.0.0.1');
-    await once(server, 'listening');
-    api.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    api = await listenOnLoopback(createApp({ store: harness.store, keys, quota, config: testConfig(), log: silentLog }));
   });
 
   afterAll(async () => {
     keys?.close();
-    server?.close();
+    await api?.close();
     await quota?.close();
-    await dispose?.();
   });
 
   /** A fresh key per test, so each test has its own quota. */
@@ -82,26 +74,27 @@ describe('API keys, quota, errors and request ids', () => {
   });
 
   it('accepts a key made by another process within the refresh interval', async () => {
-    const elsewhere = await new KeyStore(store).create('made-elsewhere');
-    const deadline = Date.now() + 10 * refreshMs;
+    const elsewhere = await new KeyStore(harness.store).create('made-elsewhere');
     let status = 0;
-    while (status !== 200 && Date.now() < deadline) {
-      status = (await get(`${api.url}/v1/prices`, { 'x-api-key': elsewhere.key })).status;
-      if (status !== 200) await sleep(50);
-    }
+    // Unknown (401) until this replica reloads its keys; then served.
+    await until(async () => (status = (await get(`${api.url}/v1/prices`, { 'x-api-key': elsewhere.key })).status) !== 401, 'the key made elsewhere to be known', {
+      timeoutMs: 10 * refreshMs,
+      everyMs: 50,
+    });
     expect(status).toBe(200);
   });
 
   it('makes a revocation effective on another replica within its refresh interval', async () => {
     const { key, prefix } = await keys.create('replica');
-    const replica = new KeyStore(store, { refreshMs });
+    const replica = new KeyStore(harness.store, { refreshMs });
     try {
       await replica.start(silentLog);
       expect(replica.verify(key)).toMatchObject({ prefix });
       await keys.revoke(prefix);
-      const deadline = Date.now() + 10 * refreshMs;
-      while (replica.verify(key) !== undefined && Date.now() < deadline) await sleep(50);
-      expect(replica.verify(key)).toBeUndefined();
+      const revokedAt = performance.now();
+      await until(() => replica.verify(key) === undefined, 'the replica to drop the revoked key', { timeoutMs: 10 * refreshMs, everyMs: 50 });
+      // One interval, plus the reload's own query and the polling step.
+      expect(performance.now() - revokedAt).toBeLessThan(refreshMs + 500);
     } finally {
       replica.close();
     }
@@ -109,7 +102,7 @@ describe('API keys, quota, errors and request ids', () => {
 
   it('stores keys only hashed, and lists them without the key', async () => {
     const { key, prefix } = await keys.create('listed');
-    const dump = JSON.stringify(await store.rows('SELECT * FROM api_keys'));
+    const dump = JSON.stringify(await harness.store.rows('SELECT * FROM api_keys'));
     expect(dump).not.toContain(key);
     expect(dump).toContain(prefix);
     const listed = (await keys.list()).find((k) => k.prefix === prefix);

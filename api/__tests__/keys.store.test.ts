@@ -6,7 +6,9 @@ import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Store } from '../../infra/store.ts';
+import { withStoreFaults } from '../../infra/storeFaults.ts';
 import { openTestStore, silentLog } from '../../test/support/harness.ts';
+import { until } from '../../test/support/until.ts';
 import { AmbiguousPrefixError, generateKey, KeyStore } from '../keys.ts';
 
 const secret = randomBytes(32).toString('hex');
@@ -81,11 +83,15 @@ describe('rows hashed by older versions (unkeyed sha256)', () => {
     ]);
     const lines: string[] = [];
     const log = pino({ level: 'warn' }, new Writable({ write: (chunk, _enc, done) => (lines.push(String(chunk)), done()) }));
-    const keys = new KeyStore(store, { secret, refreshMs: 50 });
+    // Through a wrapper that counts the reloads' queries (it injects no fault).
+    const counted = withStoreFaults(store);
+    const keys = new KeyStore(counted.store, { secret, refreshMs: 50 });
     expect(await keys.start(log)).toBe(true);
     try {
       expect(keys.verify(oldKey)).toBeUndefined();
-      await new Promise((r) => setTimeout(r, 300)); // several reloads: still one warning
+      // Several reloads: still one warning.
+      const loads = counted.calls().queries;
+      await until(() => counted.calls().queries >= loads + 5, 'five more reloads of the keys', { everyMs: 10 });
       expect(lines).toHaveLength(1);
       expect(lines[0]).toContain('"legacyKeys":1');
       expect(lines[0]).not.toContain(oldPrefix);

@@ -1,23 +1,18 @@
 // Liquidations end to end: random streams through the bus and the sink into the store, and every
 // figure of /v1/liquidations recomputed here in plain TypeScript from the events that were sent.
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it, test } from 'vitest';
+import { beforeAll, describe, expect, it, test } from 'vitest';
 import { createMemoryBus } from '../../infra/bus/memoryBus.ts';
 import type { LiquidationEvent } from '../../infra/events.ts';
 import { findAsset } from '../../infra/catalog/catalog.ts';
 import { isSampledLiquidationFeed, startLiquidationSink } from '../../aggregate/liquidationSink.ts';
-import { KeyStore } from '../keys.ts';
-import { startApi, type ApiServer } from '../server.ts';
 import { liquidationRanges, loadLiquidations, topEventCount, type LiquidationRange, type LiquidationsResponse } from '../routes/liquidations.ts';
-import { get, openTestStore, silentLog, testConfig } from '../../test/support/harness.ts';
+import { useTestApi } from '../../test/support/apiHarness.ts';
+import { until } from '../../test/support/until.ts';
+import { silentLog } from '../../test/support/harness.ts';
 
-let env: Awaited<ReturnType<typeof openTestStore>>;
-beforeAll(async () => {
-  env = await openTestStore();
-});
-afterAll(async () => {
-  await env?.dispose();
-});
+// One store for the whole file: the property test uses it directly, the HTTP tests through the API.
+const api = useTestApi({ keyName: 'liquidations-test' });
 
 const minute = 60_000;
 const day = 86_400_000;
@@ -31,13 +26,6 @@ const ranges = Object.keys(liquidationRanges) as LiquidationRange[];
 const sampledVenues = new Set<string>(['binance-futures', 'okx-swap']);
 const isSampled = (venue: string) => sampledVenues.has(venue);
 
-const waitFor = async (cond: () => boolean) => {
-  const deadline = Date.now() + 20_000;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 10));
-  }
-};
 
 /** Relative 1e-9 (exact for zero). */
 function expectClose(actual: number, expected: number, what: string) {
@@ -205,7 +193,7 @@ function publishInSlices(bus: ReturnType<typeof createMemoryBus>, events: Liquid
 }
 
 test('random liquidation streams, out of order and replayed: the endpoint equals a recomputation from the events', async () => {
-  const { store } = env;
+  const { store } = api;
   let runs = 0;
   await fc.assert(
     fc.asyncProperty(stream, async ({ now, events, filterVenue, firstPass, replay, publishSlices }) => {
@@ -215,12 +203,17 @@ test('random liquidation streams, out of order and replayed: the endpoint equals
       const sink = await startLiquidationSink({ bus, store, log: silentLog, batchRows: 7, batchMs: 5, group: `prop-${runs++}`, isSampled });
       try {
         publishInSlices(bus, firstPass, publishSlices);
-        await waitFor(() => {
-          const s = sink.stats();
-          return s.received === firstPass.length && s.inserted + s.duplicates === s.received;
-        });
+        const sinkStats = () => JSON.stringify(sink.stats());
+        await until(
+          () => {
+            const s = sink.stats();
+            return s.received === firstPass.length && s.inserted + s.duplicates === s.received;
+          },
+          `the sink to receive and store the first pass (${firstPass.length} events)`,
+          { everyMs: 10, context: sinkStats },
+        );
         publishInSlices(bus, replay, publishSlices);
-        await waitFor(() => sink.stats().received === firstPass.length + replay.length);
+        await until(() => sink.stats().received === firstPass.length + replay.length, `the sink to receive the replay (${replay.length} events)`, { everyMs: 10, context: sinkStats });
       } finally {
         await sink.stop();
         await bus.close();
@@ -251,24 +244,16 @@ test('by default a feed is sampled when its venue descriptor says so', async () 
 });
 
 describe('GET /v1/liquidations', () => {
-  let api: ApiServer;
-  let key: string;
   beforeAll(async () => {
-    key = (await new KeyStore(env.store).create('liquidations-test')).key;
-    api = await startApi({ store: env.store, config: testConfig(), log: silentLog });
-    await env.store.client.command({ query: 'TRUNCATE TABLE liquidations' });
-    await env.store.client.command({ query: 'TRUNCATE TABLE liquidations_1m' });
+    await api.store.client.command({ query: 'TRUNCATE TABLE liquidations' });
+    await api.store.client.command({ query: 'TRUNCATE TABLE liquidations_1m' });
     const ts = Date.now() - 5 * minute;
-    await env.store.insert('liquidations', [
+    await api.store.insert('liquidations', [
       { asset: 'bitcoin', venue: 'binance-futures', market: 'BTCUSDT', quote: 'USDT', liquidation_id: 'a', ts, received_at: ts, price: 90_000, quantity: 0.5, position_side: 'long', sampled: false },
       { asset: 'bitcoin', venue: 'bybit-linear', market: 'BTCUSDT', quote: 'USDT', liquidation_id: 'b', ts: ts - 2 * day, received_at: ts, price: 80_000, quantity: 1, position_side: 'short', sampled: false },
     ]);
   });
-  afterAll(async () => {
-    await api?.close();
-  });
-
-  const call = (query: string) => get(`${api.url}/v1/liquidations${query}`, { 'x-api-key': key });
+  const call = (query: string) => api.get(`/v1/liquidations${query}`);
 
   it('defaults to 24h and answers the spec fields', async () => {
     const res = await call('');

@@ -1,52 +1,44 @@
-import { afterAll, beforeAll, expect, test } from 'vitest';
+import { expect, test } from 'vitest';
 import { marketQuality } from '../../aggregate/marketQuality.ts';
-import { KeyStore } from '../keys.ts';
-import { startApi, type ApiServer } from '../server.ts';
-import { get, openTestStore, silentLog, testConfig, trade } from '../../test/support/harness.ts';
+import { useTestApi } from '../../test/support/apiHarness.ts';
+import { trade } from '../../test/support/harness.ts';
 
 // Spec 2.4: costBuy/costSell are null or a map of order size to a number. Sizes a thin book
 // cannot fill are left out of the map; a book that fills none gives null.
 
-let env: Awaited<ReturnType<typeof openTestStore>>;
-let api: ApiServer;
-let key: string;
 
 /** Asks: $15,000 at 100 then $101,000 at 101 (fills $10k and $100k, not $1M); bids: $19,800 at 99 (fills $10k only). */
 const thin = { bids: [[99, 200]] as [number, number][], asks: [[100, 150], [101, 1_000]] as [number, number][] };
 /** $10 and $11 on each side: fills no size. */
 const empty = { bids: [[10, 1]] as [number, number][], asks: [[11, 1]] as [number, number][] };
 
-beforeAll(async () => {
-  env = await openTestStore();
-  const now = Date.now();
-  await env.store.insert('trades', [
-    trade({ venue: 'binance', market: 'SOLUSDT', asset: 'solana', quote: 'USDT', trade_id: '1', ts: now - 60_000, price: 99.5, quantity: 10 }),
-    trade({ venue: 'coinbase', market: 'SOL-USD', asset: 'solana', quote: 'USD', trade_id: '1', ts: now - 50_000, price: 10.5, quantity: 1 }),
-    trade({ venue: 'kraken', market: 'SOLUSD', asset: 'solana', quote: 'USD', trade_id: '1', ts: now - 40_000, price: 99.5, quantity: 1 }),
-  ]);
-  const row = (venue: string, market: string, quote: string, book: typeof thin) => {
-    const q = marketQuality(book, 1)!;
-    return {
-      asset: 'solana', venue, market, quote, ts: now, spread_bps: q.spreadBps, depth_bid_2: q.depthBid, depth_ask_2: q.depthAsk, depth_bid_1: q.depthBid1,
-      depth_ask_1: q.depthAsk1, cost_buy: q.costBuy, cost_sell: q.costSell, liquidity_score: q.liquidityScore,
+const api = useTestApi({
+  keyName: 'costs-test',
+  seed: async (store) => {
+    const now = Date.now();
+    await store.insert('trades', [
+      trade({ venue: 'binance', market: 'SOLUSDT', asset: 'solana', quote: 'USDT', trade_id: '1', ts: now - 60_000, price: 99.5, quantity: 10 }),
+      trade({ venue: 'coinbase', market: 'SOL-USD', asset: 'solana', quote: 'USD', trade_id: '1', ts: now - 50_000, price: 10.5, quantity: 1 }),
+      trade({ venue: 'kraken', market: 'SOLUSD', asset: 'solana', quote: 'USD', trade_id: '1', ts: now - 40_000, price: 99.5, quantity: 1 }),
+    ]);
+    const row = (venue: string, market: string, quote: string, book: typeof thin) => {
+      const q = marketQuality(book, 1)!;
+      return {
+        asset: 'solana', venue, market, quote, ts: now, spread_bps: q.spreadBps, depth_bid_2: q.depthBid, depth_ask_2: q.depthAsk, depth_bid_1: q.depthBid1,
+        depth_ask_1: q.depthAsk1, cost_buy: q.costBuy, cost_sell: q.costSell, liquidity_score: q.liquidityScore,
+      };
     };
-  };
-  await env.store.insert('market_quality', [
-    row('binance', 'SOLUSDT', 'USDT', thin),
-    row('coinbase', 'SOL-USD', 'USD', empty),
-    // A row as stored before sizes were left out: an unfillable size held null.
-    { ...row('kraken', 'SOLUSD', 'USD', thin), cost_buy: { '10000': 1.5, '100000': null, '1000000': null }, cost_sell: { '10000': null, '100000': null, '1000000': null } },
-  ]);
-  key = (await new KeyStore(env.store).create('costs-test')).key;
-  api = await startApi({ store: env.store, config: testConfig(), log: silentLog });
-});
-afterAll(async () => {
-  await api?.close();
-  await env?.dispose();
+    await store.insert('market_quality', [
+      row('binance', 'SOLUSDT', 'USDT', thin),
+      row('coinbase', 'SOL-USD', 'USD', empty),
+      // A row as stored before sizes were left out: an unfillable size held null.
+      { ...row('kraken', 'SOLUSD', 'USD', thin), cost_buy: { '10000': 1.5, '100000': null, '1000000': null }, cost_sell: { '10000': null, '100000': null, '1000000': null } },
+    ]);
+  },
 });
 
 test('a thin book: sizes it cannot fill are left out of costBuy/costSell, and a book that fills none gives null', async () => {
-  const res = await get(`${api.url}/v1/coins/solana/markets`, { 'x-api-key': key });
+  const res = await api.get('/v1/coins/solana/markets');
   expect(res.status).toBe(200);
   const markets = (res.json as { markets: { venueId: string; costBuy: unknown; costSell: unknown }[] }).markets;
   const of = (venue: string) => markets.find((m) => m.venueId === venue)!;

@@ -1,7 +1,7 @@
 // Liquidity scores (book -> book sink -> market_quality -> /v1/coins/{id}/markets) and the exchange
 // score (/v1/exchanges, /v1/exchanges/{id}), each recomputed here from the raw rows and books we
 // put in, in plain TypeScript (aggregate/METHODOLOGY.md, "Market quality and exchange score").
-import { afterAll, beforeAll, expect, test } from 'vitest';
+import { expect, test } from 'vitest';
 import { startBookSink } from '../../aggregate/bookSink.ts';
 import { expectedLiquidityScore, expectMatches, type Book, type Level } from '../../aggregate/__tests__/liquidityReference.ts';
 import { createMemoryBus } from '../../infra/bus/memoryBus.ts';
@@ -9,13 +9,10 @@ import { catalogVenues } from '../../infra/catalog/catalog.ts';
 import { ccxtCatalogVenues } from '../../infra/catalog/ccxtCatalog.ts';
 import type { BookEvent } from '../../infra/events.ts';
 import { findNativeVenue } from '../../ingest/venues/registry.ts';
-import { KeyStore } from '../keys.ts';
-import { startApi, type ApiServer } from '../server.ts';
-import { get, openTestStore, silentLog, testConfig, trade, type TradeRow } from '../../test/support/harness.ts';
+import { useTestApi } from '../../test/support/apiHarness.ts';
+import { until } from '../../test/support/until.ts';
+import { silentLog, trade, type TradeRow } from '../../test/support/harness.ts';
 
-let env: Awaited<ReturnType<typeof openTestStore>>;
-let api: ApiServer;
-let key: string;
 const now = Date.now();
 const minute = 60_000;
 const day = 86_400_000;
@@ -66,67 +63,59 @@ function tradeEvery(venue: string, market: string, asset: string, quote: string,
   }
 }
 
-beforeAll(async () => {
-  env = await openTestStore();
-  // binance trades every minute for 3 h but for a 20-minute outage; the others less often.
-  tradeEvery('binance', 'BTCUSDT', 'bitcoin', 'USDT', 180, 101, 1, 90_000, 30);
-  tradeEvery('binance', 'BTCUSDT', 'bitcoin', 'USDT', 80, 1, 1, 90_000, 30);
-  tradeEvery('binance', 'ETHUSDT', 'ethereum', 'USDT', 150, 2, 2, 3_000, 5);
-  tradeEvery('okx', 'BTC-USDT', 'bitcoin', 'USDT', 120, 1, 5, 90_010, 0.5);
-  tradeEvery('coinbase', 'BTC-USD', 'bitcoin', 'USD', 170, 3, 3, 90_020, 2);
-  tradeEvery('binance-futures', 'BTCUSDT', 'bitcoin', 'USDT', 60, 1, 4, 90_050, 3);
-  // kraken: a USD market whose fresh row has no score (stored before the score existed), and a EUR
-  // market: its trades count for uptime, not among the USD-valued markets.
-  tradeEvery('kraken', 'XBT/USD', 'bitcoin', 'USD', 100, 10, 10, 90_000, 1);
-  tradeEvery('kraken', 'XBT/EUR', 'bitcoin', 'EUR', 95, 5, 10, 83_000, 1);
-  // bybit: its only book is five minutes old.
-  tradeEvery('bybit', 'BTCUSDT', 'bitcoin', 'USDT', 50, 1, 7, 90_000, 1);
-  // bitstamp traded only 30 h ago: nothing measured in the window, no score.
-  tradeEvery('bitstamp', 'BTCUSD', 'bitcoin', 'USD', 1_800, 1_800, 1, 90_000, 1);
-  // A perpetual venue collected through ccxt: its channels come from the ccxt catalog.
-  tradeEvery('apex-swap', 'BTC-USDT', 'bitcoin', 'USDT', 30, 1, 1, 90_000, 0.2);
-  // A venue outside the catalog: its first trade 4 h ago is where our history starts.
-  tradeEvery('elsewhere', 'BTC-USD', 'bitcoin', 'USD', 240, 200, 20, 90_000, 1);
-  await env.store.insert('trades', trades);
+const api = useTestApi({
+  keyName: 'quality-scores-test',
+  seed: async (store) => {
+    // binance trades every minute for 3 h but for a 20-minute outage; the others less often.
+    tradeEvery('binance', 'BTCUSDT', 'bitcoin', 'USDT', 180, 101, 1, 90_000, 30);
+    tradeEvery('binance', 'BTCUSDT', 'bitcoin', 'USDT', 80, 1, 1, 90_000, 30);
+    tradeEvery('binance', 'ETHUSDT', 'ethereum', 'USDT', 150, 2, 2, 3_000, 5);
+    tradeEvery('okx', 'BTC-USDT', 'bitcoin', 'USDT', 120, 1, 5, 90_010, 0.5);
+    tradeEvery('coinbase', 'BTC-USD', 'bitcoin', 'USD', 170, 3, 3, 90_020, 2);
+    tradeEvery('binance-futures', 'BTCUSDT', 'bitcoin', 'USDT', 60, 1, 4, 90_050, 3);
+    // kraken: a USD market whose fresh row has no score (stored before the score existed), and a EUR
+    // market: its trades count for uptime, not among the USD-valued markets.
+    tradeEvery('kraken', 'XBT/USD', 'bitcoin', 'USD', 100, 10, 10, 90_000, 1);
+    tradeEvery('kraken', 'XBT/EUR', 'bitcoin', 'EUR', 95, 5, 10, 83_000, 1);
+    // bybit: its only book is five minutes old.
+    tradeEvery('bybit', 'BTCUSDT', 'bitcoin', 'USDT', 50, 1, 7, 90_000, 1);
+    // bitstamp traded only 30 h ago: nothing measured in the window, no score.
+    tradeEvery('bitstamp', 'BTCUSD', 'bitcoin', 'USD', 1_800, 1_800, 1, 90_000, 1);
+    // A perpetual venue collected through ccxt: its channels come from the ccxt catalog.
+    tradeEvery('apex-swap', 'BTC-USDT', 'bitcoin', 'USDT', 30, 1, 1, 90_000, 0.2);
+    // A venue outside the catalog: its first trade 4 h ago is where our history starts.
+    tradeEvery('elsewhere', 'BTC-USD', 'bitcoin', 'USD', 240, 200, 20, 90_000, 1);
+    await store.insert('trades', trades);
 
-  // The books go through the real sink.
-  const bus = createMemoryBus();
-  const sink = await startBookSink({ bus, store: env.store, log: silentLog, everyMs: 50 });
-  bus.publish(
-    Object.entries(books).map(([key, b]): BookEvent => {
-      const [venue, market] = key.split(':') as [string, string];
-      return { type: 'book', venue, market, asset: b.asset, quote: b.quote, ts: now - 2_000, receivedAt: now - 1_900, ...b.book };
-    }),
-  );
-  await bus.flush();
-  for (let i = 0; i < 100; i++) {
-    const [{ n }] = (await env.store.rows<{ n: number }>('SELECT count() AS n FROM market_quality')) as [{ n: number }];
-    if (n === 5) break;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  await sink.stop();
-  await bus.close();
-  const row = (venue: string, market: string, ts: number, score: number | null) => ({
-    asset: 'bitcoin', venue, market, quote: 'USD', ts, spread_bps: 1, depth_bid_2: 1e6, depth_ask_2: 1e6, depth_bid_1: 1e6, depth_ask_1: 1e6,
-    cost_buy: {}, cost_sell: {}, liquidity_score: score,
-  });
-  await env.store.insert('market_quality', [row('bybit', 'BTCUSDT', now - 5 * minute, 900), row('kraken', 'XBT/USD', now - 3_000, null)]);
+    // The books go through the real sink.
+    const bus = createMemoryBus();
+    const sink = await startBookSink({ bus, store, log: silentLog, everyMs: 50 });
+    bus.publish(
+      Object.entries(books).map(([key, b]): BookEvent => {
+        const [venue, market] = key.split(':') as [string, string];
+        return { type: 'book', venue, market, asset: b.asset, quote: b.quote, ts: now - 2_000, receivedAt: now - 1_900, ...b.book };
+      }),
+    );
+    await bus.flush();
+    const stored = async () => ((await store.rows<{ n: number }>('SELECT count() AS n FROM market_quality')) as [{ n: number }])[0].n;
+    await until(async () => (await stored()) === 5, 'the sink to store the five books', { everyMs: 50 });
+    await sink.stop();
+    await bus.close();
+    const row = (venue: string, market: string, ts: number, score: number | null) => ({
+      asset: 'bitcoin', venue, market, quote: 'USD', ts, spread_bps: 1, depth_bid_2: 1e6, depth_ask_2: 1e6, depth_bid_1: 1e6, depth_ask_1: 1e6,
+      cost_buy: {}, cost_sell: {}, liquidity_score: score,
+    });
+    await store.insert('market_quality', [row('bybit', 'BTCUSDT', now - 5 * minute, 900), row('kraken', 'XBT/USD', now - 3_000, null)]);
 
-  await env.store.insert(
-    'index_constituents_latest',
-    verdicts.map((v) => ({ asset: 'bitcoin', quote: 'USDT', price_usd: 90_000, volume_24h_usd: 1, weight: v.reason ? 0 : 1, excluded: v.reason !== '', ...v })),
-  );
-
-  key = (await new KeyStore(env.store).create('quality-scores-test')).key;
-  api = await startApi({ store: env.store, config: testConfig(), log: silentLog });
-});
-afterAll(async () => {
-  await api?.close();
-  await env.dispose();
+    await store.insert(
+      'index_constituents_latest',
+      verdicts.map((v) => ({ asset: 'bitcoin', quote: 'USDT', price_usd: 90_000, volume_24h_usd: 1, weight: v.reason ? 0 : 1, excluded: v.reason !== '', ...v })),
+    );
+  },
 });
 
 const call = async (path: string) => {
-  const res = await get(api.url + path, { 'x-api-key': key });
+  const res = await api.get(path);
   expect(res.status, path).toBe(200);
   return res.json as any;
 };

@@ -1,11 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
 import { catalogAssets, supplyAt, type CatalogAsset } from '../../infra/catalog/catalog.ts';
-import { KeyStore } from '../keys.ts';
 import { loadMarketStatus, marketStatusResponse } from '../routes/marketStatus.ts';
-import { startApi, type ApiServer } from '../server.ts';
 import { defaultIndexParams } from '../../aggregate/indexPrice.ts';
 import { referenceTicks, storedRows } from '../../aggregate/__tests__/indexReference.ts';
-import { computeIndex, get, openTestStore, silentLog, testConfig, trade, type TradeRow } from '../../test/support/harness.ts';
+import { useTestApi } from '../../test/support/apiHarness.ts';
+import { computeIndex, trade, type TradeRow } from '../../test/support/harness.ts';
 
 const DAY = 86_400_000;
 const HOUR = 3_600_000;
@@ -158,29 +158,42 @@ function expectedStatus(rows: readonly TradeRow[], at: number) {
 
 // ---- Tests ----
 
-let env: Awaited<ReturnType<typeof openTestStore>>;
-let rows: TradeRow[];
+const rows: TradeRow[] = makeTrades();
 
-beforeAll(async () => {
-  env = await openTestStore();
-  rows = makeTrades();
-  await env.store.insert('trades', rows);
-  // The index price of the whole history (one market per asset: the index is its last trade, carried while stale).
-  await computeIndex(env.store, now, 101 * DAY);
+// One store for the whole file: the loader's tests read it directly, the HTTP test through the API.
+const api = useTestApi({
+  keyName: 'market-status-test',
+  seed: async (store) => {
+    await store.insert('trades', rows);
+    // The index price of the whole history (one market per asset: the index is its last trade, carried while stale).
+    await computeIndex(store, now, 101 * DAY);
+  },
 });
-afterAll(async () => {
-  await env?.dispose();
-});
+
+/** The flags of infra/catalog/assets.json, read here without the catalog module the route uses. */
+const catalogFlags = new Map(
+  (JSON.parse(readFileSync(new URL('../../infra/catalog/assets.json', import.meta.url), 'utf8')) as { id: string; stablecoin: boolean; wrapped: boolean }[]).map((a) => [a.id, a]),
+);
 
 describe('market status', () => {
   it('the test universe has what it must: a stablecoin, a wrapped token, alts', () => {
-    expect(stablecoin).toBeDefined();
-    expect(wrapped).toBeDefined();
-    expect(alts.length).toBe(10);
+    // A stablecoin as the catalogue file flags it, traded at 1 throughout: the flat one of the basket.
+    expect(catalogFlags.get(stablecoin.id)).toMatchObject({ stablecoin: true, wrapped: false });
+    const stableTrades = rows.filter((r) => r.asset === stablecoin.id);
+    expect(stableTrades.length).toBeGreaterThan(0);
+    expect(new Set(stableTrades.map((r) => r.price))).toEqual(new Set([1]));
+    // A wrapped token as the catalogue file flags it: out of the altcoin season, in the basket.
+    expect(catalogFlags.get(wrapped.id)).toMatchObject({ stablecoin: false, wrapped: true });
+    // Ten distinct alts, none of them bitcoin, a stablecoin or a wrapped token.
+    expect(new Set(alts.map((a) => a.id)).size).toBe(10);
+    expect(alts.filter((a) => a.id === 'bitcoin' || catalogFlags.get(a.id)?.stablecoin !== false || catalogFlags.get(a.id)?.wrapped !== false)).toEqual([]);
+    // Every asset of the universe traded, and only those; the young alt only over its last 30 days.
+    expect([...new Set(rows.map((r) => r.asset))].sort()).toEqual(['bitcoin', stablecoin.id, wrapped.id, ...alts.map((a) => a.id)].sort());
+    expect(Math.min(...rows.filter((r) => r.asset === young.id).map((r) => r.ts))).toBeGreaterThanOrEqual(now - 30 * DAY);
   });
 
   it('recomputes basket, 24 h changes and altcoin season from the trades (full 90-day window)', async () => {
-    const body = marketStatusResponse.parse(await loadMarketStatus(env.store, now));
+    const body = marketStatusResponse.parse(await loadMarketStatus(api.store, now));
     const want = expectedStatus(rows, now);
     expect(body.basket).toEqual(want.basket);
     expect(body.basket.up).toBeGreaterThan(0);
@@ -204,7 +217,7 @@ describe('market status', () => {
 
   it('says so when our history is shorter than 90 days, and uses what there is', async () => {
     const early = historyFrom + 10 * DAY + 30 * MIN;
-    const body = marketStatusResponse.parse(await loadMarketStatus(env.store, early));
+    const body = marketStatusResponse.parse(await loadMarketStatus(api.store, early));
     const want = expectedStatus(rows, early);
     expect(body.altcoinSeason.fullWindow).toBe(false);
     expect(body.altcoinSeason.windowDays).toBeCloseTo(want.altcoinSeason.windowDays, 2);
@@ -215,7 +228,7 @@ describe('market status', () => {
   });
 
   it('answers with nulls, not errors, before anything was measured', async () => {
-    const body = marketStatusResponse.parse(await loadMarketStatus(env.store, historyFrom - DAY));
+    const body = marketStatusResponse.parse(await loadMarketStatus(api.store, historyFrom - DAY));
     expect(body).toMatchObject({
       basket: { up: 0, down: 0, flat: 0, assets: 0 },
       marketCapChange24h: null,
@@ -226,19 +239,9 @@ describe('market status', () => {
   });
 
   describe('GET /v1/market-status', () => {
-    let api: ApiServer;
-    let key: string;
-    beforeAll(async () => {
-      key = (await new KeyStore(env.store).create('market-status-test')).key;
-      api = await startApi({ store: env.store, config: testConfig(), log: silentLog });
-    });
-    afterAll(async () => {
-      await api?.close();
-    });
-
     it('serves the same figures over HTTP, with a key', async () => {
-      expect((await get(`${api.url}/v1/market-status`)).status).toBe(401);
-      const res = await get(`${api.url}/v1/market-status`, { 'x-api-key': key });
+      expect((await api.getWithoutKey('/v1/market-status')).status).toBe(401);
+      const res = await api.get('/v1/market-status');
       expect(res.status).toBe(200);
       const body = marketStatusResponse.parse(res.json);
       const want = expectedStatus(rows, now);

@@ -1,52 +1,44 @@
-import { afterAll, beforeAll, expect, test } from 'vitest';
-import { KeyStore } from '../keys.ts';
-import { startApi, type ApiServer } from '../server.ts';
+import { expect, test } from 'vitest';
 import { defaultIndexParams } from '../../aggregate/indexPrice.ts';
 import { defaultIndexSchedule } from '../../aggregate/indexRunner.ts';
 import { referenceTicks } from '../../aggregate/__tests__/indexReference.ts';
-import { computeIndex, get, openTestStore, silentLog, testConfig, trade, type TradeRow } from '../../test/support/harness.ts';
+import { useTestApi } from '../../test/support/apiHarness.ts';
+import { computeIndex, trade, type TradeRow } from '../../test/support/harness.ts';
 
-let env: Awaited<ReturnType<typeof openTestStore>>;
-let api: ApiServer;
-let key: string;
 const now = Date.now();
 const rows: TradeRow[] = [];
 
-beforeAll(async () => {
-  env = await openTestStore();
-  const markets = [
-    { venue: 'binance', market: 'SOLUSDT', quote: 'USDT' },
-    { venue: 'binance', market: 'SOLUSDC', quote: 'USDC' },
-    { venue: 'othervenue', market: 'SOL-USD', quote: 'USD' },
-    // Not valued in USD yet: left out.
-    { venue: 'kraken', market: 'SOLEUR', quote: 'EUR' },
-  ];
-  for (let i = 0; i < 300; i++) {
-    const m = markets[i % markets.length]!;
-    // Some trades older than 24 h, which must not count; two trades share a millisecond.
-    const ts = i < 20 ? now - 26 * 3_600_000 + i : now - 23 * 3_600_000 + Math.floor(i / 2) * 250_000;
-    rows.push(trade({ ...m, asset: 'solana', trade_id: String(1_000 + i), ts, price: 140 + ((i * 37) % 23) / 7, quantity: 0.5 + (i % 9) }));
-  }
-  // The last 30 s: two markets trade again (in the index price), SOLUSDC stays quiet (stale).
-  for (let i = 0; i < 6; i++) {
-    const m = markets[i % 2 === 0 ? 0 : 2]!;
-    rows.push(trade({ ...m, asset: 'solana', trade_id: String(2_000 + i), ts: now - 30_000 + i * 5_000, price: 141 + i / 8, quantity: 2 }));
-  }
-  await env.store.insert('trades', rows);
-  await computeIndex(env.store, now);
-  key = (await new KeyStore(env.store).create('markets-test')).key;
-  api = await startApi({ store: env.store, config: testConfig(), log: silentLog });
-});
-afterAll(async () => {
-  await api.close();
-  await env.dispose();
+const api = useTestApi({
+  keyName: 'markets-test',
+  seed: async (store) => {
+    const markets = [
+      { venue: 'binance', market: 'SOLUSDT', quote: 'USDT' },
+      { venue: 'binance', market: 'SOLUSDC', quote: 'USDC' },
+      { venue: 'othervenue', market: 'SOL-USD', quote: 'USD' },
+      // Not valued in USD yet: left out.
+      { venue: 'kraken', market: 'SOLEUR', quote: 'EUR' },
+    ];
+    for (let i = 0; i < 300; i++) {
+      const m = markets[i % markets.length]!;
+      // Some trades older than 24 h, which must not count; two trades share a millisecond.
+      const ts = i < 20 ? now - 26 * 3_600_000 + i : now - 23 * 3_600_000 + Math.floor(i / 2) * 250_000;
+      rows.push(trade({ ...m, asset: 'solana', trade_id: String(1_000 + i), ts, price: 140 + ((i * 37) % 23) / 7, quantity: 0.5 + (i % 9) }));
+    }
+    // The last 30 s: two markets trade again (in the index price), SOLUSDC stays quiet (stale).
+    for (let i = 0; i < 6; i++) {
+      const m = markets[i % 2 === 0 ? 0 : 2]!;
+      rows.push(trade({ ...m, asset: 'solana', trade_id: String(2_000 + i), ts: now - 30_000 + i * 5_000, price: 141 + i / 8, quantity: 2 }));
+    }
+    await store.insert('trades', rows);
+    await computeIndex(store, now);
+  },
 });
 
 test('markets of an asset: last price, 24 h volume and share, recomputed from the trades', async () => {
   const lastSecond = Math.floor((now - defaultIndexSchedule.lagMs) / 1000) - 1;
   const lastIndexSecond = referenceTicks(rows, 'solana', Math.floor(now / 1000) - 7 * 86_400, lastSecond, { params: defaultIndexParams }).at(-1)!;
   expect(lastIndexSecond.second).toBe(lastSecond);
-  const res = await get(`${api.url}/v1/coins/solana/markets`, { 'x-api-key': key });
+  const res = await api.get('/v1/coins/solana/markets');
   expect(res.status).toBe(200);
   const body = res.json as any;
   expect(body.currency).toBe('usd');
@@ -79,8 +71,8 @@ test('markets of an asset: last price, 24 h volume and share, recomputed from th
 });
 
 test('unknown asset and currency', async () => {
-  expect((await get(`${api.url}/v1/coins/nope/markets`, { 'x-api-key': key })).status).toBe(404);
-  const bad = await get(`${api.url}/v1/coins/solana/markets?vs=xau`, { 'x-api-key': key });
+  expect((await api.get('/v1/coins/nope/markets')).status).toBe(404);
+  const bad = await api.get('/v1/coins/solana/markets?vs=xau');
   expect(bad.status).toBe(400);
   expect((bad.json as any).error.message).toMatch(/vs/);
 });

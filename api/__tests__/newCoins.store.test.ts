@@ -1,24 +1,18 @@
 // Listings: random trades into the store, and /v1/new-coins recomputed here in plain TypeScript from them.
 import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it, test } from 'vitest';
+import { describe, expect, it, test } from 'vitest';
 import { findAsset } from '../../infra/catalog/catalog.ts';
-import { KeyStore } from '../keys.ts';
-import { startApi, type ApiServer } from '../server.ts';
 import { defaultListingWarmupMs, loadNewCoins, newForMs, type NewCoinsResponse } from '../routes/newCoins.ts';
 import { defaultIndexParams } from '../../aggregate/indexPrice.ts';
 import { defaultIndexSchedule } from '../../aggregate/indexRunner.ts';
 import { referenceTicks, storedRows } from '../../aggregate/__tests__/indexReference.ts';
-import { computeIndex, get, indexQuotes, openTestStore, silentLog, testConfig, trade, type TradeRow } from '../../test/support/harness.ts';
+import { useTestApi } from '../../test/support/apiHarness.ts';
+import { computeIndex, indexQuotes, trade, type TradeRow } from '../../test/support/harness.ts';
 import { quoteUsdPer } from '../../test/support/fxReference.ts';
 
-let env: Awaited<ReturnType<typeof openTestStore>>;
-beforeAll(async () => {
-  env = await openTestStore();
-});
-afterAll(async () => {
-  await env?.dispose();
-});
+// One store for the whole file: the loader's tests use it directly, the HTTP tests through the API.
+const api = useTestApi({ keyName: 'new-coins-test' });
 
 const hour = 3_600_000;
 const day = 24 * hour;
@@ -146,7 +140,7 @@ const scenario = fc.record({
 });
 
 test('random trades: listings, prices since listing, volumes and stats equal a recomputation from the trades', async () => {
-  const { store } = env;
+  const { store } = api;
   await fc.assert(
     fc.asyncProperty(scenario, async ({ now, drafts, warmupMs, limit, blocks }) => {
       for (const table of ['trades', 'asset_first_prints', 'candles_1m', 'market_seconds', 'index_ticks', 'index_constituents_latest'])
@@ -180,7 +174,7 @@ test('random trades: listings, prices since listing, volumes and stats equal a r
 });
 
 test('the first day of a venue is not a wave of listings: first prints inside its warm-up are left out', async () => {
-  const { store } = env;
+  const { store } = api;
   for (const table of ['trades', 'asset_first_prints', 'candles_1m', 'market_seconds'])
     await store.client.command({ query: 'TRUNCATE TABLE {table:Identifier}', query_params: { table } });
   const now = Date.UTC(2026, 4, 20, 12);
@@ -204,29 +198,19 @@ test('the first day of a venue is not a wave of listings: first prints inside it
 });
 
 describe('GET /v1/new-coins', () => {
-  let api: ApiServer;
-  let key: string;
-  beforeAll(async () => {
-    key = (await new KeyStore(env.store).create('new-coins-test')).key;
-    api = await startApi({ store: env.store, config: testConfig(), log: silentLog });
-  });
-  afterAll(async () => {
-    await api?.close();
-  });
-
   it('answers coins and stats with the default limit, cached for 5 minutes', async () => {
-    const res = await get(`${api.url}/v1/new-coins`, { 'x-api-key': key });
+    const res = await api.get('/v1/new-coins');
     expect(res.status).toBe(200);
     const body = res.json as NewCoinsResponse;
     expect(Object.keys(body)).toEqual(['coins', 'stats']);
     expect(res.headers.get('cache-control')).toBe('private, max-age=300');
-    const one = await get(`${api.url}/v1/new-coins?limit=1`, { 'x-api-key': key });
+    const one = await api.get('/v1/new-coins?limit=1');
     expect(one.status).toBe(200);
     expect((one.json as NewCoinsResponse).coins.length).toBeLessThanOrEqual(1);
   });
 
   it.each(['0', '201', '1.5', 'ten', '', '-3'])('limit=%j is 400 bad_request naming limit', async (limit) => {
-    const res = await get(`${api.url}/v1/new-coins?limit=${limit}`, { 'x-api-key': key });
+    const res = await api.get(`/v1/new-coins?limit=${limit}`);
     expect(res.status).toBe(400);
     const { error } = res.json as { error: { code: string; message: string } };
     expect(error.code).toBe('bad_request');

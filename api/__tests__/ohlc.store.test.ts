@@ -1,7 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { KeyStore } from '../keys.ts';
-import { startApi, type ApiServer } from '../server.ts';
-import { get, indexQuotes, openTestStore, silentLog, testConfig, trade, type TradeRow } from '../../test/support/harness.ts';
+import { describe, expect, it, vi } from 'vitest';
+import { useTestApi } from '../../test/support/apiHarness.ts';
+import { indexQuotes, trade, type TradeRow } from '../../test/support/harness.ts';
 
 const minute = 60_000;
 const hour = 60 * minute;
@@ -103,26 +102,15 @@ function expectedCandles(trades: TradeRow[], interval: string): Candle[] {
 }
 
 describe('GET /v1/coins/{id}/ohlc', () => {
-  let dispose: () => Promise<void>;
-  let api: ApiServer;
-  let key: string;
   const trades = makeTrades(now);
-  const auth = () => ({ 'x-api-key': key });
-
-  beforeAll(async () => {
-    const opened = await openTestStore();
-    dispose = opened.dispose;
-    // Interleaved blocks in reverse time order, so most buckets are assembled from several inserts and merged at query time.
-    for (let part = 0; part < 3; part++) {
-      await opened.store.insert('trades', trades.filter((_, i) => i % 3 === part).reverse());
-    }
-    ({ key } = await new KeyStore(opened.store).create('ohlc-test'));
-    api = await startApi({ store: opened.store, config: testConfig(), log: silentLog });
-  });
-
-  afterAll(async () => {
-    await api?.close();
-    await dispose?.();
+  const api = useTestApi({
+    keyName: 'ohlc-test',
+    seed: async (store) => {
+      // Interleaved blocks in reverse time order, so most buckets are assembled from several inserts and merged at query time.
+      for (let part = 0; part < 3; part++) {
+        await store.insert('trades', trades.filter((_, i) => i % 3 === part).reverse());
+      }
+    },
   });
 
   it('has a fixture that exercises the bucket limits and the exclusion of non-USD markets', () => {
@@ -135,27 +123,27 @@ describe('GET /v1/coins/{id}/ohlc', () => {
   });
 
   it.each(Object.keys(limits))('serves %s candles recomputed from the trades', async (interval) => {
-    const res = await get(`${api.url}/v1/coins/bitcoin/ohlc?interval=${interval}`, auth());
+    const res = await api.get(`/v1/coins/bitcoin/ohlc?interval=${interval}`);
     expect(res.status).toBe(200);
     expect(res.json).toEqual({ candles: expectedCandles(trades, interval), source: 'mds:trades', rate: 1, currency: 'usd' });
   });
 
   it('defaults to 1h and usd', async () => {
-    const res = await get(`${api.url}/v1/coins/bitcoin/ohlc`, auth());
+    const res = await api.get('/v1/coins/bitcoin/ohlc');
     expect(res.status).toBe(200);
     expect(res.json).toEqual({ candles: expectedCandles(trades, '1h'), source: 'mds:trades', rate: 1, currency: 'usd' });
-    const explicit = await get(`${api.url}/v1/coins/bitcoin/ohlc?interval=1h&vs=usd`, auth());
+    const explicit = await api.get('/v1/coins/bitcoin/ohlc?interval=1h&vs=usd');
     expect(explicit.text).toBe(res.text);
   });
 
   it('answers an asset of the catalog without trades with no candles', async () => {
-    const res = await get(`${api.url}/v1/coins/solana/ohlc?interval=1d`, auth());
+    const res = await api.get('/v1/coins/solana/ohlc?interval=1d');
     expect(res.status).toBe(200);
     expect(res.json).toEqual({ candles: [], source: 'mds:trades', rate: 1, currency: 'usd' });
   });
 
   it.each(['EUR', 'USD', 'xau', 'xyz', ''])('refuses vs=%j with 400 naming vs and the allowed values', async (vs) => {
-    const res = await get(`${api.url}/v1/coins/bitcoin/ohlc?vs=${vs}`, auth());
+    const res = await api.get(`/v1/coins/bitcoin/ohlc?vs=${vs}`);
     expect(res.status).toBe(400);
     const { error } = res.json as { error: { code: string; message: string; status: number } };
     expect(error).toMatchObject({ code: 'bad_request', status: 400 });
@@ -164,7 +152,7 @@ describe('GET /v1/coins/{id}/ohlc', () => {
   });
 
   it.each(['2h', '1M', '60', ''])('refuses interval=%j with 400 naming interval and the allowed values', async (interval) => {
-    const res = await get(`${api.url}/v1/coins/bitcoin/ohlc?interval=${interval}`, auth());
+    const res = await api.get(`/v1/coins/bitcoin/ohlc?interval=${interval}`);
     expect(res.status).toBe(400);
     const { error } = res.json as { error: { code: string; message: string; status: number } };
     expect(error).toMatchObject({ code: 'bad_request', status: 400 });
@@ -173,22 +161,22 @@ describe('GET /v1/coins/{id}/ohlc', () => {
   });
 
   it('answers an unknown asset with 404 not_found', async () => {
-    const res = await get(`${api.url}/v1/coins/no-such-coin/ohlc`, auth());
+    const res = await api.get('/v1/coins/no-such-coin/ohlc');
     expect(res.status).toBe(404);
     expect(res.json).toEqual({ error: { code: 'not_found', message: expect.stringContaining('no-such-coin'), status: 404 } });
   });
 
   it('sends a content ETag and answers a matching conditional GET with 304', async () => {
-    const first = await get(`${api.url}/v1/coins/bitcoin/ohlc?interval=1d`, auth());
+    const first = await api.get('/v1/coins/bitcoin/ohlc?interval=1d');
     expect(first.status).toBe(200);
     expect(first.headers.get('cache-control')).toBe('private, max-age=60');
     const etag = first.headers.get('etag')!;
     expect(etag).toMatch(/^"[A-Za-z0-9_-]+"$/);
     // fetch adds `Cache-Control: no-cache` to a conditional request unless one is given.
-    const conditional = await get(`${api.url}/v1/coins/bitcoin/ohlc?interval=1d`, { ...auth(), 'if-none-match': etag, 'cache-control': 'max-age=0' });
+    const conditional = await api.get('/v1/coins/bitcoin/ohlc?interval=1d', { 'if-none-match': etag, 'cache-control': 'max-age=0' });
     expect(conditional.status).toBe(304);
     expect(conditional.text).toBe('');
-    const otherInterval = await get(`${api.url}/v1/coins/bitcoin/ohlc?interval=1w`, { ...auth(), 'if-none-match': etag, 'cache-control': 'max-age=0' });
+    const otherInterval = await api.get('/v1/coins/bitcoin/ohlc?interval=1w', { 'if-none-match': etag, 'cache-control': 'max-age=0' });
     expect(otherInterval.status).toBe(200);
   });
 });

@@ -1,41 +1,35 @@
 // The OpenAPI document is generated from the route schemas; real responses must validate against it.
 import { readdirSync, readFileSync } from 'node:fs';
-import { afterAll, beforeAll, expect, test } from 'vitest';
+import { beforeAll, expect, test } from 'vitest';
 import { errorCodes } from '../errors.ts';
-import { KeyStore } from '../keys.ts';
-import { startApi, type ApiServer } from '../server.ts';
-import { computeIndex, get, openTestStore, silentLog, testConfig, trade } from '../../test/support/harness.ts';
+import { useTestApi } from '../../test/support/apiHarness.ts';
+import { computeIndex, get, trade } from '../../test/support/harness.ts';
 import { openApiValidators, resolveRef, type OpenApiDocument } from '../../test/support/openapi.ts';
 
-let env: Awaited<ReturnType<typeof openTestStore>>;
-let api: ApiServer;
-let key: string;
 let doc: OpenApiDocument;
 let validators: ReturnType<typeof openApiValidators>;
 
-beforeAll(async () => {
-  env = await openTestStore();
-  const now = Date.now();
-  await env.store.insert(
-    'trades',
-    Array.from({ length: 40 }, (_, i) =>
-      trade({ venue: 'binance', market: 'BTCUSDT', asset: 'bitcoin', quote: 'USDT', trade_id: String(i), ts: now - 3_000_000 + i * 60_000, price: 90_000 + i, quantity: 0.1 }),
-    ),
-  );
-  // Their index price (the btc rate of vs=btc).
-  await computeIndex(env.store, now);
-  // A fresh book measurement, so the markets and exchanges responses carry scores, not only nulls.
-  await env.store.insert('market_quality', [
-    { asset: 'bitcoin', venue: 'binance', market: 'BTCUSDT', quote: 'USDT', ts: now, spread_bps: 0.1, depth_bid_2: 5e6, depth_ask_2: 4e6, depth_bid_1: 3e6, depth_ask_1: 2e6, cost_buy: { '10000': 0.2, '1000000': null }, cost_sell: { '10000': 0.3, '1000000': null }, liquidity_score: 870 },
-  ]);
-  key = (await new KeyStore(env.store).create('openapi-test')).key;
-  api = await startApi({ store: env.store, config: testConfig(), log: silentLog });
-  doc = (await get(`${api.url}/v1/openapi.json`)).json as OpenApiDocument;
-  validators = openApiValidators(doc);
+const api = useTestApi({
+  keyName: 'openapi-test',
+  seed: async (store) => {
+    const now = Date.now();
+    await store.insert(
+      'trades',
+      Array.from({ length: 40 }, (_, i) =>
+        trade({ venue: 'binance', market: 'BTCUSDT', asset: 'bitcoin', quote: 'USDT', trade_id: String(i), ts: now - 3_000_000 + i * 60_000, price: 90_000 + i, quantity: 0.1 }),
+      ),
+    );
+    // Their index price (the btc rate of vs=btc).
+    await computeIndex(store, now);
+    // A fresh book measurement, so the markets and exchanges responses carry scores, not only nulls.
+    await store.insert('market_quality', [
+      { asset: 'bitcoin', venue: 'binance', market: 'BTCUSDT', quote: 'USDT', ts: now, spread_bps: 0.1, depth_bid_2: 5e6, depth_ask_2: 4e6, depth_bid_1: 3e6, depth_ask_1: 2e6, cost_buy: { '10000': 0.2, '1000000': null }, cost_sell: { '10000': 0.3, '1000000': null }, liquidity_score: 870 },
+    ]);
+  },
 });
-afterAll(async () => {
-  await api.close();
-  await env.dispose();
+beforeAll(async () => {
+  doc = (await api.getWithoutKey('/v1/openapi.json')).json as OpenApiDocument;
+  validators = openApiValidators(doc);
 });
 
 /** The headers the document says a response always carries. */
@@ -97,7 +91,7 @@ const cases: [docPath: string, url: string, status: number, headers?: Record<str
 ];
 
 test.each(cases)('%s: GET %s -> %i matches the document', async (docPath, url, status, headers) => {
-  const res = await get(api.url + url, headers ?? { 'x-api-key': key });
+  const res = await (headers ? api.getWithoutKey(url, headers) : api.get(url));
   expect(res.status).toBe(status);
   expect(doc.paths[docPath]!.get!.responses[status], `${docPath} documents ${status}`).toBeDefined();
   const validate = validators.response(docPath, status);
@@ -197,7 +191,7 @@ test('error.code is an enum of exactly the codes the API sends', () => {
 
 test('every status an endpoint may answer carries the headers the document says it always has', async () => {
   const url = `${api.url}/v1/prices`;
-  const auth = { 'x-api-key': key };
+  const auth = { 'x-api-key': api.key };
   const fresh = await fetch(url, { headers: auth });
   // cache-control: fetch adds no-cache to a conditional request otherwise, which forbids a 304.
   const answers: [number, Response][] = [
@@ -207,7 +201,7 @@ test('every status an endpoint may answer carries the headers the document says 
     [400, await fetch(`${url}?ids=Not_A_Slug`, { headers: auth })],
     [404, await fetch(`${api.url}/v1/coins/no-such-coin/ohlc`, { headers: auth })],
   ];
-  const limited = await startApi({ store: env.store, config: testConfig({ QUOTA_PER_HOUR: '1' }), log: silentLog });
+  const limited = await api.serve({ env: { QUOTA_PER_HOUR: '1' } });
   try {
     expect((await fetch(`${limited.url}/v1/prices`, { headers: auth })).status).toBe(200);
     answers.push([429, await fetch(`${limited.url}/v1/prices`, { headers: auth })]);
@@ -231,7 +225,7 @@ test('every status an endpoint may answer carries the headers the document says 
 test('servers, license and the attribution the spec requires', async () => {
   // Relative without PUBLIC_BASE_URL: the origin the document was read from.
   expect(doc.servers).toEqual([{ url: '/', description: 'this server' }]);
-  const behindProxy = await startApi({ store: env.store, config: testConfig({ PUBLIC_BASE_URL: 'https://md.example.org/' }), log: silentLog });
+  const behindProxy = await api.serve({ env: { PUBLIC_BASE_URL: 'https://md.example.org/' } });
   try {
     expect(((await get(`${behindProxy.url}/v1/openapi.json`)).json as OpenApiDocument).servers).toEqual([{ url: 'https://md.example.org' }]);
   } finally {
@@ -244,12 +238,12 @@ test('servers, license and the attribution the spec requires', async () => {
 test('compression and CORS', async () => {
   // Bodies over 1 kB are compressed (40 traded candles, then the gapless tail up to now).
   const url = `${api.url}/v1/coins/bitcoin/ohlc?interval=1m`;
-  const plain = await fetch(url, { headers: { 'x-api-key': key, 'accept-encoding': 'identity' } });
+  const plain = await fetch(url, { headers: { 'x-api-key': api.key, 'accept-encoding': 'identity' } });
   expect(plain.headers.get('content-encoding')).toBeNull();
   const plainBody = await plain.text();
   const etags = new Set([plain.headers.get('etag')]);
   for (const encoding of ['gzip', 'br']) {
-    const res = await fetch(url, { headers: { 'x-api-key': key, 'accept-encoding': encoding } });
+    const res = await fetch(url, { headers: { 'x-api-key': api.key, 'accept-encoding': encoding } });
     expect(res.headers.get('content-encoding')).toBe(encoding);
     expect(res.headers.get('vary')).toMatch(/accept-encoding/i);
     // fetch decompresses: the same JSON as the uncompressed body.
@@ -259,14 +253,14 @@ test('compression and CORS', async () => {
     // (cache-control set: fetch adds no-cache to a conditional request otherwise, which forbids a 304).
     const etag = res.headers.get('etag')!;
     etags.add(etag);
-    const again = await fetch(url, { headers: { 'x-api-key': key, 'accept-encoding': encoding, 'if-none-match': etag, 'cache-control': 'max-age=0' } });
+    const again = await fetch(url, { headers: { 'x-api-key': api.key, 'accept-encoding': encoding, 'if-none-match': etag, 'cache-control': 'max-age=0' } });
     expect(again.status).toBe(304);
   }
   expect(etags.size).toBe(3);
-  const res = await get(`${api.url}/v1/prices`, { 'x-api-key': key, origin: 'https://example.org' });
+  const res = await api.get('/v1/prices', { origin: 'https://example.org' });
   expect(res.headers.get('access-control-allow-origin')).toBe('*');
   expect(res.headers.get('access-control-expose-headers')).toContain('x-ratelimit-remaining');
-  const preflight = await get(`${api.url}/v1/prices`, { origin: 'https://example.org', 'access-control-request-method': 'GET', 'access-control-request-headers': 'x-api-key' }, 'OPTIONS');
+  const preflight = await api.getWithoutKey('/v1/prices', { origin: 'https://example.org', 'access-control-request-method': 'GET', 'access-control-request-headers': 'x-api-key' }, 'OPTIONS');
   expect(preflight.status).toBe(204);
   expect(preflight.headers.get('access-control-allow-headers')).toContain('x-api-key');
 });

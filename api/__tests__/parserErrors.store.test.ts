@@ -1,26 +1,16 @@
 // Requests that Node's HTTP parser refuses before Express sees them still get the error body and a
 // request id (and CONNECT gets an answer at all), sent over a raw socket so any byte can be tried.
 import net from 'node:net';
-import { afterAll, beforeAll, expect, test } from 'vitest';
-import { startApi, type ApiServer } from '../server.ts';
-import { openTestStore, silentLog, testConfig } from '../../test/support/harness.ts';
+import { expect, test } from 'vitest';
+import { useTestApi } from '../../test/support/apiHarness.ts';
 
-let db: Awaited<ReturnType<typeof openTestStore>>;
-let api: ApiServer;
-beforeAll(async () => {
-  db = await openTestStore();
-  api = await startApi({ store: db.store, config: testConfig(), log: silentLog });
-});
-afterAll(async () => {
-  await api?.close();
-  await db?.dispose();
-});
+const api = useTestApi({});
 
 /** Sends raw bytes and reads until the server closes: status, headers, body. */
 function raw(bytes: string): Promise<{ status: number; headers: Record<string, string>; body: string }> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
-    const socket = net.connect(api.port, '127.0.0.1', () => socket.write(bytes));
+    const socket = net.connect(api.server.port, '127.0.0.1', () => socket.write(bytes));
     socket.on('data', (d) => chunks.push(d));
     socket.on('error', reject);
     socket.on('close', () => {

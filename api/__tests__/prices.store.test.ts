@@ -1,10 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KeyStore } from '../keys.ts';
-import { startApi, type ApiServer } from '../server.ts';
+import { describe, expect, it } from 'vitest';
 import { defaultIndexParams } from '../../aggregate/indexPrice.ts';
 import { defaultIndexSchedule } from '../../aggregate/indexRunner.ts';
 import { referenceTicks } from '../../aggregate/__tests__/indexReference.ts';
-import { computeIndex, get, openTestStore, silentLog, testConfig, trade, type TradeRow } from '../../test/support/harness.ts';
+import { useTestApi } from '../../test/support/apiHarness.ts';
+import { computeIndex, trade, type TradeRow } from '../../test/support/harness.ts';
 
 const T = Date.now();
 const nowSecond = Math.floor(T / 1000);
@@ -74,36 +73,25 @@ interface PricesBody {
 }
 
 describe('GET /v1/prices', () => {
-  let dispose: () => Promise<void>;
-  let api: ApiServer;
-  let key: string;
-  const config = testConfig();
-
-  beforeAll(async () => {
-    const opened = await openTestStore();
-    dispose = opened.dispose;
-    // Three blocks, so the per-second sums arrive as separate parts to merge.
-    await opened.store.insert('trades', trades.slice(0, 2));
-    await opened.store.insert('trades', trades.slice(2, 7));
-    await opened.store.insert('trades', trades.slice(7));
-    await computeIndex(opened.store, computedAt);
-    ({ key } = await new KeyStore(opened.store).create('prices-test'));
-    api = await startApi({ store: opened.store, config, log: silentLog });
-  });
-
-  afterAll(async () => {
-    await api?.close();
-    await dispose?.();
+  const api = useTestApi({
+    keyName: 'prices-test',
+    seed: async (store) => {
+      // Three blocks, so the per-second sums arrive as separate parts to merge.
+      await store.insert('trades', trades.slice(0, 2));
+      await store.insert('trades', trades.slice(2, 7));
+      await store.insert('trades', trades.slice(7));
+      await computeIndex(store, computedAt);
+    },
   });
 
   it('lists the catalog assets that have an index price, in rank order, with values recomputed from the trades', async () => {
-    const res = await get(`${api.url}/v1/prices`, { 'x-api-key': key });
+    const res = await api.get('/v1/prices');
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^application\/json/);
     const body = res.json as PricesBody;
     expect(Number.isInteger(body.at)).toBe(true);
     expect(Math.abs(body.at - Date.now())).toBeLessThan(60_000);
-    const stale = config.INDEX_STALE_AFTER_MS;
+    const stale = api.config.INDEX_STALE_AFTER_MS;
     expect(body.prices).toEqual([
       expectedEntry('bitcoin', 'btc', body.at, stale),
       expectedEntry('ethereum', 'eth', body.at, stale),
@@ -121,11 +109,11 @@ describe('GET /v1/prices', () => {
   });
 
   it('returns the listed ids only, in rank order, leaving out unknown ids and assets without a price', async () => {
-    const res = await get(`${api.url}/v1/prices?ids=ethereum,no-such-coin,bitcoin,solana,dogecoin,ethereum`, { 'x-api-key': key });
+    const res = await api.get('/v1/prices?ids=ethereum,no-such-coin,bitcoin,solana,dogecoin,ethereum');
     expect(res.status).toBe(200);
     expect((res.json as PricesBody).prices.map((p) => p.assetId)).toEqual(['bitcoin', 'ethereum']);
 
-    const none = await get(`${api.url}/v1/prices?ids=solana,no-such-coin`, { 'x-api-key': key });
+    const none = await api.get('/v1/prices?ids=solana,no-such-coin');
     expect(none.status).toBe(200);
     expect((none.json as PricesBody).prices).toEqual([]);
   });
@@ -137,7 +125,7 @@ describe('GET /v1/prices', () => {
     ['bit coin', 'lowercase slug'],
     [Array.from({ length: 251 }, (_, i) => `coin-${i}`).join(','), 'at most 250'],
   ])('answers 400 bad_request naming ids for ids=%j', async (ids, hint) => {
-    const res = await get(`${api.url}/v1/prices?ids=${encodeURIComponent(ids)}`, { 'x-api-key': key });
+    const res = await api.get(`/v1/prices?ids=${encodeURIComponent(ids)}`);
     expect(res.status).toBe(400);
     const body = res.json as { error: { code: string; message: string; status: number } };
     expect(body.error.code).toBe('bad_request');
@@ -148,11 +136,11 @@ describe('GET /v1/prices', () => {
 
   it('accepts 250 ids and refuses ids given twice as separate parameters', async () => {
     const many = ['bitcoin', ...Array.from({ length: 249 }, (_, i) => `coin-${i}`)].join(',');
-    const ok = await get(`${api.url}/v1/prices?ids=${many}`, { 'x-api-key': key });
+    const ok = await api.get(`/v1/prices?ids=${many}`);
     expect(ok.status).toBe(200);
     expect((ok.json as PricesBody).prices.map((p) => p.assetId)).toEqual(['bitcoin']);
 
-    const twice = await get(`${api.url}/v1/prices?ids=bitcoin&ids=ethereum`, { 'x-api-key': key });
+    const twice = await api.get('/v1/prices?ids=bitcoin&ids=ethereum');
     expect(twice.status).toBe(400);
     expect((twice.json as { error: { message: string } }).error.message).toContain('ids');
   });
@@ -162,13 +150,13 @@ describe('GET /v1/prices', () => {
     let conditional;
     let etag: string | null = null;
     for (let attempt = 0; attempt < 3; attempt++) {
-      const first = await get(`${api.url}/v1/prices?ids=bitcoin`, { 'x-api-key': key });
+      const first = await api.get('/v1/prices?ids=bitcoin');
       expect(first.status).toBe(200);
       expect(first.headers.get('cache-control')).toBe('private, max-age=5');
       etag = first.headers.get('etag');
       expect(etag).toMatch(/^"[A-Za-z0-9_-]+"$/);
       // fetch adds `Cache-Control: no-cache` to a conditional request unless one is given, and no-cache means "revalidate, no 304".
-      conditional = await get(`${api.url}/v1/prices?ids=bitcoin`, { 'x-api-key': key, 'if-none-match': etag!, 'cache-control': 'max-age=0' });
+      conditional = await api.get('/v1/prices?ids=bitcoin', { 'if-none-match': etag!, 'cache-control': 'max-age=0' });
       if (conditional.status !== 200) break;
     }
     expect(conditional!.status).toBe(304);
@@ -177,7 +165,7 @@ describe('GET /v1/prices', () => {
     expect(conditional!.headers.get('x-request-id')).toBeTruthy();
     expect(conditional!.headers.get('x-ratelimit-remaining')).toBeTruthy();
 
-    const other = await get(`${api.url}/v1/prices?ids=bitcoin`, { 'x-api-key': key, 'if-none-match': '"something-else"', 'cache-control': 'max-age=0' });
+    const other = await api.get('/v1/prices?ids=bitcoin', { 'if-none-match': '"something-else"', 'cache-control': 'max-age=0' });
     expect(other.status).toBe(200);
     expect(other.text.length).toBeGreaterThan(0);
   });

@@ -2,13 +2,13 @@ import { createHmac, randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { Store } from '../../infra/store.ts';
+import { describe, expect, it, vi } from 'vitest';
 import { ApiError } from '../errors.ts';
 import { KeyStore } from '../keys.ts';
 import { createQuota, type Quota } from '../quota.ts';
-import { startApi, type ApiServer } from '../server.ts';
-import { get, openTestStore, silentLog, testConfig } from '../../test/support/harness.ts';
+import { useTestApi } from '../../test/support/apiHarness.ts';
+import { get } from '../../test/support/harness.ts';
+import { untilValue } from '../../test/support/until.ts';
 import { resetBounds, type RequestTiming } from '../../test/support/quotaWindow.ts';
 import { freeLoopbackPort } from '../../test/support/ports.ts';
 
@@ -21,21 +21,12 @@ function redisUrl(): string {
 
 
 describe('quota shared through Redis', () => {
-  let store: Store;
-  let dispose: () => Promise<void>;
-  const servers: ApiServer[] = [];
-
-  beforeAll(async () => {
-    ({ store, dispose } = await openTestStore());
-  });
-
-  afterAll(async () => {
-    for (const s of servers) await s.close();
-    await dispose?.();
-  });
+  // The store; each test makes its keys and starts its APIs on it.
+  const harness = useTestApi({ listen: false });
 
   it('is shared by two API instances: one key gets 10 requests in all, whichever instance answers', async () => {
-    const config = testConfig({ QUOTA_PER_HOUR: '10', REDIS_URL: redisUrl() });
+    const { store } = harness;
+    const env = { QUOTA_PER_HOUR: '10', REDIS_URL: redisUrl() };
     // A fresh namespace per run, so counters left in Redis by an earlier run do not count.
     const quotaKeyPrefix = `mds-test:${randomUUID()}`;
     // Made before the instances start, so both hold them from their first load of the keys.
@@ -43,10 +34,8 @@ describe('quota shared through Redis', () => {
     const { key } = await new KeyStore(store, { secret }).create('shared-quota');
     const other = await new KeyStore(store, { secret }).create('other');
     // chDB binds one data dir per process: both instances share one store, as replicas share a ClickHouse.
-    const a = await startApi({ store, config, log: silentLog, quotaKeyPrefix, keyStore: { secret } });
-    servers.push(a);
-    const b = await startApi({ store, config, log: silentLog, quotaKeyPrefix, keyStore: { secret } });
-    servers.push(b);
+    const a = await harness.serve({ env, quotaKeyPrefix, keyStore: { secret } });
+    const b = await harness.serve({ env, quotaKeyPrefix, keyStore: { secret } });
 
     const remaining: string[] = [];
     let first: RequestTiming | undefined;
@@ -88,10 +77,8 @@ describe('quota shared through Redis', () => {
   });
 
   it('answers 503 unavailable, not an uncounted 200, when Redis is unreachable', async () => {
-    const config = testConfig({ REDIS_URL: `redis://127.0.0.1:${await freeLoopbackPort()}` });
-    const { key } = await new KeyStore(store).create('no-redis');
-    const api = await startApi({ store, config, log: silentLog });
-    servers.push(api);
+    const { key } = await new KeyStore(harness.store).create('no-redis');
+    const api = await harness.serve({ env: { REDIS_URL: `redis://127.0.0.1:${await freeLoopbackPort()}` } });
     for (let i = 0; i < 2; i++) {
       const res = await get(`${api.url}/v1/prices`, { 'x-api-key': key });
       expect(res.status).toBe(503);
@@ -131,7 +118,7 @@ async function stallingProxy(target: URL): Promise<{ url: string; stall(): void;
 
 /** The first count once the client is connected (before that the quota answers 503 at once). */
 function firstConsume(quota: Quota, keyHash: string): Promise<Record<string, string>> {
-  return vi.waitFor(() => quota.consume(keyHash), { timeout: 2_000, interval: 10 });
+  return untilValue(() => quota.consume(keyHash), 'the quota client to connect to Redis', { timeoutMs: 2_000, everyMs: 10 });
 }
 
 describe('createQuota on a redis-server', () => {

@@ -1,22 +1,11 @@
-import { afterAll, beforeAll, expect, test } from 'vitest';
-import { KeyStore } from '../keys.ts';
-import { startApi, type ApiServer } from '../server.ts';
-import { get, openTestStore, silentLog, testConfig } from '../../test/support/harness.ts';
+import { expect, test } from 'vitest';
+import { useTestApi } from '../../test/support/apiHarness.ts';
 
-let env: Awaited<ReturnType<typeof openTestStore>>;
-let api: ApiServer;
-let key: string;
-beforeAll(async () => {
-  env = await openTestStore();
-  key = (await new KeyStore(env.store).create('search-test')).key;
-  api = await startApi({ store: env.store, config: testConfig(), log: silentLog });
-});
-afterAll(async () => {
-  await api.close();
-  await env.dispose();
+const api = useTestApi({
+  keyName: 'search-test',
 });
 
-const search = async (q: string) => get(`${api.url}/v1/search?q=${encodeURIComponent(q)}`, { 'x-api-key': key });
+const search = async (q: string) => api.get(`/v1/search?q=${encodeURIComponent(q)}`);
 
 test('exact ticker first, then names that start with the text, then the rest', async () => {
   const body = (await search('BTC')).json as any;
@@ -38,7 +27,7 @@ test('exact ticker first, then names that start with the text, then the rest', a
 
 test('q is required and bounded', async () => {
   for (const path of ['/v1/search', '/v1/search?q=', `/v1/search?q=${'x'.repeat(65)}`]) {
-    const res = await get(api.url + path, { 'x-api-key': key });
+    const res = await api.get(path);
     expect(res.status, path).toBe(400);
     expect((res.json as any).error.message).toMatch(/\bq\b/);
   }

@@ -22,6 +22,7 @@ import { startSimulator, type Simulator } from '../../simulator/simulator.ts';
 import { CounterRates } from '../status/processStatus.ts';
 import { statusResponse, type StatusResponse } from '../status/statusData.ts';
 import { silentLog } from '../../test/support/harness.ts';
+import { untilValue } from '../../test/support/until.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'mds-status-page-'));
 const venues = ['binance', 'coinbase', 'kraken'] as const;
@@ -56,17 +57,6 @@ async function status(): Promise<StatusResponse> {
   return statusResponse.parse(await res.json());
 }
 
-/** Polls `probe` until it returns something, for at most `ms`. */
-async function until<T>(what: string, ms: number, probe: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
-
 const priceText = (page: Page, asset: string) => page.locator(`[data-asset="${asset}"] .price`).textContent();
 const dollars = (text: string | null) => Number(text?.replace(/[$,]/g, ''));
 
@@ -78,10 +68,14 @@ test('the status page needs no key, shows only STATUS_ASSETS prices, and /status
   // Everything else still needs a key.
   expect((await fetch(`${url}/v1/prices`)).status).toBe(401);
 
-  const first = await until('index prices', 25_000, async () => {
-    const s = await status();
-    return s.assets.every((a) => a.price !== null) ? s : undefined;
-  });
+  const first = await untilValue(
+    async () => {
+      const s = await status();
+      return s.assets.every((a) => a.price !== null) ? s : undefined;
+    },
+    'index prices',
+    { timeoutMs: 25_000, everyMs: 250 },
+  );
   expect(first.assets.map((a) => a.assetId)).toEqual(['bitcoin', 'ethereum']);
   // Within the simulator's spread of its reference (the index is a volume-weighted mean of its venues).
   for (const [asset, ticker] of [['bitcoin', 'BTC'], ['ethereum', 'ETH']] as const) {
@@ -119,8 +113,10 @@ test('in Chromium: no console errors, prices change, a dropped venue turns disco
 
   const overflow = () => page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
   expect(await overflow()).toBeLessThanOrEqual(0);
+  const updated = await page.locator('#updated').textContent();
   await page.setViewportSize({ width: 390, height: 844 });
-  await page.waitForTimeout(2_000);
+  // A status refresh drawn at this width (one every 1.5 s): the time it shows moves on.
+  await page.waitForFunction((old) => document.getElementById('updated')?.textContent !== old, updated, { timeout: 10_000 });
   expect(await overflow()).toBeLessThanOrEqual(0);
   await page.screenshot({ path: '/tmp/status-narrow.png', fullPage: true });
   await page.screenshot({ path: '/tmp/status-narrow-top.png' });

@@ -1,39 +1,34 @@
 // The store failing, slow or hung must never take the API down: a real chDB store behind the fault wrapper.
-import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { withStoreFaults, type StoreFaults } from '../../infra/storeFaults.ts';
 import { KeyStore } from '../keys.ts';
-import { startApi, type ApiServer, type StartApiOptions } from '../server.ts';
-import { computeIndex, get, openTestStore, silentLog, testConfig, trade } from '../../test/support/harness.ts';
+import type { ApiServer } from '../server.ts';
+import { useTestApi, type ServeOptions } from '../../test/support/apiHarness.ts';
+import { computeIndex, get, trade } from '../../test/support/harness.ts';
+import { until, untilValue } from '../../test/support/until.ts';
 
 type ErrorBody = { error: { code: string; message: string; status: number } };
 
-let env: Awaited<ReturnType<typeof openTestStore>>;
-let key: string;
-const servers: ApiServer[] = [];
-
-beforeAll(async () => {
-  env = await openTestStore();
-  const now = Date.now();
-  await env.store.insert('trades', [trade({ venue: 'binance', market: 'BTCUSDT', asset: 'bitcoin', quote: 'USDT', trade_id: '1', ts: now - 1_000, price: 90_000, quantity: 1 })]);
-  await computeIndex(env.store, now + 3_000);
-  key = (await new KeyStore(env.store).create('outage-test')).key;
+// The store and the key; each test starts its APIs on the store behind a fault wrapper.
+const testApi = useTestApi({
+  keyName: 'outage-test',
+  listen: false,
+  seed: async (store) => {
+    const now = Date.now();
+    await store.insert('trades', [trade({ venue: 'binance', market: 'BTCUSDT', asset: 'bitcoin', quote: 'USDT', trade_id: '1', ts: now - 1_000, price: 90_000, quantity: 1 })]);
+    await computeIndex(store, now + 3_000);
+  },
 });
 afterEach(() => vi.useRealTimers());
-afterAll(async () => {
-  for (const api of servers) await api.close();
-  await env.dispose();
-});
 
 /** An API on the real store behind a fault wrapper; the keys load before this returns (the store is fine by default). */
-async function startFaulty(options: Partial<StartApiOptions> = {}, timeouts = { queryTimeoutMs: 2_000, insertTimeoutMs: 2_000 }): Promise<{ api: ApiServer; faults: StoreFaults }> {
-  const faults = withStoreFaults(env.store, timeouts);
-  const api = await startApi({ store: faults.store, config: testConfig({ QUOTA_PER_HOUR: '1000000' }), log: silentLog, ...options });
-  servers.push(api);
+async function startFaulty(options: ServeOptions = {}, timeouts = { queryTimeoutMs: 2_000, insertTimeoutMs: 2_000 }): Promise<{ api: ApiServer; faults: StoreFaults }> {
+  const faults = withStoreFaults(testApi.store, timeouts);
+  const api = await testApi.serve({ store: faults.store, env: { QUOTA_PER_HOUR: '1000000' }, ...options });
   return { api, faults };
 }
 
-const withKey = (k = key) => ({ 'x-api-key': k });
+const withKey = (k = testApi.key) => ({ 'x-api-key': k });
 
 /** One request per route of api/app.ts, with parameters that reach the store; search reads only the catalog. */
 const routeRequests: Record<string, string> = {
@@ -154,45 +149,64 @@ describe('API keys while the store fails', () => {
 
   it('refuses a key revoked by another process within the refresh interval', async () => {
     const refreshMs = 300;
-    const other = new KeyStore(env.store);
+    const other = new KeyStore(testApi.store);
     const { key: revoked, prefix } = await other.create('to-revoke');
     const { api } = await startFaulty({ keyStore: { refreshMs } });
     expect((await get(`${api.url}/v1/search?q=bit`, withKey(revoked))).status).toBe(200);
     await other.revoke(prefix);
     const revokedAt = performance.now();
     let status = 200;
-    while (status === 200 && performance.now() - revokedAt < 10 * refreshMs) {
-      await sleep(20);
-      status = (await get(`${api.url}/v1/search?q=bit`, withKey(revoked))).status;
-    }
+    await until(async () => (status = (await get(`${api.url}/v1/search?q=bit`, withKey(revoked))).status) !== 200, 'the revoked key to be refused', {
+      timeoutMs: 10 * refreshMs,
+      everyMs: 20,
+    });
     expect(status).toBe(401);
     // One interval, plus the reload's own query and the polling step.
     expect(performance.now() - revokedAt).toBeLessThan(refreshMs + 500);
   });
 
   it('starts with the store down, answers 503 until the keys load, then serves', async () => {
-    const faults = withStoreFaults(env.store, { queryTimeoutMs: 2_000, insertTimeoutMs: 2_000 });
+    const faults = withStoreFaults(testApi.store, { queryTimeoutMs: 2_000, insertTimeoutMs: 2_000 });
     faults.set('fail');
-    const api = await startApi({ store: faults.store, config: testConfig(), log: silentLog, keyStore: { refreshMs: 100 } });
-    servers.push(api);
+    const api = await testApi.serve({ store: faults.store, keyStore: { refreshMs: 100 } });
     const down = await get(`${api.url}/v1/search?q=bit`, withKey());
     expect(down.status).toBe(503);
     expect((down.json as ErrorBody).error).toMatchObject({ code: 'unavailable', message: expect.stringContaining('API keys') });
     faults.set('ok');
-    await vi.waitFor(async () => expect((await get(`${api.url}/v1/search?q=bit`, withKey())).status).toBe(200), { timeout: 2_000, interval: 50 });
+    const served = await untilValue(
+      async () => {
+        const res = await get(`${api.url}/v1/search?q=bit`, withKey());
+        return res.status === 200 ? res : undefined;
+      },
+      'a 200 once the keys load',
+      { timeoutMs: 2_000, everyMs: 50 },
+    );
+    // The answer itself, not only its status: bitcoin matches "bit".
+    expect((served.json as { coins: { id: string }[] }).coins.map((c) => c.id)).toContain('bitcoin');
   });
 
   it('keeps the last loaded keys for maxStaleMs of failing reloads, then answers 503', async () => {
-    const { api, faults } = await startFaulty({ keyStore: { refreshMs: 100, maxStaleMs: 600 } });
+    const refreshMs = 100;
+    const maxStaleMs = 600;
+    const { api, faults } = await startFaulty({ keyStore: { refreshMs, maxStaleMs } });
+    const failedAt = performance.now();
     faults.set('fail');
     expect((await get(`${api.url}/v1/search?q=bit`, withKey())).status).toBe(200);
-    // Several reloads have failed by now: the keys loaded before are still used.
-    await sleep(350);
-    expect(faults.calls().queries).toBeGreaterThanOrEqual(3);
+    // Several reloads fail, one per interval, well within maxStaleMs: the keys loaded before are still used.
+    const queriesBefore = faults.calls().queries;
+    await until(() => faults.calls().queries >= queriesBefore + 3, 'three failed reloads of the keys', { everyMs: 10 });
+    expect(performance.now() - failedAt).toBeLessThan(maxStaleMs);
     expect((await get(`${api.url}/v1/search?q=bit`, withKey())).status).toBe(200);
-    await sleep(550);
-    const expired = await get(`${api.url}/v1/search?q=bit`, withKey());
-    expect(expired.status).toBe(503);
+    // Once the last good load is older than maxStaleMs: 503, and not before (that load started at most one interval before the fault).
+    const expired = await untilValue(
+      async () => {
+        const res = await get(`${api.url}/v1/search?q=bit`, withKey());
+        return res.status === 503 ? res : undefined;
+      },
+      'a 503 once the keys are older than maxStaleMs',
+      { timeoutMs: maxStaleMs + 1_000, everyMs: 20 },
+    );
+    expect(performance.now() - failedAt).toBeGreaterThanOrEqual(maxStaleMs - 2 * refreshMs);
     expect(expired.headers.get('retry-after')).toBe('5');
   });
 });
@@ -202,16 +216,16 @@ describe('shutdown', () => {
     const shutdownTimeoutMs = 300;
     const { api, faults } = await startFaulty({ shutdownTimeoutMs }, { queryTimeoutMs: 5_000, insertTimeoutMs: 5_000 });
     faults.set('hang');
+    const queriesBefore = faults.calls().queries;
     const hanging = get(`${api.url}/v1/exchanges?limit=7`, withKey()).then(
       (res) => res.status,
       (err: Error) => err.name,
     );
-    await sleep(200);
+    await until(() => faults.calls().queries > queriesBefore, 'the request to reach the hung store', { everyMs: 10 });
     const started = performance.now();
     await api.close();
     expect(performance.now() - started).toBeLessThan(shutdownTimeoutMs + 400);
     // The client saw its connection cut, not an answer.
     expect(await hanging).toBe('TypeError');
-    servers.splice(servers.indexOf(api), 1);
   });
 });

@@ -3,15 +3,14 @@ import { once } from 'node:events';
 import type { IncomingMessage } from 'node:http';
 import { createConnection } from 'node:net';
 import { pino } from 'pino';
-import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
+import { afterAll, afterEach, describe, expect, test } from 'vitest';
 import { WebSocket } from 'ws';
 import { createMemoryBus } from '../../infra/bus/memoryBus.ts';
-import type { Bus } from '../../infra/bus/bus.ts';
 import type { TradeEvent } from '../../infra/events.ts';
-import type { Store } from '../../infra/store.ts';
-import { get, openTestStore, silentLog, testConfig, trade } from '../../test/support/harness.ts';
+import { useTestApi } from '../../test/support/apiHarness.ts';
+import { get, silentLog, trade } from '../../test/support/harness.ts';
+import { until, untilValue } from '../../test/support/until.ts';
 import { KeyStore } from '../keys.ts';
-import { startApi, type ApiServer } from '../server.ts';
 import { StreamTokens, streamTokenTtlMs } from '../stream/streamTokens.ts';
 import { busTrades } from '../stream/tradeFeed.ts';
 
@@ -34,14 +33,15 @@ class Client {
   }
 
   /** The first message from `from` on that matches; its index is where to look from next. */
-  async next(match: (m: Message) => boolean, what: string, from = 0, timeoutMs = 5_000): Promise<{ message: Message; index: number }> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const index = this.received.findIndex((m, i) => i >= from && match(m));
-      if (index >= 0) return { message: this.received[index]!, index };
-      if (Date.now() > deadline) throw new Error(`no ${what} within ${timeoutMs} ms; received ${JSON.stringify(this.received.slice(from)).slice(0, 800)}`);
-      await sleep(10);
-    }
+  next(match: (m: Message) => boolean, what: string, from = 0, timeoutMs = 5_000): Promise<{ message: Message; index: number }> {
+    return untilValue(
+      () => {
+        const index = this.received.findIndex((m, i) => i >= from && match(m));
+        return index >= 0 ? { message: this.received[index]!, index } : undefined;
+      },
+      what,
+      { timeoutMs, everyMs: 10, context: () => `received ${JSON.stringify(this.received.slice(from)).slice(0, 800)}` },
+    );
   }
 
   /** Sends an op and waits for its reply (the replies to ops keep their order). */
@@ -53,7 +53,6 @@ class Client {
 }
 
 const isData = (m: Message, channel: string) => m.channel === channel;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Opens a connection; rejects with the HTTP status and error body of a refused upgrade. */
 async function connect(url: string, headers: Record<string, string> = {}, query = ''): Promise<Client> {
@@ -72,8 +71,8 @@ async function connect(url: string, headers: Record<string, string> = {}, query 
 }
 
 /** An upgrade request with a valid key but no Sec-WebSocket-Key; resolves with the raw answer. */
-async function malformedUpgrade(): Promise<string> {
-  const socket = createConnection(api.port, '127.0.0.1');
+async function malformedUpgrade(key: string): Promise<string> {
+  const socket = createConnection(api.server.port, '127.0.0.1');
   socket.write(`GET /v1/stream HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nx-api-key: ${key}\r\n\r\n`);
   let answer = '';
   socket.on('data', (chunk: Buffer) => (answer += chunk.toString()));
@@ -103,55 +102,48 @@ function busTrade(asset: string, price: number, fields: Partial<TradeEvent> = {}
   return { type: 'trade', venue: 'binance', market: `${asset.toUpperCase()}USDT`, asset, quote: 'USDT', tradeId: `t${++tradeSeq}`, price, quantity: 0.5, side: 'sell', ts, receivedAt: ts, ...fields };
 }
 
-let store: Store;
-let dispose: () => Promise<void>;
-let bus: Bus;
-let api: ApiServer;
-let key: string;
+const bus = createMemoryBus();
+// Registered first, so it runs last: after the API has stopped reading the bus.
+afterAll(() => bus.close());
 const logLines: string[] = [];
-const config = testConfig({
-  QUOTA_PER_HOUR: '1000',
-  STREAM_MAX_CONNECTIONS_PER_KEY: '3',
-  STREAM_MAX_SUBSCRIPTIONS_PER_CONNECTION: '4',
-  STREAM_MAX_BUFFERED_BYTES: '65536',
+const api = useTestApi({
+  keyName: 'stream',
+  env: {
+    QUOTA_PER_HOUR: '1000',
+    STREAM_MAX_CONNECTIONS_PER_KEY: '3',
+    STREAM_MAX_SUBSCRIPTIONS_PER_CONNECTION: '4',
+    STREAM_MAX_BUFFERED_BYTES: '65536',
+  },
+  // The API's warnings are kept: the slow-consumer test waits for the drop's line.
+  log: pino({ level: 'warn' }, { write: (line: string) => void logLines.push(line) }),
+  trades: busTrades(bus),
+  keyStore: { refreshMs: 200 },
 });
+
 const clients: Client[] = [];
-async function open(headers: Record<string, string> = { 'x-api-key': key }, query = ''): Promise<Client> {
+async function open(headers: Record<string, string> = { 'x-api-key': api.key }, query = ''): Promise<Client> {
   const client = await connect(api.url, headers, query);
   clients.push(client);
   return client;
 }
+/**
+ * Closes this file's connections. The server frees their slots a moment after the clients see the
+ * close: the test that counts connections per key does so on a key of its own.
+ */
 async function closeAll(): Promise<void> {
   for (const c of clients.splice(0)) {
     if (c.closed) continue;
     c.ws.close();
     await once(c.ws, 'close');
   }
-  // The server sees the close a moment after the client does.
-  await sleep(100);
 }
 
-beforeAll(async () => {
-  ({ store, dispose } = await openTestStore());
-  key = (await new KeyStore(store).create('stream')).key;
-  bus = createMemoryBus();
-  // The API's warnings are kept: the slow-consumer test waits for the drop's line.
-  const log = pino({ level: 'warn' }, { write: (line: string) => void logLines.push(line) });
-  api = await startApi({ store, config, log, trades: busTrades(bus), keyStore: { refreshMs: 200 } });
-});
-
 afterEach(closeAll);
-
-afterAll(async () => {
-  await api?.close();
-  await bus?.close();
-  await dispose?.();
-});
 
 describe('prices', () => {
   test('sends the subscribed prices as /v1/prices has them, a change within 2 s, and nothing after unsubscribe', async () => {
     const s = nowS() - 3;
-    await store.insert('index_ticks', [tick('bitcoin', s - 60, 99_000), tick('bitcoin', s, 100_000), tick('ethereum', s, 4_000), tick('solana', s, 200)]);
+    await api.store.insert('index_ticks', [tick('bitcoin', s - 60, 99_000), tick('bitcoin', s, 100_000), tick('ethereum', s, 4_000), tick('solana', s, 200)]);
     const client = await open();
     expect(await client.request({ op: 'subscribe', channel: 'prices', ids: ['bitcoin', 'ethereum'] })).toEqual({ op: 'subscribed', request: { channel: 'prices', ids: ['bitcoin', 'ethereum'] }, subscriptions: 2 });
     const first = (await client.next((m) => isData(m, 'prices'), 'first prices')).message;
@@ -161,26 +153,45 @@ describe('prices', () => {
       ['ethereum', 4_000, true, s * 1000],
     ]);
     expect(first.data![0]!.change24h).toBeCloseTo((100_000 / 99_000 - 1) * 100, 9);
-    const rest = await get(`${api.url}/v1/prices?ids=bitcoin,ethereum`, { 'x-api-key': key });
+    const rest = await api.get('/v1/prices?ids=bitcoin,ethereum');
     expect((rest.json as { prices: unknown[] }).prices).toEqual(first.data);
 
     // A new index second of bitcoin only: one message, within 2 s, with bitcoin alone.
     const from = client.received.length;
     const changedAt = Date.now();
-    await store.insert('index_ticks', [tick('bitcoin', s + 1, 100_500)]);
+    await api.store.insert('index_ticks', [tick('bitcoin', s + 1, 100_500)]);
     const changed = await client.next((m) => isData(m, 'prices'), 'changed price', from, 2_000);
     expect(Date.now() - changedAt).toBeLessThan(2_000);
     expect(changed.message.data!.map((e) => [e.assetId, e.price])).toEqual([['bitcoin', 100_500]]);
 
     expect(await client.request({ op: 'unsubscribe', channel: 'prices', ids: ['bitcoin'] })).toMatchObject({ op: 'unsubscribed', subscriptions: 1 });
     const afterUnsubscribe = client.received.length;
-    await store.insert('index_ticks', [tick('bitcoin', s + 2, 101_000), tick('ethereum', s + 2, 4_100)]);
+    await api.store.insert('index_ticks', [tick('bitcoin', s + 2, 101_000), tick('ethereum', s + 2, 4_100)]);
     // Ethereum's change arrives; bitcoin's never does.
     const later = await client.next((m) => isData(m, 'prices'), 'ethereum change', afterUnsubscribe, 3_000);
     expect(later.message.data!.map((e) => [e.assetId, e.price])).toEqual([['ethereum', 4_100]]);
-    await sleep(1_500);
+    // A later poll: a new ethereum second arrives; bitcoin's change was not sent in between either.
+    await api.store.insert('index_ticks', [tick('ethereum', s + 3, 4_200)]);
+    await client.next((m) => isData(m, 'prices') && m.data!.some((e) => e.price === 4_200), 'a later poll', later.index + 1, 3_000);
     const bitcoinAgain = client.received.slice(afterUnsubscribe).flatMap((m) => (isData(m, 'prices') ? m.data! : [])).filter((e) => e.assetId === 'bitcoin');
     expect(bitcoinAgain).toEqual([]);
+  });
+
+  test('a client that unsubscribes and subscribes again gets the current price of a quiet asset, without waiting for it to move', async () => {
+    // cardano: one index second and no later one (no other test writes cardano's).
+    const s = nowS() - 3;
+    await api.store.insert('index_ticks', [tick('cardano', s, 0.375)]);
+    const client = await open();
+    expect(await client.request({ op: 'subscribe', channel: 'prices', ids: ['cardano'] })).toMatchObject({ op: 'subscribed', subscriptions: 1 });
+    const first = await client.next((m) => isData(m, 'prices'), 'the first price');
+    expect(first.message.data!.map((e) => [e.assetId, e.price])).toEqual([['cardano', 0.375]]);
+
+    expect(await client.request({ op: 'unsubscribe', channel: 'prices', ids: ['cardano'] })).toMatchObject({ op: 'unsubscribed', subscriptions: 0 });
+    const resubscribedAt = client.received.length;
+    expect(await client.request({ op: 'subscribe', channel: 'prices', ids: ['cardano'] })).toMatchObject({ op: 'subscribed', subscriptions: 1 });
+    // The price has not moved, and the new subscription still gets it, from the next poll (every second).
+    const again = await client.next((m) => isData(m, 'prices'), 'the price after subscribing again', resubscribedAt, 3_000);
+    expect(again.message.data!.map((e) => [e.assetId, e.price, e.updatedAt])).toEqual([['cardano', 0.375, s * 1000]]);
   });
 });
 
@@ -205,11 +216,11 @@ describe('trades and candles', () => {
   test('the current candle of a subscribed asset and interval is the last candle /v1/coins/{id}/ohlc returns, and follows a new trade', async () => {
     const hourMs = 3_600_000;
     // Away from an hour's end, so that the stream and the REST call see the same current hour.
-    if (Date.now() % hourMs > hourMs - 5_000) await sleep(hourMs - (Date.now() % hourMs) + 50);
+    await until(() => Date.now() % hourMs <= hourMs - 5_000, 'the clock to leave the last 5 s of the hour', { timeoutMs: 6_000 });
     const hour = Math.floor(Date.now() / hourMs) * hourMs;
     // Two trades in the current hour (a USD and a USDT market), one in the hour before.
     const at = (ms: number) => Math.min(Date.now(), hour + ms);
-    await store.insert('trades', [
+    await api.store.insert('trades', [
       trade({ venue: 'binance', market: 'ETHUSDT', asset: 'ethereum', quote: 'USDT', trade_id: 'c1', ts: hour - 30_000, price: 3_900, quantity: 1 }),
       trade({ venue: 'binance', market: 'ETHUSDT', asset: 'ethereum', quote: 'USDT', trade_id: 'c2', ts: at(1), price: 3_950, quantity: 2 }),
       trade({ venue: 'coinbase', market: 'ETH-USD', asset: 'ethereum', quote: 'USD', trade_id: 'c3', ts: at(2), price: 3_970, quantity: 1 }),
@@ -217,13 +228,13 @@ describe('trades and candles', () => {
     const client = await open();
     await client.request({ op: 'subscribe', channel: 'candles', ids: ['ethereum'], interval: '1h' });
     const { message, index } = await client.next((m) => isData(m, 'candles'), 'candle');
-    const ohlc = await get(`${api.url}/v1/coins/ethereum/ohlc?interval=1h`, { 'x-api-key': key });
+    const ohlc = await api.get('/v1/coins/ethereum/ohlc?interval=1h');
     const last = (ohlc.json as { candles: unknown[] }).candles.at(-1);
     expect(message).toEqual({ channel: 'candles', interval: '1h', data: [{ assetId: 'ethereum', ...(last as object) }] });
     // Computed from the trades above, not from the code under test.
     expect(last).toEqual({ timestamp: hour, open: 3_950, high: 3_970, low: 3_950, close: 3_970, volume: 3 });
 
-    await store.insert('trades', [trade({ venue: 'binance', market: 'ETHUSDT', asset: 'ethereum', quote: 'USDT', trade_id: 'c4', ts: Date.now(), price: 4_010, quantity: 0.25 })]);
+    await api.store.insert('trades', [trade({ venue: 'binance', market: 'ETHUSDT', asset: 'ethereum', quote: 'USDT', trade_id: 'c4', ts: Date.now(), price: 4_010, quantity: 0.25 })]);
     const next = await client.next((m) => isData(m, 'candles'), 'updated candle', index + 1, 3_000);
     expect(next.message.data).toEqual([{ assetId: 'ethereum', timestamp: hour, open: 3_950, high: 4_010, low: 3_950, close: 4_010, volume: 3.25 }]);
   });
@@ -253,7 +264,10 @@ describe('requests and limits', () => {
   });
 
   test('subscriptions per connection and connections per key are limited', async () => {
-    const a = await open();
+    // A key of its own (made through the API's KeyStore, so it applies at once): no slot of it is
+    // still held by an earlier test's connection that the server has not yet seen close.
+    const own = { 'x-api-key': (await api.server.keys.create('stream-limits')).key };
+    const a = await open(own);
     expect(await a.request({ op: 'subscribe', channel: 'candles', ids: ['bitcoin', 'ethereum'], interval: '1h' })).toMatchObject({ subscriptions: 2 });
     // 2 + 3 > 4: refused whole; the same subscriptions again add nothing.
     const refused = await a.request({ op: 'subscribe', channel: 'trades', ids: ['bitcoin', 'ethereum', 'solana'] });
@@ -263,33 +277,32 @@ describe('requests and limits', () => {
     expect(await a.request({ op: 'subscribe', channel: 'trades', ids: ['bitcoin', 'ethereum'] })).toMatchObject({ subscriptions: 4 });
 
     // Handshakes that ws itself refuses (no Sec-WebSocket-Key) hold no slot once answered.
-    for (let i = 0; i < 3; i++) expect(await malformedUpgrade()).toMatch(/^HTTP\/1.1 400/);
-    await open();
-    await open();
-    const fourth = await refusal(connect(api.url, { 'x-api-key': key }));
+    for (let i = 0; i < 3; i++) expect(await malformedUpgrade(own['x-api-key'])).toMatch(/^HTTP\/1.1 400/);
+    await open(own);
+    await open(own);
+    const fourth = await refusal(connect(api.url, own));
     expect(fourth.status).toBe(429);
     expect(fourth.body.error).toMatchObject({ code: 'quota_exceeded' });
     expect(fourth.body.error.message).toMatch(/at most 3 stream connections/);
-    // A closed connection gives its slot back.
+    // A closed connection gives its slot back, once the server has seen it close.
     a.ws.close();
     await once(a.ws, 'close');
-    await sleep(100);
-    await open();
+    await untilValue(() => open(own).catch(() => undefined), 'a connection in the slot the closed one gave back', { everyMs: 20, timeoutMs: 5_000 });
   });
 
   test('opening a connection and each subscribe count against the hourly quota', async () => {
-    const small = await startApi({ store, config: testConfig({ QUOTA_PER_HOUR: '3' }), log: silentLog, trades: busTrades(bus) });
+    const small = await api.serve({ env: { QUOTA_PER_HOUR: '3' }, trades: busTrades(bus) });
     try {
-      const client = await connect(small.url, { 'x-api-key': key }); // 1
+      const client = await connect(small.url, { 'x-api-key': api.key }); // 1
       expect(await client.request({ op: 'subscribe', channel: 'prices', ids: ['bitcoin'] })).toMatchObject({ op: 'subscribed' }); // 2
       expect(await client.request({ op: 'unsubscribe', channel: 'prices', ids: ['bitcoin'] })).toMatchObject({ op: 'unsubscribed' }); // free
       expect(await client.request({ op: 'subscribe', channel: 'trades', ids: ['bitcoin'] })).toMatchObject({ op: 'subscribed' }); // 3
       expect(await client.request({ op: 'subscribe', channel: 'prices', ids: ['bitcoin'] })).toMatchObject({ op: 'error', error: { code: 'quota_exceeded', status: 429 } });
-      const refused = await refusal(connect(small.url, { 'x-api-key': key }));
+      const refused = await refusal(connect(small.url, { 'x-api-key': api.key }));
       expect(refused.status).toBe(429);
       expect(refused.body.error.code).toBe('quota_exceeded');
       // The REST API shares the count.
-      expect((await get(`${small.url}/v1/prices`, { 'x-api-key': key })).status).toBe(429);
+      expect((await get(`${small.url}/v1/prices`, { 'x-api-key': api.key })).status).toBe(429);
       client.ws.close();
       await once(client.ws, 'close');
     } finally {
@@ -304,14 +317,14 @@ describe('requests and limits', () => {
     // The client's socket stops reading: the kernel buffers fill, then the server's.
     (slow.ws as unknown as { _socket: { pause(): void; resume(): void } })._socket.pause();
     const dropped = () => logLines.some((l) => l.includes('reads too slowly'));
-    const deadline = Date.now() + 20_000;
-    while (!dropped()) {
-      if (Date.now() > deadline) throw new Error('the slow client was not dropped within 20 s');
+    // Trades until the server drops the slow client: 500 more at each poll.
+    const publishUntilDropped = () => {
+      if (dropped()) return true;
       bus.publish(Array.from({ length: 500 }, () => busTrade('bitcoin', 100_000, { market: 'BTCUSDT'.padEnd(200, 'X') })));
-      await sleep(5);
-    }
+      return false;
+    };
+    await until(publishUntilDropped, 'the slow client to be dropped', { timeoutMs: 20_000, everyMs: 5 });
     (slow.ws as unknown as { _socket: { resume(): void } })._socket.resume();
-    await sleep(0);
     if (!slow.closed) await once(slow.ws, 'close');
     expect(slow.closed).toEqual({ code: 4008, reason: 'slow consumer: more than 65536 bytes unsent' });
     // The other client was not affected.
@@ -325,20 +338,20 @@ describe('authentication', () => {
   test('the upgrade needs a key, by header or bearer', async () => {
     expect((await refusal(connect(api.url, {}))).body.error.code).toBe('missing_key');
     expect((await refusal(connect(api.url, { 'x-api-key': 'mds_not-a-key-at-all' }))).status).toBe(401);
-    const bearer = await open({ authorization: `Bearer ${key}` });
+    const bearer = await open({ authorization: `Bearer ${api.key}` });
     expect(await bearer.request({ op: 'ping' })).toMatchObject({ op: 'pong' });
-    expect((await get(`${api.url}/v1/stream`, { 'x-api-key': key })).status).toBe(426);
+    expect((await api.get('/v1/stream')).status).toBe(426);
   });
 
   test('a browser connects with a short-lived token from POST /v1/stream/token', async () => {
     const before = Date.now();
-    const res = await fetch(`${api.url}/v1/stream/token`, { method: 'POST', headers: { 'x-api-key': key } });
+    const res = await fetch(`${api.url}/v1/stream/token`, { method: 'POST', headers: { 'x-api-key': api.key } });
     expect(res.status).toBe(200);
     expect(res.headers.get('cache-control')).toBe('no-store');
     const { token, expiresAt } = (await res.json()) as { token: string; expiresAt: number };
     expect(expiresAt).toBeGreaterThanOrEqual(before + streamTokenTtlMs);
     expect(expiresAt).toBeLessThanOrEqual(Date.now() + streamTokenTtlMs);
-    expect(token).not.toContain(key);
+    expect(token).not.toContain(api.key);
 
     const client = await open({}, `?token=${encodeURIComponent(token)}`);
     expect(await client.request({ op: 'subscribe', channel: 'prices', ids: ['bitcoin'] })).toMatchObject({ op: 'subscribed' });
@@ -347,17 +360,25 @@ describe('authentication', () => {
     const tampered = `${token.slice(0, -2)}${token.endsWith('AA') ? 'BB' : 'AA'}`;
     expect((await refusal(connect(api.url, {}, `?token=${tampered}`))).body.error.code).toBe('invalid_key');
     // Signed with the same secret, but expired.
-    const keys = new KeyStore(store);
+    const keys = new KeyStore(api.store);
     await keys.start(silentLog);
-    const verified = keys.verify(key)!;
+    const verified = keys.verify(api.key)!;
     const expired = new StreamTokens(keys).issue(verified, Date.now() - streamTokenTtlMs - 1_000);
     expect((await refusal(connect(api.url, {}, `?token=${expired.token}`))).status).toBe(401);
     // A token of a key revoked since is refused (the API reloads its keys every 200 ms here).
     const other = await keys.create('revoked-later');
-    await sleep(500);
-    const { token: otherToken } = (await (await fetch(`${api.url}/v1/stream/token`, { method: 'POST', headers: { 'x-api-key': other.key } })).json()) as { token: string };
+    const tokenOf = (key: string) => fetch(`${api.url}/v1/stream/token`, { method: 'POST', headers: { 'x-api-key': key } });
+    // Once the API has reloaded its keys, it knows the new one.
+    const { token: otherToken } = await untilValue(
+      async () => {
+        const res = await tokenOf(other.key);
+        return res.status === 200 ? ((await res.json()) as { token: string }) : undefined;
+      },
+      'a token for the key made elsewhere',
+    );
     await keys.revoke(other.prefix);
-    await sleep(500);
+    // Once it has reloaded them again, it knows of the revocation.
+    await until(async () => (await tokenOf(other.key)).status === 401, 'the API to refuse the revoked key');
     expect((await refusal(connect(api.url, {}, `?token=${otherToken}`))).status).toBe(401);
     keys.close();
   });

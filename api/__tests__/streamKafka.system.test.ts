@@ -2,14 +2,14 @@
 // both send a trade published once (run through test/run.sh, which starts the Kafka mock).
 import { once } from 'node:events';
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, expect, test } from 'vitest';
+import { afterAll, expect, test } from 'vitest';
 import { WebSocket } from 'ws';
 import type { Bus } from '../../infra/bus/bus.ts';
 import { createKafkaBus } from '../../infra/bus/kafkaBus.ts';
-import type { Store } from '../../infra/store.ts';
-import { openTestStore, silentLog, testConfig } from '../../test/support/harness.ts';
-import { KeyStore } from '../keys.ts';
-import { startApi, type ApiServer } from '../server.ts';
+import { useTestApi } from '../../test/support/apiHarness.ts';
+import { silentLog } from '../../test/support/harness.ts';
+import { until } from '../../test/support/until.ts';
+import type { ApiServer } from '../server.ts';
 import { busTrades } from '../stream/tradeFeed.ts';
 
 function brokers(): string[] {
@@ -18,20 +18,13 @@ function brokers(): string[] {
   return list.split(',');
 }
 
-let store: Store;
-let dispose: () => Promise<void>;
 const buses: Bus[] = [];
-const apis: ApiServer[] = [];
-
-beforeAll(async () => {
-  ({ store, dispose } = await openTestStore());
-});
-
+// Registered first, so it runs last: after the APIs have stopped reading the buses.
 afterAll(async () => {
-  for (const api of apis) await api.close();
   for (const bus of buses) await bus.close();
-  await dispose?.();
 });
+// The store and the key; the test starts two replicas on it.
+const harness = useTestApi({ keyName: 'stream-kafka', listen: false });
 
 async function kafkaBus(): Promise<Bus> {
   const bus = await createKafkaBus({ brokers: brokers(), lingerMs: 5, sessionTimeoutMs: 6_000, log: silentLog });
@@ -40,8 +33,9 @@ async function kafkaBus(): Promise<Bus> {
 }
 
 test('two API replicas on Kafka both send a trade published once', async () => {
-  const { key } = await new KeyStore(store).create('stream-kafka');
-  for (let i = 0; i < 2; i++) apis.push(await startApi({ store, config: testConfig(), log: silentLog, trades: busTrades(await kafkaBus()) }));
+  const { key } = harness;
+  const apis: ApiServer[] = [];
+  for (let i = 0; i < 2; i++) apis.push(await harness.serve({ trades: busTrades(await kafkaBus()) }));
   const tradeIds = apis.map((): string[] => []);
   const sockets = await Promise.all(
     apis.map(async (api, i) => {
@@ -61,17 +55,22 @@ test('two API replicas on Kafka both send a trade published once', async () => {
   const producer = await kafkaBus();
   const published: string[] = [];
   const bothGot = () => published.find((id) => tradeIds.every((ids) => ids.includes(id)));
-  // A replica's group starts at the latest offset once it has its partitions: publish until both read one.
-  const deadline = Date.now() + 30_000;
-  while (!bothGot()) {
-    if (Date.now() > deadline) throw new Error(`no trade reached both replicas; replica 0 got ${tradeIds[0]!.length}, replica 1 got ${tradeIds[1]!.length}`);
+  // A replica's group starts at the latest offset once it has its partitions: publish one trade
+  // every 250 ms until both have sent one.
+  const publishUntilBothGot = async () => {
+    if (bothGot()) return true;
     const tradeId = `${run}-${published.length}`;
     published.push(tradeId);
     const ts = Date.now();
     producer.publish([{ type: 'trade', venue: 'binance', market: 'BTCUSDT', asset: 'bitcoin', quote: 'USDT', tradeId, price: 100_000, quantity: 1, side: 'buy', ts, receivedAt: ts }]);
     await producer.flush();
-    await new Promise((r) => setTimeout(r, 250));
-  }
+    return false;
+  };
+  await until(publishUntilBothGot, 'a trade to reach both replicas', {
+    timeoutMs: 30_000,
+    everyMs: 250,
+    context: () => `replica 0 got ${tradeIds[0]!.length}, replica 1 got ${tradeIds[1]!.length}`,
+  });
   // Each replica sent each trade it read once.
   for (const ids of tradeIds) {
     const mine = ids.filter((id) => id.startsWith(run));

@@ -1,46 +1,38 @@
-import { afterAll, beforeAll, expect, test } from 'vitest';
-import { KeyStore } from '../keys.ts';
-import { startApi, type ApiServer } from '../server.ts';
-import { get, openTestStore, silentLog, testConfig, trade, type TradeRow } from '../../test/support/harness.ts';
+import { expect, test } from 'vitest';
+import { useTestApi } from '../../test/support/apiHarness.ts';
+import { trade, type TradeRow } from '../../test/support/harness.ts';
 
 // USDT trades at 0.98 USD on its own USD market: the index converts USDT quotes at that measured
 // rate, and so must every endpoint that values a USDT amount in USD (not at par).
 
-let env: Awaited<ReturnType<typeof openTestStore>>;
-let api: ApiServer;
-let key: string;
 const now = Date.now();
 const usdPerUsdt = 0.98;
 const solTrades: TradeRow[] = [];
 const close = (actual: number, expected: number) => expect(Math.abs(actual / expected - 1), `${actual} vs ${expected}`).toBeLessThan(1e-9);
 
-beforeAll(async () => {
-  env = await openTestStore();
-  const rows: TradeRow[] = [];
-  // The measured rate: USDT/USD at 0.98 in each of the last 10 minutes (more than the minimum 3).
-  for (let i = 0; i < 10; i++) {
-    rows.push(trade({ venue: 'bitstamp', market: 'usdtusd', asset: 'tether', quote: 'USD', trade_id: `t${i}`, ts: now - (i + 1) * 60_000, price: usdPerUsdt, quantity: 10_000 + i }));
-  }
-  for (let i = 0; i < 12; i++) {
-    solTrades.push(
-      trade({ venue: 'binance', market: 'SOLUSDT', asset: 'solana', quote: 'USDT', trade_id: `u${i}`, ts: now - (i + 1) * 300_000, price: 150 + i / 4, quantity: 1 + i }),
-      trade({ venue: 'kraken', market: 'SOLUSD', asset: 'solana', quote: 'USD', trade_id: `d${i}`, ts: now - (i + 1) * 300_000 + 1_000, price: 147 + i / 4, quantity: 2 + i }),
-    );
-  }
-  await env.store.insert('trades', [...rows, ...solTrades]);
-  key = (await new KeyStore(env.store).create('usd-quote-rates-test')).key;
-  api = await startApi({ store: env.store, config: testConfig(), log: silentLog });
-});
-afterAll(async () => {
-  await api.close();
-  await env.dispose();
+const api = useTestApi({
+  keyName: 'usd-quote-rates-test',
+  seed: async (store) => {
+    const rows: TradeRow[] = [];
+    // The measured rate: USDT/USD at 0.98 in each of the last 10 minutes (more than the minimum 3).
+    for (let i = 0; i < 10; i++) {
+      rows.push(trade({ venue: 'bitstamp', market: 'usdtusd', asset: 'tether', quote: 'USD', trade_id: `t${i}`, ts: now - (i + 1) * 60_000, price: usdPerUsdt, quantity: 10_000 + i }));
+    }
+    for (let i = 0; i < 12; i++) {
+      solTrades.push(
+        trade({ venue: 'binance', market: 'SOLUSDT', asset: 'solana', quote: 'USDT', trade_id: `u${i}`, ts: now - (i + 1) * 300_000, price: 150 + i / 4, quantity: 1 + i }),
+        trade({ venue: 'kraken', market: 'SOLUSD', asset: 'solana', quote: 'USD', trade_id: `d${i}`, ts: now - (i + 1) * 300_000 + 1_000, price: 147 + i / 4, quantity: 2 + i }),
+      );
+    }
+    await store.insert('trades', [...rows, ...solTrades]);
+  },
 });
 
 const quoteVolume = (market: string) => solTrades.filter((t) => t.market === market).reduce((sum, t) => sum + t.price * t.quantity, 0);
 const lastPrice = (market: string) => solTrades.filter((t) => t.market === market).sort((a, b) => b.ts - a.ts)[0]!.price;
 
 test('/v1/coins/{id}/markets values a USDT market at the measured USDT rate, a USD market as is', async () => {
-  const res = await get(`${api.url}/v1/coins/solana/markets`, { 'x-api-key': key });
+  const res = await api.get('/v1/coins/solana/markets');
   expect(res.status).toBe(200);
   const markets = (res.json as { markets: { pair: string; price: number; volume24h: number; share: number }[] }).markets;
   const usdt = markets.find((m) => m.pair === 'SOL/USDT')!;
@@ -53,13 +45,13 @@ test('/v1/coins/{id}/markets values a USDT market at the measured USDT rate, a U
 });
 
 test('/v1/exchanges and /v1/exchanges/{id} value USDT volume at the measured USDT rate', async () => {
-  const list = await get(`${api.url}/v1/exchanges?limit=100`, { 'x-api-key': key });
+  const list = await api.get('/v1/exchanges?limit=100');
   expect(list.status).toBe(200);
   const rows = (list.json as { exchanges: { id: string; volume24h: number }[] }).exchanges;
   close(rows.find((r) => r.id === 'binance')!.volume24h, quoteVolume('SOLUSDT') * usdPerUsdt);
   close(rows.find((r) => r.id === 'kraken')!.volume24h, quoteVolume('SOLUSD'));
 
-  const one = await get(`${api.url}/v1/exchanges/binance`, { 'x-api-key': key });
+  const one = await api.get('/v1/exchanges/binance');
   expect(one.status).toBe(200);
   const exchange = (one.json as { exchange: { volume24h: number; markets: { market: string; price: number; volume24h: number }[] } }).exchange;
   close(exchange.volume24h, quoteVolume('SOLUSDT') * usdPerUsdt);

@@ -2,53 +2,36 @@
 // each body validated against the schema written by hand from the spec (specSchemas.ts), not
 // against our own generated OpenAPI document.
 import { Ajv2020 } from 'ajv/dist/2020.js';
-import { afterAll, beforeAll, expect, test, vi } from 'vitest';
+import { expect, test } from 'vitest';
 import { importEtfFlowsDir } from '../../aggregate/jobs/etfFlows.ts';
-import { KeyStore } from '../../api/keys.ts';
-import { startApi, type ApiServer } from '../../api/server.ts';
-import { day, fixtureTrades, hour, referenceRates, T } from '../../api/__tests__/assetMarketFixture.ts';
-import { computeIndex, get, openTestStore, silentLog, testConfig } from '../support/harness.ts';
+import { day, hour, T, useFixtureApi } from '../../api/__tests__/assetMarketFixture.ts';
+import { get, silentLog } from '../support/harness.ts';
 import { coinRowWithSparkline, errorCodesByStatus, errorSchema, responseSchemas, type JsonSchema } from './specSchemas.ts';
 
-let env: Awaited<ReturnType<typeof openTestStore>>;
-let api: ApiServer;
-let key: string;
-
-beforeAll(async () => {
-  vi.useFakeTimers({ toFake: ['Date'], now: T });
-  env = await openTestStore();
-  await env.store.insert('trades', fixtureTrades);
-  await computeIndex(env.store, T);
-  await env.store.insert('fx_reference_rates', referenceRates(['ars', 'brl', 'sek', 'eur']));
-  await env.store.insert('market_quality', [
+// The asset-market fixture, and a row or more of every other table a route reads.
+const api = useFixtureApi('spec-conformance', ['ars', 'brl', 'sek', 'eur'], async (store) => {
+  await store.insert('market_quality', [
     { asset: 'bitcoin', venue: 'binance', market: 'BTCUSDT', quote: 'USDT', ts: T - 5_000, spread_bps: 0.5, depth_bid_2: 5e6, depth_ask_2: 4e6, depth_bid_1: 3e6, depth_ask_1: 2e6, cost_buy: { '10000': 0.2, '1000000': null }, cost_sell: { '10000': 0.3, '1000000': null }, liquidity_score: 870 },
   ]);
-  await env.store.insert('liquidations', [
+  await store.insert('liquidations', [
     { asset: 'bitcoin', venue: 'binance-futures', market: 'BTCUSDT', quote: 'USDT', liquidation_id: 'l1', ts: T - hour, received_at: T - hour, price: 99_000, quantity: 0.5, position_side: 'long', sampled: true },
     { asset: 'ethereum', venue: 'bybit-linear', market: 'ETHUSDT', quote: 'USDT', liquidation_id: 'l2', ts: T - 2 * hour, received_at: T - 2 * hour, price: 3_000, quantity: 4, position_side: 'short', sampled: false },
   ]);
-  await importEtfFlowsDir(env.store, new URL('../../infra/reference/etf-flows-demo/', import.meta.url).pathname, { log: silentLog, now: Date.UTC(2026, 10, 21) });
+  await importEtfFlowsDir(store, new URL('../../infra/reference/etf-flows-demo/', import.meta.url).pathname, { log: silentLog, now: Date.UTC(2026, 10, 21) });
   // 40 daily fear & greed readings up to today (aggregate/jobs/fearGreed.ts writes them from 13 days of history on).
-  await env.store.insert('fear_greed_daily', Array.from({ length: 40 }, (_, i) => ({
+  await store.insert('fear_greed_daily', Array.from({ length: 40 }, (_, i) => ({
     date: new Date(T - (39 - i) * day).toISOString().slice(0, 10), score: 20 + i, label: i < 5 ? 'Extreme Fear' : 'Neutral',
     volatility_score: 40, momentum_score: i < 30 ? null : 60, dominance_score: 50, realized_volatility: 0.02, max_drawdown: 0.1,
     trend: 0.01, volume_ratio: 1.2, dominance_change: -0.3, history_days: 30 + i, computed_at: T,
   })));
   // One indexed chain: a pool of two tokens and swaps in the last 24 h and the 24 h before.
-  await env.store.insert('chain_registry', [{ chain: 'sim-evm', name: 'Simulated EVM', updated_at: T - day, genesis_hash: '0xabc' }]);
-  await env.store.insert('chain_blocks', [{ chain: 'sim-evm', number: 1, hash: '0x01', parent_hash: '0x00', ts: Math.floor((T - 3 * day) / 1000) }]);
-  await env.store.insert('chain_pools', [{ chain: 'sim-evm', dex: 'uniswap-v2', kind: 'v2', factory: '0xf', pool: '0xp1', token0: '0xa', token1: '0xb', fee: null, created_block: 1, created_tx: '0xt', created_log_index: 0 }]);
-  await env.store.insert('chain_swaps', [T - hour, T - 30 * hour].map((ts, i) => ({
+  await store.insert('chain_registry', [{ chain: 'sim-evm', name: 'Simulated EVM', updated_at: T - day, genesis_hash: '0xabc' }]);
+  await store.insert('chain_blocks', [{ chain: 'sim-evm', number: 1, hash: '0x01', parent_hash: '0x00', ts: Math.floor((T - 3 * day) / 1000) }]);
+  await store.insert('chain_pools', [{ chain: 'sim-evm', dex: 'uniswap-v2', kind: 'v2', factory: '0xf', pool: '0xp1', token0: '0xa', token1: '0xb', fee: null, created_block: 1, created_tx: '0xt', created_log_index: 0 }]);
+  await store.insert('chain_swaps', [T - hour, T - 30 * hour].map((ts, i) => ({
     chain: 'sim-evm', block: 2 + i, ts: Math.floor(ts / 1000), tx: `0xs${i}`, log_index: 0, dex: 'uniswap-v2', pool: '0xp1',
     amount0_in: '1000', amount1_in: '0', amount0_out: '0', amount1_out: '2000', usd: 1_500 + i, usd_token: '0xa', usd_by: 'par:tether',
   })));
-  key = (await new KeyStore(env.store).create('spec-conformance')).key;
-  api = await startApi({ store: env.store, config: testConfig(), log: silentLog });
-});
-afterAll(async () => {
-  await api?.close();
-  await env?.dispose();
-  vi.useRealTimers();
 });
 
 const ajv = new Ajv2020({ strict: true, allErrors: true });
@@ -103,14 +86,14 @@ test('the requests cover every route of the spec', () => {
 });
 
 test.each(requests)('%s: GET %s is 200 with the rate-limit and request-id headers, and its body matches the spec', async (path, url) => {
-  const res = await get(api.url + url, { 'x-api-key': key });
+  const res = await api.get(url);
   expect(res.status, res.text).toBe(200);
   for (const header of ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'x-request-id']) expect(res.headers.get(header), header).toBeTruthy();
   expectValid(responseSchemas[path]!, res.json, url);
 });
 
 test('the fixture fills what the schemas check: non-empty lists, nulls and values both', async () => {
-  const body = async (url: string) => (await get(api.url + url, { 'x-api-key': key })).json as any;
+  const body = async (url: string) => (await api.get(url)).json as any;
   expect((await body('/v1/coins')).coins.length).toBeGreaterThanOrEqual(4);
   const markets = (await body('/v1/coins/bitcoin/markets')).markets;
   expect(markets.some((m: any) => m.depthBid !== null) && markets.some((m: any) => m.depthBid === null)).toBe(true);
@@ -124,7 +107,7 @@ test('the fixture fills what the schemas check: non-empty lists, nulls and value
 });
 
 test('sparkline=true: each row carries one more field, a 7-day hourly price array', async () => {
-  const res = await get(`${api.url}/v1/coins?sparkline=true&ids=bitcoin,ethereum`, { 'x-api-key': key });
+  const res = await api.get('/v1/coins?sparkline=true&ids=bitcoin,ethereum');
   expect(res.status).toBe(200);
   const { coins } = res.json as { coins: unknown[] };
   expect(coins).toHaveLength(2);
@@ -148,21 +131,21 @@ const errors: [status: number, url: string, headers: 'key' | Record<string, stri
 ];
 
 test.each(errors)('%i: %s answers the spec error body', async (status, url, headers, method) => {
-  const res = await get(api.url + url, headers === 'key' ? { 'x-api-key': key } : headers, method);
+  const res = await (headers === 'key' ? api.get(url, {}, method) : api.getWithoutKey(url, headers, method));
   expect(res.status, res.text).toBe(status);
   expectValid(errorSchema(status, errorCodesByStatus[status]!), res.json, `${status} ${url}`);
 });
 
 test('401 says which: missing_key without a key, invalid_key with an unknown one', async () => {
-  expect(((await get(`${api.url}/v1/prices`)).json as any).error.code).toBe('missing_key');
-  expect(((await get(`${api.url}/v1/prices`, { 'x-api-key': 'mds_not_a_key_of_ours' })).json as any).error.code).toBe('invalid_key');
+  expect(((await api.getWithoutKey('/v1/prices')).json as any).error.code).toBe('missing_key');
+  expect(((await api.getWithoutKey('/v1/prices', { 'x-api-key': 'mds_not_a_key_of_ours' })).json as any).error.code).toBe('invalid_key');
 });
 
 test('429: the request past the quota answers the spec error body', async () => {
-  const limited = await startApi({ store: env.store, config: testConfig({ QUOTA_PER_HOUR: '1' }), log: silentLog });
+  const limited = await api.serve({ env: { QUOTA_PER_HOUR: '1' } });
   try {
-    expect((await get(`${limited.url}/v1/global`, { 'x-api-key': key })).status).toBe(200);
-    const res = await get(`${limited.url}/v1/global`, { 'x-api-key': key });
+    expect((await get(`${limited.url}/v1/global`, { 'x-api-key': api.key })).status).toBe(200);
+    const res = await get(`${limited.url}/v1/global`, { 'x-api-key': api.key });
     expect(res.status).toBe(429);
     expectValid(errorSchema(429, errorCodesByStatus[429]!), res.json, '429');
   } finally {

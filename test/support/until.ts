@@ -1,5 +1,7 @@
-// The one way tests wait: on a condition, never on the clock alone. Every wait has a deadline and
-// fails naming what it waited for (and, for a probe that threw, its last error).
+// The one way tests wait: on a condition, never on the clock alone. Every wait has a deadline (on
+// performance.now(), so a test that fakes Date still times out) and fails naming what it waited
+// for (and, for a probe that threw, its last error). Polls use setTimeout: a test that fakes
+// timers waits with vi.waitFor instead.
 
 export interface UntilOptions {
   /** How long to wait before failing (ms); default 20 s. */
@@ -28,7 +30,7 @@ function timedOut(what: string, last: unknown, context: (() => string) | undefin
  */
 export async function untilValue<T>(probe: () => T | undefined | Promise<T | undefined>, what: string, given?: number | UntilOptions): Promise<T> {
   const { timeoutMs, everyMs, context } = options(given);
-  const deadline = Date.now() + timeoutMs;
+  const deadline = performance.now() + timeoutMs;
   let last: unknown;
   for (;;) {
     try {
@@ -37,7 +39,7 @@ export async function untilValue<T>(probe: () => T | undefined | Promise<T | und
     } catch (err) {
       last = err;
     }
-    if (Date.now() > deadline) throw timedOut(what, last, context);
+    if (performance.now() > deadline) throw timedOut(what, last, context);
     await new Promise((r) => setTimeout(r, everyMs));
   }
 }
@@ -48,9 +50,9 @@ export async function untilValue<T>(probe: () => T | undefined | Promise<T | und
  */
 export async function until(cond: () => boolean | Promise<boolean>, what: string, given?: number | UntilOptions): Promise<void> {
   const { timeoutMs, everyMs, context } = options(given);
-  const deadline = Date.now() + timeoutMs;
+  const deadline = performance.now() + timeoutMs;
   while (!(await cond())) {
-    if (Date.now() > deadline) throw timedOut(what, undefined, context);
+    if (performance.now() > deadline) throw timedOut(what, undefined, context);
     await new Promise((r) => setTimeout(r, everyMs));
   }
 }
