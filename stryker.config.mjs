@@ -23,6 +23,12 @@ const groups = [
     tests: ['aggregate/__tests__/indexInputs.store.test.ts', 'aggregate/__tests__/indexRunner.store.test.ts', 'aggregate/__tests__/indexRunnerRecovery.store.test.ts'],
   },
   {
+    // The index runner: its steps, go-back and writes, and the live loop's cadence on a simulated
+    // clock (chDB tests, seconds each); its settings from the environment (indexPrice.test.ts).
+    mutate: ['aggregate/indexRunner.ts'],
+    tests: ['aggregate/__tests__/indexRunner.store.test.ts', 'aggregate/__tests__/indexRunnerRecovery.store.test.ts', 'aggregate/__tests__/indexPrice.test.ts'],
+  },
+  {
     mutate: ['aggregate/currency/*.ts'],
     tests: ['aggregate/currency/__tests__/*.test.ts', 'api/__tests__/currency.store.test.ts'],
   },
@@ -48,13 +54,27 @@ const groups = [
     ],
   },
   {
-    // kafkaBus.ts has its own group below. The conformance suite runs its Kafka half too, so it
-    // joins only with a broker (test/MUTATION.md says how).
-    mutate: ['infra/bus/memoryBus.ts', 'infra/bus/publishGate.ts'],
+    // The in-process bus and its parts; the Kafka adapter's have their own group below. The
+    // conformance suite runs its Kafka half too, so it joins only with a broker (test/MUTATION.md says how).
+    mutate: [
+      'infra/bus/memoryBus.ts',
+      'infra/bus/publishGate.ts',
+      'infra/bus/partitionLog.ts',
+      'infra/bus/topicBound.ts',
+      'infra/bus/consumerGroups.ts',
+      'infra/bus/bookConflation.ts',
+      'infra/bus/memoryMember.ts',
+      'infra/bus/memoryStats.ts',
+      'infra/bus/lagWarning.ts',
+    ],
     tests: [
       'infra/bus/__tests__/memoryBus.test.ts',
       'infra/bus/__tests__/memoryBusStats.test.ts',
       'infra/bus/__tests__/publishGate.test.ts',
+      'infra/bus/__tests__/partitionLog.test.ts',
+      'infra/bus/__tests__/topicBound.test.ts',
+      'infra/bus/__tests__/consumerGroups.test.ts',
+      'infra/bus/__tests__/bookConflation.test.ts',
       ...(process.env.MDS_TEST_KAFKA_BROKERS ? ['infra/bus/__tests__/bus.conformance.system.test.ts'] : []),
     ],
   },
@@ -64,8 +84,25 @@ const groups = [
   ...(process.env.MDS_TEST_KAFKA_BROKERS
     ? [
         {
-          mutate: ['infra/bus/kafkaBus.ts'],
-          tests: ['infra/bus/__tests__/bus.conformance.system.test.ts', 'infra/bus/__tests__/kafkaOverflow.system.test.ts', 'infra/bus/__tests__/kafkaBus.system.test.ts'],
+          mutate: [
+            'infra/bus/kafkaBus.ts',
+            'infra/bus/kafkaSender.ts',
+            'infra/bus/producerBuffer.ts',
+            'infra/bus/kafkaMember.ts',
+            'infra/bus/uncommittedSpans.ts',
+            'infra/bus/reportedLags.ts',
+            'infra/bus/kafkaCodec.ts',
+          ],
+          tests: [
+            'infra/bus/__tests__/bus.conformance.system.test.ts',
+            'infra/bus/__tests__/kafkaOverflow.system.test.ts',
+            'infra/bus/__tests__/kafkaBus.system.test.ts',
+            'infra/bus/__tests__/kafkaSender.test.ts',
+            'infra/bus/__tests__/producerBuffer.test.ts',
+            'infra/bus/__tests__/uncommittedSpans.test.ts',
+            'infra/bus/__tests__/reportedLags.test.ts',
+            'infra/bus/__tests__/kafkaCodec.test.ts',
+          ],
         },
       ]
     : []),

@@ -75,7 +75,11 @@ export interface IndexRunnerOptions {
   schedule: IndexSchedule;
   /** Clock, for tests and benchmarks that run simulated time. */
   now?: () => number;
+  /** The live loop's wait between two steps (`start`): `ms`, or less once `signal` aborts. A test runs it on a simulated clock. */
+  pause?: (ms: number, signal: AbortSignal) => Promise<void>;
 }
+
+const realPause = (ms: number, signal: AbortSignal): Promise<void> => sleep(ms, undefined, { signal }).catch(() => undefined);
 
 /**
  * Computes the index second by second (see the module comment). `step` does one bounded unit of
@@ -242,7 +246,7 @@ export class IndexRunner {
         }
         if (behind || this.#stopped) continue;
         this.#wake = new AbortController();
-        await sleep(1_000 - (this.#now() % 1_000), undefined, { signal: this.#wake.signal }).catch(() => undefined);
+        await (this.#options.pause ?? realPause)(1_000 - (this.#now() % 1_000), this.#wake.signal);
       }
     })();
   }

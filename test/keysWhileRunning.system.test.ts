@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { until, untilValue } from './support/until.ts';
 
 const root = fileURLToPath(new URL('../', import.meta.url));
 const mainTs = join(root, 'infra/roles/main.ts');
@@ -39,11 +40,14 @@ async function startRole(args: string[], env: NodeJS.ProcessEnv): Promise<{ chil
   let output = '';
   child.stdout!.on('data', (c: Buffer) => (output += c.toString()));
   child.stderr!.on('data', (c: Buffer) => (output += c.toString()));
-  const deadline = Date.now() + 90_000;
-  while (!/"msg":"admin channel listening/.test(output)) {
-    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`${args.join(' ')} did not start:\n${output}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  await until(
+    () => {
+      if (child.exitCode !== null) throw new Error(`${args.join(' ')} exited before it started:\n${output}`);
+      return /"msg":"admin channel listening/.test(output);
+    },
+    `${args.join(' ')} to start`,
+    { timeoutMs: 90_000, everyMs: 100, context: () => output },
+  );
   const url = /"url":"([^"]+)","msg":"api listening"/.exec(output)![1]!;
   return { child, url, output: () => output };
 }
@@ -85,9 +89,7 @@ describe('npm run keys while the embedded service runs', () => {
 
       const revoked = keys(['revoke', key.slice(0, 8)], env);
       expect(revoked).toMatchObject({ code: 0, stdout: `revoked 1 key(s) with prefix ${key.slice(0, 8)}\n` });
-      const revokedAt = Date.now();
-      let status = await statusOf(service.url, key);
-      while (status !== 401 && Date.now() - revokedAt < 5_000) status = await statusOf(service.url, key);
+      const status = await untilValue(async () => ((await statusOf(service.url, key)) === 401 ? 401 : undefined), 'the revoked key refused', 5_000);
       expect(status).toBe(401);
     } finally {
       await stopRole(service);

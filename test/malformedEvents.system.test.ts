@@ -11,17 +11,10 @@ import { createMemoryBus } from '../infra/bus/memoryBus.ts';
 import { marketEvent, topics, type MarketEvent } from '../infra/events.ts';
 import { startSimulator } from '../simulator/simulator.ts';
 import { openTestStore, silentLog } from './support/harness.ts';
+import { until } from './support/until.ts';
 
 const opened = await openTestStore();
 afterAll(() => opened.dispose());
-
-async function until(cond: () => boolean, what: string, ms = 15_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 test('trades and book levels with bad numbers never reach the bus nor the store', async () => {
   const { store } = opened;

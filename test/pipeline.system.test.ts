@@ -12,6 +12,7 @@ import { defaultIndexSchedule, indexSettingsFromConfig, startIndexRunner } from 
 import { expectTicks, storedTicks } from '../aggregate/__tests__/indexCheck.ts';
 import { referenceTicks } from '../aggregate/__tests__/indexReference.ts';
 import { computeIndex } from './support/harness.ts';
+import { until } from './support/until.ts';
 import { KeyStore } from '../api/keys.ts';
 import { startApi } from '../api/server.ts';
 import { startCollector } from '../ingest/collector.ts';
@@ -37,6 +38,22 @@ interface Trade {
 
 const relClose = (actual: number, expected: number) => expect(Math.abs(actual / expected - 1)).toBeLessThan(1e-9);
 
+/** A book side as the simulator holds it (decimal strings), best level first. */
+function sideOf(levels: ReadonlyMap<string, string>, side: 'bid' | 'ask'): [number, number][] {
+  return [...levels].map(([p, q]): [number, number] => [Number(p), Number(q)]).filter(([, q]) => q > 0).sort(([a], [b]) => (side === 'bid' ? b - a : a - b));
+}
+
+/** Spread and depth of a book, by their definitions (spread in bps of the mid; depth = value of the levels within 1 % and 2 % of it). */
+function bookQuality(bids: [number, number][], asks: [number, number][]) {
+  const mid = (bids[0]![0] + asks[0]![0]) / 2;
+  const value = (levels: [number, number][], inside: (p: number) => boolean) => levels.filter(([p]) => inside(p)).reduce((sum, [p, q]) => sum + p * q, 0);
+  return {
+    spreadBps: ((asks[0]![0] - bids[0]![0]) / mid) * 10_000,
+    depthBid1: value(bids, (p) => p >= mid * 0.99),
+    depthBid: value(bids, (p) => p >= mid * 0.98),
+  };
+}
+
 test('simulator -> collector -> bus -> aggregator -> chDB -> API, numbers recomputed from the sent trades', async () => {
   const sim = await startSimulator({ venues: ['binance'], seed: 20261122, tradesPerSecondPerMarket: 4 });
   const config = loadConfig({
@@ -57,7 +74,34 @@ test('simulator -> collector -> bus -> aggregator -> chDB -> API, numbers recomp
   const { key } = await new KeyStore(store).create('pipeline-test');
   const api = await startApi({ store, config, log });
 
-  await new Promise((r) => setTimeout(r, 5_000));
+  // Until what the checks below need has happened: trades on the index's markets, index rows, a measured bitcoin book.
+  const indexTradesSent = () => sim.venue('binance').trades.since(0).filter((t) => ['USDT', 'USDC', 'USD'].includes(t.quote) && assetIdForVenueTicker('binance', t.base)).length;
+  /** The latest measure of binance's bitcoin book, once there is one. */
+  const storedBook = async () =>
+    (
+      await store.rows<{ spreadBps: number; depthBid1: number; depthBid: number }>(
+        `SELECT argMax(spread_bps, ts) AS spreadBps, argMax(depth_bid_1, ts) AS depthBid1, argMax(depth_bid_2, ts) AS depthBid
+         FROM market_quality WHERE venue = 'binance' AND market = 'BTCUSDT' HAVING count() > 0`,
+      )
+    )[0];
+  await until(async () => indexTradesSent() > 200 && index.stats().rows > 0 && (await storedBook()) !== undefined, 'trades, index rows and a measured bitcoin book', {
+    timeoutMs: 30_000,
+    context: () => `${indexTradesSent()} trades sent, index ${JSON.stringify(index.stats())}`,
+  });
+  // The market stops (no trade, no book change): the book the simulator holds now is the one measured last.
+  sim.pause();
+  const simBtc = sim.venue('binance').listing.markets.find((m) => m.symbol === 'BTCUSDT')!;
+  const book = bookQuality(sideOf(simBtc.bids, 'bid'), sideOf(simBtc.asks, 'ask'));
+  let lastStored: Awaited<ReturnType<typeof storedBook>>;
+  const same = (a: number, b: number) => Math.abs(a / b - 1) < 1e-9;
+  await until(
+    async () => {
+      lastStored = await storedBook();
+      return same(lastStored!.spreadBps, book.spreadBps) && same(lastStored!.depthBid1, book.depthBid1) && same(lastStored!.depthBid, book.depthBid);
+    },
+    'the stopped book measured',
+    { timeoutMs: 10_000, context: () => `the simulator's book: ${JSON.stringify(book)}; the latest stored: ${JSON.stringify(lastStored)}` },
+  );
   await collector.stop();
   await bus.flush();
   await sink.stop();
@@ -104,7 +148,8 @@ test('simulator -> collector -> bus -> aggregator -> chDB -> API, numbers recomp
     relClose(p.price, latest.price);
     expect(p.updatedAt).toBe(latest.lastTradeAt);
     expect(p.measured).toBe(true);
-    expect(typeof p.change24h).toBe('number');
+    // With less than a day of history, against the oldest second: the first with a price.
+    expect(p.change24h).toBeCloseTo((latest.price / expected[0]!.price - 1) * 100, 6);
   }
 
   // /v1/coins/{id}/ohlc: 1m and 5m candles, open/close by (trade time, trade id).
@@ -115,10 +160,20 @@ test('simulator -> collector -> bus -> aggregator -> chDB -> API, numbers recomp
       const b = Math.floor(t.time / ms) * ms;
       buckets.set(b, [...(buckets.get(b) ?? []), t]);
     }
+    const askedAt = Date.now();
     const body = await get(`/v1/coins/bitcoin/ohlc?interval=${interval}`);
+    const answeredAt = Date.now();
     expect(body).toMatchObject({ currency: 'usd', rate: 1 });
-    expect(body.candles.map((c: { timestamp: number }) => c.timestamp)).toEqual([...buckets.keys()]);
-    for (const c of body.candles) {
+    const traded = [...buckets.keys()];
+    expect(body.candles.slice(0, traded.length).map((c: { timestamp: number }) => c.timestamp)).toEqual(traded);
+    // Gapless up to the interval that held the request: after the last traded one, its close again, with volume 0.
+    const lastBucket = traded.at(-1)!;
+    const lastClose = buckets.get(lastBucket)!.at(-1)!.price;
+    const tail = body.candles.slice(traded.length);
+    expect(tail).toEqual(tail.map((_: unknown, i: number) => ({ timestamp: lastBucket + (i + 1) * ms, open: lastClose, high: lastClose, low: lastClose, close: lastClose, volume: 0 })));
+    expect(lastBucket + tail.length * ms).toBeGreaterThanOrEqual(Math.floor(askedAt / ms) * ms);
+    expect(lastBucket + tail.length * ms).toBeLessThanOrEqual(Math.floor(answeredAt / ms) * ms);
+    for (const c of body.candles.slice(0, traded.length)) {
       const ts = buckets.get(c.timestamp)!;
       expect(c.open).toBe(ts[0]!.price);
       expect(c.close).toBe(ts.at(-1)!.price);
@@ -135,8 +190,10 @@ test('simulator -> collector -> bus -> aggregator -> chDB -> API, numbers recomp
   const last = [...btc].sort((a, b) => a.time - b.time || a.id - b.id).at(-1)!;
   expect(markets[0]).toMatchObject({ venueId: 'binance', pair: 'BTC/USDT', price: last.price, updatedAt: last.time, share: 1, excluded: false, excludeReason: null });
   relClose(markets[0].volume24h, btc.reduce((s, t) => s + t.price * t.qty, 0));
-  expect(markets[0].spreadBps).toBeGreaterThan(0);
-  expect(markets[0].depthBid1).toBeGreaterThan(0);
+  // The book the simulator held when it stopped, measured here (USDT at par: no USDT/USD market traded).
+  relClose(markets[0].spreadBps, book.spreadBps);
+  relClose(markets[0].depthBid1, book.depthBid1);
+  relClose(markets[0].depthBid, book.depthBid);
   expect(markets[0].depthBid).toBeGreaterThanOrEqual(markets[0].depthBid1);
 
   await api.close();

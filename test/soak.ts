@@ -20,6 +20,7 @@ import { fxDemoSnapshotFile } from '../aggregate/jobs/fxReference.ts';
 import { venueEnvName } from '../ingest/venue.ts';
 import { startSimulator, type SimulatedVenueId, type Simulator } from '../simulator/simulator.ts';
 import { freeLoopbackPort } from './support/ports.ts';
+import { until } from './support/until.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
@@ -110,12 +111,21 @@ async function getJson(url: string, key?: string): Promise<{ status: number; bod
   }
 }
 
-async function waitFor(what: string, timeoutMs: number, ok: () => Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await ok())) {
-    if (Date.now() > deadline) throw new Error(`soak: ${what} did not happen within ${timeoutMs / 1000} s`);
-    await sleep(250);
-  }
+/** Sum of the samples of a counter or gauge in a /metrics text whose labels include `labels` (e.g. `topic="trades"`). */
+function metricSum(text: string, name: string, labels = ''): number {
+  let sum = 0;
+  for (const m of text.matchAll(new RegExp(`^${name}\\{([^}]*)\\} (\\S+)$`, 'gm'))) if (m[1]!.includes(labels)) sum += Number(m[2]);
+  return sum;
+}
+
+/** What the service's /metrics says of the trades on their way: published by the collectors, not yet committed by the trade sink. */
+async function tradesInFlight(base: string): Promise<{ published: number; uncommitted: number | undefined }> {
+  const text = await fetch(`${base}/metrics`).then((r) => r.text(), () => '');
+  const lagLines = text.match(/^mds_bus_lag_records\{[^}]*group="aggregate-trades"[^}]*\} /gm) ?? [];
+  return {
+    published: metricSum(text, 'mds_venue_trades_total'),
+    uncommitted: lagLines.length > 0 ? metricSum(text, 'mds_bus_lag_records', 'group="aggregate-trades"') : undefined,
+  };
 }
 
 /** Seconds with a trade on a market that the index then counted, but no index row: seconds the index lost. */
@@ -205,14 +215,22 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
   let start = 0;
 
   try {
-    await waitFor('the API to listen', 120_000, async () => {
-      if (exited !== undefined) throw new Error(`soak: the service exited (${exited}) at start; its log: ${logFile}`);
-      return (await getJson(`${base}/health`)).status === 200;
-    });
-    await waitFor('a measured bitcoin price', 120_000, async () => {
-      const r = await getJson(`${base}/v1/prices?ids=bitcoin`, key);
-      return (r.body as { prices?: { measured: boolean }[] } | undefined)?.prices?.[0]?.measured === true;
-    });
+    await until(
+      async () => {
+        if (exited !== undefined) throw new Error(`soak: the service exited (${exited}) at start; its log: ${logFile}`);
+        return (await getJson(`${base}/health`)).status === 200;
+      },
+      'soak: the API to listen',
+      { timeoutMs: 120_000, everyMs: 250 },
+    );
+    await until(
+      async () => {
+        const r = await getJson(`${base}/v1/prices?ids=bitcoin`, key);
+        return (r.body as { prices?: { measured: boolean }[] } | undefined)?.prices?.[0]?.measured === true;
+      },
+      'soak: a measured bitcoin price',
+      { timeoutMs: 120_000, everyMs: 250 },
+    );
     start = Date.now();
     report(`soak: service pid ${service.pid} on ${base}, ${simulator.venues.length} simulated venues, ${options.durationMs / 1000} s, log ${logFile}`);
 
@@ -250,7 +268,18 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
   } finally {
     // No trade may be on its way when the service stops: stop the market, let the pipeline drain.
     simulator.pause();
-    await sleep(3_000);
+    // Drained: the collectors have published every trade the simulator delivered, and the trade sink has committed them all.
+    if (exited === undefined) {
+      let last: Awaited<ReturnType<typeof tradesInFlight>> | undefined;
+      await until(
+        async () => {
+          last = await tradesInFlight(base);
+          return last.published >= delivered.size && last.uncommitted === 0;
+        },
+        'soak: the pipeline to drain once the market stopped',
+        { timeoutMs: 30_000, everyMs: 250, context: () => `delivered ${delivered.size}, ${JSON.stringify(last)}` },
+      ).catch((err: Error) => failures.push(err.message));
+    }
   }
   const metricsText = await fetch(`${base}/metrics`).then((r) => r.text(), () => '');
   const busDropped = [...metricsText.matchAll(/^mds_bus_dropped_total\{[^}]*\} (\d+)/gm)].reduce((n, m) => n + Number(m[1]), 0);

@@ -19,6 +19,7 @@ import { loadConfig } from '../infra/config.ts';
 import { createLogger } from '../infra/log.ts';
 import { migrate } from '../infra/migrate.ts';
 import { openStore } from '../infra/store.ts';
+import { until } from './support/until.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'mds-venues-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -43,7 +44,22 @@ test('every native venue through the whole pipeline: /v1/coins/bitcoin/markets l
   const { key } = await new KeyStore(store).create('venues-pipeline-test');
   const api = await startApi({ store, config, log });
 
-  await new Promise((r) => setTimeout(r, 5_000));
+  // Until every collector follows its bitcoin markets, each has had more than 5 trades sent and its book measured.
+  const bitcoinMarkets = () => collectors.flatMap((c) => c.markets().filter((x) => x.asset === 'bitcoin').map((x) => ({ venue: c.venue.id as (typeof simulated)[number], symbol: x.symbol })));
+  const measured = async () =>
+    new Set((await store.rows<{ key: string }>("SELECT DISTINCT concat(venue, ' ', market) AS key FROM market_quality WHERE asset = 'bitcoin'")).map((r) => r.key));
+  const ready = async () => {
+    const markets = bitcoinMarkets();
+    const books = await measured();
+    return (
+      new Set(markets.map((m) => m.venue)).size === ids.length &&
+      markets.every((m) => sim.venue(m.venue).trades.since(0).filter((t) => t.symbol === m.symbol).length > 5 && books.has(`${m.venue} ${m.symbol}`))
+    );
+  };
+  await until(ready, 'trades and a measured book on every bitcoin market of every venue', {
+    timeoutMs: 30_000,
+    context: () => JSON.stringify(bitcoinMarkets()),
+  });
   for (const c of collectors) await c.stop();
   await bus.flush();
   await sink.stop();

@@ -2,6 +2,7 @@
 // commits anyway and the bus does not fill with them; the next insert that works stores the newest.
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { openTestStore, silentLog } from '../../test/support/harness.ts';
+import { until } from '../../test/support/until.ts';
 import { createMemoryBus } from '../../infra/bus/memoryBus.ts';
 import type { BookEvent } from '../../infra/events.ts';
 import type { Store } from '../../infra/store.ts';
@@ -32,17 +33,19 @@ test('while market_quality inserts fail the sink still commits, so no book is he
   };
   const bus = createMemoryBus({ maxRecordsPerTopic: 50 });
   const sink = await startBookSink({ bus, store, log: silentLog, everyMs: 20 });
-  // 20 times the bound while every insert fails: a sink that did not commit would fill the topic and refuse books.
+  // 20 times the bound while every insert fails, 40 books at a time, each 40 once the sink has committed
+  // the ones before: a sink that did not commit would fill the topic and refuse books.
+  const books = () => bus.stats().topics.books;
+  const committed = () => books().heldRecords === 0 || books().dropped > 0;
   for (let i = 0; i < 1_000; i++) {
     bus.publish([book(i)]);
-    if (i % 10 === 9) await new Promise((r) => setTimeout(r, 25));
+    if (i % 40 === 39) await until(committed, `the sink to commit the books up to ${i}, its inserts refused`, { timeoutMs: 5_000, everyMs: 5, context: () => JSON.stringify(books()) });
   }
-  await new Promise((r) => setTimeout(r, 100));
   expect(bus.stats().topics.books.dropped).toBe(0);
   expect(bus.stats().topics.books.heldRecords).toBeLessThan(50);
   refuse = false;
   bus.publish([book(1_000)]);
-  for (let i = 0; i < 100 && (await db.store.rows('SELECT 1 FROM market_quality')).length === 0; i++) await new Promise((r) => setTimeout(r, 20));
+  await until(async () => (await db.store.rows('SELECT 1 FROM market_quality')).length > 0, 'a market_quality row once inserts work');
   const rows = await db.store.rows<{ ts: number }>('SELECT toUnixTimestamp64Milli(ts) AS ts FROM market_quality');
   expect(rows).toEqual([{ ts: book(1_000).ts }]);
   await sink.stop();

@@ -100,6 +100,31 @@ describe('computeIndexSecond', () => {
     expect(reasons(withPerps)).toEqual({ a: null, perp: null });
   });
 
+  it('a market that breaks several rules is left out for the first in order; the outlier median is over the markets still in', () => {
+    const r = computeIndexSecond(
+      S,
+      [
+        market('a', { lastPrice: 100 }),
+        market('b', { lastPrice: 100.4 }),
+        market('c', { lastPrice: 100.8 }),
+        // perpetual comes before no_usd_rate.
+        market('perp', { contract: 'perpetual', quote: 'GBP', usdPerQuote: undefined }),
+        // disconnected before stale, stale before crossed_book, crossed_book before low_share (its 100 USD is 0.002 % of the volume).
+        market('down-stale', { disconnected: true, lastTradeAt: end - 700_000, crossed: true, lastPrice: 120 }),
+        market('stale-crossed', { lastTradeAt: end - 700_000, crossed: true, lastPrice: 120 }),
+        market('crossed-thin', { crossed: true, windowNotional: 100, lastPrice: 120 }),
+        // 3.08 % above the median of a, b, c and itself (100.6): out. Against the median of every market
+        // with a USD rate (102.25, with the three at 120) it would be 1.42 % off, and in.
+        market('far', { lastPrice: 103.7 }),
+      ],
+      undefined,
+      params,
+    );
+    expect(reasons(r)).toEqual({ a: null, b: null, c: null, perp: 'perpetual', 'down-stale': 'disconnected', 'stale-crossed': 'stale', 'crossed-thin': 'crossed_book', far: 'outlier' });
+    expect(r.price).toBeCloseTo((100 + 100.4 + 100.8) / 3, 10);
+    expect(r.status).toBe('ok');
+  });
+
   it('outlier above 3 % of the median, re-admitted only below 1.5 % (hysteresis on the previous second)', () => {
     const inputs = (far: number) => [market('a', { lastPrice: 100 }), market('b', { lastPrice: 100.2 }), market('c', { lastPrice: 99.9 }), market('far', { lastPrice: far })];
     const outliers = (r: ReturnType<typeof computeIndexSecond>) => new Set(r.markets.filter((m) => m.reason === 'outlier').map((m) => `${m.venue}:${m.market}`));

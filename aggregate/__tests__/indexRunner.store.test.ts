@@ -8,6 +8,7 @@ import { defaultIndexParams, indexParamsSchema, type IndexParams } from '../inde
 import { defaultIndexSchedule, IndexRunner } from '../indexRunner.ts';
 import { expectTicks, indexAt, relClose, storedTicks } from './indexCheck.ts';
 import { referenceTicks, type ReferenceOptions, type ReferenceTick } from './indexReference.ts';
+import { until } from '../../test/support/until.ts';
 
 // The engine end to end on the real store: trades in, ticks out, compared with the independent
 // recomputation from the raw trades (indexReference.ts).
@@ -41,6 +42,16 @@ async function expectConstituents(asset: string, expected: ReferenceTick): Promi
     relClose(r.volume24hUsd, m.volume24hUsd, `${r.key} volume_24h_usd`);
     relClose(r.weight, m.weight, `${r.key} weight`);
   });
+}
+
+/** The markets of `asset` stored with a weight in the verdicts judged at the end of `second`. */
+async function weightedAt(asset: string, second: number): Promise<string[]> {
+  const rows = await store.rows<{ key: string }>(
+    `SELECT concat(venue, ':', market) AS key FROM index_constituents_latest FINAL
+     WHERE asset = {asset:String} AND ts = fromUnixTimestamp64Milli({ts:Int64}) AND weight > 0 ORDER BY key`,
+    { asset, ts: (second + 1) * 1000 },
+  );
+  return rows.map((r) => r.key);
 }
 
 async function truncate(): Promise<void> {
@@ -87,6 +98,7 @@ describe('index runner', () => {
       replay: fc.subarray([0, 1, 2, 3, 4, 5]),
     });
     let run = 0;
+    let pricedAtEnd = 0;
     await fc.assert(
       fc.asyncProperty(scenario, async (sc) => {
         await truncate();
@@ -130,7 +142,12 @@ describe('index runner', () => {
         const toS = Math.floor((endNow - schedule.lagMs) / 1000) - 1;
         const expected = referenceTicks(rows, asset, fromS, toS, { params: sc.params });
         expectTicks(await storedTicks(store, asset), expected, fromS, toS);
-        if (expected.at(-1)?.second === toS) await expectConstituents(asset, expected.at(-1)!);
+        // The verdicts of the last second: the reference's when it has a price then; without one, no market may weigh in it.
+        const last = expected.at(-1);
+        if (last?.second === toS) {
+          await expectConstituents(asset, last);
+          pricedAtEnd += 1;
+        } else expect(await weightedAt(asset, toS)).toEqual([]);
 
         // Batches delivered again (as after a crash between insert and commit) add nothing: a further step still matches.
         for (const b of sc.replay) if (inserted[b]) await insertBatch(inserted[b]);
@@ -139,6 +156,8 @@ describe('index runner', () => {
       }),
       { numRuns: 10, seed: Number(process.env.MDS_TEST_SEED ?? Date.now() % 2 ** 31), endOnFailure: true },
     );
+    // The verdicts were compared with the reference's in some run, not only their absence checked.
+    expect(pricedAtEnd).toBeGreaterThan(0);
   });
 
   it('keeps an outlier out across a restart until it is back within half the threshold; crossed books and fail-closed', async () => {
@@ -236,5 +255,50 @@ describe('index runner', () => {
     expect(toS).toBe(Math.floor((endAt - schedule.lagMs) / 1000) - 1);
     const stored = rows.filter((r) => r.arrival < endAt);
     expectTicks(await storedTicks(store, asset), referenceTicks(stored, asset, fromS, toS, { params: defaultIndexParams }), fromS, toS);
+  });
+
+  it('live (start): one step a second of the clock, each computing the one second that ended lagMs before', async () => {
+    await truncate();
+    const asset = 'cadencecoin';
+    const epoch = Date.UTC(2026, 7, 3);
+    // Two venues trading every 500 ms for a minute: the index moves every second.
+    const rows: TradeRow[] = [];
+    for (let ms = 0; ms < 60_000; ms += 500)
+      for (const [v, venue] of ['a', 'b'].entries())
+        rows.push(trade({ venue, market: 'CADUSD', asset, quote: 'USD', trade_id: `${venue}${ms}`, ts: epoch + ms + v * 100, price: 100 + v * 0.2 + (ms % 7_000) / 10_000, quantity: 1 }));
+    await insertBatch(rows);
+
+    // A simulated clock, moved only by the runner's own waits: 300 ms into a second at the start, 10 s of it in all.
+    const startAt = epoch + 20_300;
+    const endAt = epoch + 30_000;
+    let clock = startAt;
+    /** At each wait: the clock, and the last second the index had reached. */
+    const waits: { at: number; lastComputed: number | undefined }[] = [];
+    /** The runner waits past the end: it stays there until stopped. */
+    let parked = false;
+    const runner: IndexRunner = new IndexRunner({
+      store, log: silentLog, params: defaultIndexParams, schedule, now: () => clock,
+      pause: async (ms, signal) => {
+        waits.push({ at: clock, lastComputed: runner.stats().lastComputed });
+        if (clock + ms <= endAt) return void (clock += ms);
+        parked = true;
+        await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+      },
+    });
+    runner.start();
+    await until(() => parked, 'the live runner to wait past the end of the simulated 10 s', { context: () => JSON.stringify(waits) });
+    await runner.stop();
+
+    // A wait after the first step (the whole backfill in one), then one at every whole second of the clock;
+    // each time, the index had reached the second that ended lagMs before (the schedule's rule, written out here).
+    const e0 = Math.floor(epoch / 1000);
+    const reached = (at: number) => Math.floor((at - schedule.lagMs) / 1000) - 1;
+    const everySecond = Array.from({ length: 10 }, (_, i) => epoch + 21_000 + i * 1000);
+    expect(waits.map((w) => w.at)).toEqual([startAt, ...everySecond]);
+    expect(waits.map((w) => w.lastComputed)).toEqual([startAt, ...everySecond].map(reached));
+    expect(reached(endAt)).toBe(e0 + 27);
+    expect(runner.stats()).toMatchObject({ ranges: 11, failures: 0, lastComputed: e0 + 27 });
+    const fromS = e0 - schedule.recomputeSeconds;
+    expectTicks(await storedTicks(store, asset), referenceTicks(rows, asset, fromS, e0 + 27, { params: defaultIndexParams }), fromS, e0 + 27);
   });
 });

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTestStore, silentLog, trade, type TradeRow } from '../../test/support/harness.ts';
+import { until } from '../../test/support/until.ts';
 import { createMemoryBus } from '../../infra/bus/memoryBus.ts';
 import type { StatusEvent, TradeEvent } from '../../infra/events.ts';
 import type { Store } from '../../infra/store.ts';
@@ -43,14 +44,6 @@ function tradesOf(asset: string, epoch: number, seconds: number, every: Record<s
 const asEvent = (r: TradeRow): TradeEvent => ({
   type: 'trade', venue: r.venue, market: r.market, asset: r.asset, quote: r.quote, tradeId: r.trade_id, price: r.price, quantity: r.quantity, side: r.side, ts: r.ts, receivedAt: r.received_at,
 });
-
-async function until(cond: () => boolean | Promise<boolean>, what: string): Promise<void> {
-  const deadline = Date.now() + 20_000;
-  while (!(await cond())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 describe('index runner recovery', () => {
   it('loses no second when an index_ticks insert is refused once', async () => {

@@ -1,11 +1,11 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Currency } from '../currency/currencies.ts';
-import type { IndexInputs, StatusRow } from '../indexInputs.ts';
+import type { IndexInputs, StatusRow } from '../indexSweep.ts';
 import { defaultIndexParams, indexParamsSchema, staleLookbackMs, type IndexParams } from '../indexPrice.ts';
 import type { QuoteRates } from '../indexQuoteRate.ts';
 import { sweepIndex, tickContent, tickKey, type IndexState, type SweepRange, type SweepResult, type TickRow } from '../indexSweep.ts';
-import { expectTicks, relClose, type StoredTick } from './indexCheck.ts';
+import { expectTicks, indexAt, relClose, type StoredTick } from './indexCheck.ts';
 import { referenceTicks, type RawTrade, type ReferenceOptions, type ReferenceTick } from './indexReference.ts';
 
 // The pure sweep on plain arrays, against the independent recomputation from raw trades
@@ -460,6 +460,33 @@ describe('sweepIndex on hand-made trades, against the recomputation', () => {
     expect(verdicts(expected, 's2:SWPUSD', 69, 74)).toEqual([[69, null], [70, 'outlier'], [71, 'outlier'], [72, 'outlier'], [73, 'outlier'], [74, null]]);
     expect(expected.every((t) => t.constituents.includes('s3:SWPUSD'))).toBe(true);
     expectReference(sweepStored(trades, [], [], range, shortWindows), expected, range);
+  });
+
+  it('remembers an outlier through seconds nothing traded in and from one sweep to the next; a market out for another reason comes back without the band', () => {
+    // shortWindows: out beyond 2 % of the median, back in within 1 % only for a market that was out as an outlier.
+    // s0, s1 and s4 trade at 100 every second (the median); nothing trades from 20 s to 29 s.
+    const quiet = (t: RawTrade) => t.ts < epochMs + 20_000 || t.ts >= epochMs + 30_000;
+    // s2: 3 % off, then 1.5 % (still out: it was an outlier), then 0.5 % (back in).
+    const s2Price = (s: number) => (s < 30 ? 103 : s < 40 ? 101.5 : 100.5);
+    const trades = [
+      ...series({ s0: 100, s1: 100, s4: 100 }, 0, 59),
+      ...Array.from({ length: 60 }, (_, s) => trade('s2', s * 1000 + 250, s2Price(s))),
+      // s3: 1.5 % off all along, never an outlier; its crossed book counts up to the second ending 60 s after it, 14.
+      ...series({ s3: 101.5 }, 0, 59),
+    ].filter(quiet);
+    const books = [{ venue: 's3', market: marketName('USD'), ts: epochMs - 45_000, crossed: true }];
+    // Two sweeps, the second from the state the first kept at its last second.
+    const first = sweepStored(trades, books, [], rangeOf(10, 34), shortWindows);
+    const again = rangeOf(35, 59);
+    const second = sweepStored(trades, books, [], again, shortWindows, { prior: first.states.get(again.from - 1)!, written: first.written, computedAt: 2 });
+    const at = indexAt(stored(first.rows, second.rows));
+    const seconds = Array.from({ length: 50 }, (_, i) => 10 + i);
+    const verdictsOf = (key: string) => seconds.map((s) => [s, at(epochS + s)?.excluded[key] ?? null]);
+    expect(verdictsOf('s2:SWPUSD')).toEqual(seconds.map((s) => [s, s < 40 ? 'outlier' : null]));
+    expect(verdictsOf('s3:SWPUSD')).toEqual(seconds.map((s) => [s, s <= 14 ? 'crossed_book' : null]));
+    expect(seconds.every((s) => at(epochS + s)?.status === 'ok')).toBe(true);
+    const expected = referenceTicks(trades, asset, epochS + 10, epochS + 59, referenceOptions(shortWindows, books, []));
+    expectTicks(stored(first.rows, second.rows), expected, epochS + 10, epochS + 59);
   });
 
   it('takes as candidates a market past the stale look-back, at the close of its last candle (stale), and a perpetual (left out)', () => {

@@ -2,12 +2,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, test } from 'vitest';
+import type { Bus } from '../../infra/bus/bus.ts';
 import { createMemoryBus } from '../../infra/bus/memoryBus.ts';
 import { createLogger } from '../../infra/log.ts';
 import { migrate } from '../../infra/migrate.ts';
 import { openStore, type Store } from '../../infra/store.ts';
 import type { TradeEvent } from '../../infra/events.ts';
 import { computeIndex } from '../../test/support/harness.ts';
+import { until } from '../../test/support/until.ts';
 import { defaultIndexParams } from '../indexPrice.ts';
 import { defaultIndexSchedule } from '../indexRunner.ts';
 import { startTradeSink } from '../tradeSink.ts';
@@ -42,14 +44,6 @@ function trades(asset: string, n: number, t0: number): TradeEvent[] {
   }));
 }
 
-const waitFor = async (cond: () => Promise<boolean>) => {
-  const deadline = Date.now() + 20_000;
-  while (!(await cond())) {
-    if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 50));
-  }
-};
-
 test('replayed and duplicated trades are stored once; candles and index prices match a recomputation', async () => {
   const bus = createMemoryBus();
   const sink = await startTradeSink({ bus, store, log: createLogger('silent'), batchRows: 100, batchMs: 50, group: 'g1' });
@@ -57,12 +51,12 @@ test('replayed and duplicated trades are stored once; candles and index prices m
   const sent = trades('sinkcoin', 700, t0);
   const count = async () => (await store.rows<{ n: number }>("SELECT count() AS n FROM trades WHERE asset = 'sinkcoin'"))[0]!.n;
   bus.publish(sent.slice(0, 400));
-  await waitFor(async () => (await count()) === 400);
+  await until(async () => (await count()) === 400, 'the first 400 trades stored');
   // The same trades again (a collector overlap or a replay) across later batches, then a third copy of a slice.
   bus.publish(sent.slice(100, 500));
   bus.publish(sent.slice(500));
   bus.publish(sent.slice(0, 50));
-  await waitFor(async () => sink.stats().received === 1050);
+  await until(() => sink.stats().received === 1050, 'the sink to receive all 1050 trades');
   await sink.stop();
   await bus.close();
   expect(await count()).toBe(700);
@@ -118,26 +112,53 @@ test('replayed and duplicated trades are stored once; candles and index prices m
 
 test('a batch the consumer fails is delivered again and stored once', async () => {
   const bus = createMemoryBus();
-  const sink = await startTradeSink({ bus, store, log: createLogger('silent'), batchRows: 50, batchMs: 20, group: 'g2' });
-  // A second group whose first delivery fails: the memory bus redelivers from its committed position.
-  let failures = 0;
-  const seen: number[] = [];
-  const sub = await bus.subscribe({
-    group: 'flaky',
-    topics: ['trades'],
-    onBatch: async (records) => {
-      if (failures++ === 0) throw new Error('first delivery fails');
-      seen.push(...records.map((r) => r.offset));
-      await sub.commit([{ topic: 'trades', partition: 0, offset: records.at(-1)!.offset + 1 }]);
+  // The sink's consumer fails its first delivery once the sink has stored it, and the sink's commit of it is
+  // lost (as in a crash between the insert and the commit): the bus delivers the same records again.
+  const deliveries: number[][] = [];
+  let failed = false;
+  let lostCommits = 0;
+  const failingOnce: Bus = {
+    ...bus,
+    async subscribe(opts) {
+      const sub = await bus.subscribe({
+        ...opts,
+        onBatch: async (records) => {
+          deliveries.push(records.map((r) => r.offset));
+          await opts.onBatch(records);
+          if (failed) return;
+          await until(() => lostCommits > 0, 'the sink to store its first delivery and commit it');
+          failed = true;
+          throw new Error('the first delivery fails after it was stored');
+        },
+      });
+      return {
+        async commit(positions) {
+          if (!failed) lostCommits += 1;
+          else await sub.commit(positions);
+        },
+        stop: () => sub.stop(),
+      };
     },
-  });
+  };
+  const sink = await startTradeSink({ bus: failingOnce, store, log: createLogger('silent'), batchRows: 50, batchMs: 20, group: 'g2' });
   const sent = trades('flakycoin', 120, Date.UTC(2026, 0, 6));
   bus.publish(sent);
-  await waitFor(async () => sink.stats().received >= 120 && seen.length >= 120);
+  const lag = () => bus.stats().lags.find((l) => l.group === 'g2')?.records;
+  await until(() => failed && lag() === 0, 'the records delivered again and committed', { context: () => JSON.stringify({ deliveries, stats: sink.stats() }) });
   await sink.stop();
-  await sub.stop();
   await bus.close();
-  expect(seen).toEqual(Array.from({ length: 120 }, (_, i) => i));
-  const [{ n }] = await store.rows<{ n: number }>("SELECT count() AS n FROM trades WHERE asset = 'flakycoin'") as [{ n: number }];
-  expect(n).toBe(120);
+
+  // Every record of the failed delivery came again; every record came.
+  const [first, ...later] = deliveries;
+  expect(first!.length).toBeGreaterThan(0);
+  expect(later.flat().filter((o) => first!.includes(o)).sort((a, b) => a - b)).toEqual(first);
+  expect(new Set(deliveries.flat())).toEqual(new Set(Array.from({ length: 120 }, (_, i) => i)));
+  // Stored once: 120 rows, one per venue and trade id; the copies delivered again were found held.
+  const rows = await store.rows<{ venue: string; trade_id: string }>("SELECT venue, trade_id FROM trades WHERE asset = 'flakycoin'");
+  expect(rows).toHaveLength(120);
+  expect(new Set(rows.map((r) => `${r.venue}/${r.trade_id}`)).size).toBe(120);
+  const received = deliveries.flat().length;
+  expect(sink.stats()).toMatchObject({ received, inserted: 120, duplicates: received - 120 });
+  // Each record came once, and those of the failed delivery once more.
+  expect(received).toBe(120 + first!.length);
 });

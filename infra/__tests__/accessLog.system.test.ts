@@ -7,9 +7,11 @@ import { pino } from 'pino';
 import { expect, test } from 'vitest';
 import { observeRequests, type AccessLog } from '../health.ts';
 import { createMetrics } from '../metrics.ts';
+import { until } from '../../test/support/until.ts';
 
-async function serveWithAccessLog(access: Omit<AccessLog, 'log'>, logLevel: string): Promise<{ url: string; lines: Record<string, unknown>[]; close(): void }> {
+async function serveWithAccessLog(access: Omit<AccessLog, 'log'>, logLevel: string): Promise<{ url: string; lines: Record<string, unknown>[]; finished(): number; close(): void }> {
   const lines: Record<string, unknown>[] = [];
+  let finished = 0;
   const sink = new Writable({
     write(chunk: Buffer, _encoding, done) {
       lines.push(JSON.parse(chunk.toString()) as Record<string, unknown>);
@@ -18,6 +20,11 @@ async function serveWithAccessLog(access: Omit<AccessLog, 'log'>, logLevel: stri
   });
   const app = express();
   app.use(observeRequests(createMetrics(), { ...access, log: pino({ level: logLevel }, sink) }));
+  // Registered after the access log's own: a response counted here has had its line written (or not).
+  app.use((_req, res, next) => {
+    res.once('finish', () => void (finished += 1));
+    next();
+  });
   // What api/requestId.ts does first in the API.
   app.use((_req, res, next) => {
     res.locals.requestId = 'req-1';
@@ -27,12 +34,12 @@ async function serveWithAccessLog(access: Omit<AccessLog, 'log'>, logLevel: stri
   app.get('/broken', (_req, res) => void res.status(503).json({}));
   const server = app.listen(0, '127.0.0.1');
   await once(server, 'listening');
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, lines, close: () => server.close() };
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, lines, finished: () => finished, close: () => server.close() };
 }
 
-/** The response's finish event (and so the log line) may come just after the client has the body. */
-async function settle(): Promise<void> {
-  await new Promise((resolve) => setTimeout(resolve, 50));
+/** The response's finish event (and so the log line) may come just after the client has the body: until `n` responses have finished. */
+async function settle(server: { finished(): number }, n: number): Promise<void> {
+  await until(() => server.finished() >= n, `${n} responses finished`);
 }
 
 test('each request is one line with the request id, method, route template, status and ms, at the configured level', async () => {
@@ -40,7 +47,7 @@ test('each request is one line with the request id, method, route template, stat
   try {
     await fetch(`${server.url}/v1/coins/bitcoin`);
     await fetch(`${server.url}/nowhere`, { method: 'POST' });
-    await settle();
+    await settle(server, 2);
     expect(server.lines.map(({ level, requestId, method, route, status }) => ({ level, requestId, method, route, status }))).toEqual([
       { level: 30, requestId: 'req-1', method: 'GET', route: '/v1/coins/:id', status: 200 },
       { level: 30, requestId: 'req-1', method: 'POST', route: 'unmatched', status: 404 },
@@ -56,7 +63,7 @@ test('at the default debug level a process logging at info writes no access line
   try {
     await fetch(`${server.url}/v1/coins/bitcoin`);
     await fetch(`${server.url}/broken`);
-    await settle();
+    await settle(server, 2);
     expect(server.lines.map(({ level, route, status }) => ({ level, route, status }))).toEqual([{ level: 40, route: '/broken', status: 503 }]);
   } finally {
     server.close();

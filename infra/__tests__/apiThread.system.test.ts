@@ -50,17 +50,18 @@ afterAll(async () => {
 
 const withKey = () => ({ 'x-api-key': key });
 
-/** Runs `fetch(url)` in another process once it is told to, and says how long the answer took. */
+/** Runs `fetch(url)` in another process once it is told to, and says how long the answer took; `ready` once it listens for the word. */
 function timedFetchElsewhere(target: string, headers: Record<string, string>) {
-  const script = `process.stdin.once('data', async () => { const t = performance.now(); const r = await fetch(${JSON.stringify(target)}, { headers: ${JSON.stringify(headers)} }); await r.text(); console.log(JSON.stringify({ status: r.status, ms: performance.now() - t })); });`;
+  const script = `process.stdin.once('data', async () => { const t = performance.now(); const r = await fetch(${JSON.stringify(target)}, { headers: ${JSON.stringify(headers)} }); await r.text(); console.log(JSON.stringify({ status: r.status, ms: performance.now() - t })); }); console.log('ready');`;
   const child = spawn(process.execPath, ['-e', script], { stdio: ['pipe', 'pipe', 'inherit'] });
   let out = '';
   child.stdout.on('data', (chunk: Buffer) => (out += chunk));
   return {
+    ready: () => until(() => out.startsWith('ready\n'), 'the other process to start'),
     go: () => child.stdin.end('go\n'),
     result: async () => {
       await once(child, 'exit');
-      return JSON.parse(out) as { status: number; ms: number };
+      return JSON.parse(out.slice('ready\n'.length)) as { status: number; ms: number };
     },
   };
 }
@@ -69,7 +70,7 @@ test('answers while the main thread is held: its event loop is its own', async (
   const route = `${url}/v1/coins`;
   expect((await get(route, withKey())).status).toBe(200); // now cached
   const client = timedFetchElsewhere(route, withKey());
-  await new Promise((r) => setTimeout(r, 300)); // the other process has started
+  await client.ready();
   client.go();
   // This thread does nothing else for 1.5 s, as a long insert or a burst of the collectors' batches would.
   const holdUntil = Date.now() + 1_500;
@@ -127,11 +128,15 @@ test("the stream's trades channel sends the bus's trades", async () => {
     return { type: 'trade', venue: 'binance', market: `${asset}USDT`, asset, quote: 'USDT', tradeId: `t${++n}`, price: 1, quantity: 1, side: 'buy', ts, receivedAt: ts };
   };
   // The main thread learns of the subscription within a moment: publish until a trade arrives.
-  await until(async () => {
-    bus.publish([tradeOf('ethereum'), tradeOf('bitcoin')]);
-    await new Promise((r) => setTimeout(r, 100));
-    return received.some((m) => m.channel === 'trades');
-  }, 'a trade on the stream');
+  await until(
+    () => {
+      if (received.some((m) => m.channel === 'trades')) return true;
+      bus.publish([tradeOf('ethereum'), tradeOf('bitcoin')]);
+      return false;
+    },
+    'a trade on the stream',
+    { everyMs: 100 },
+  );
   const sent = received.filter((m) => m.channel === 'trades').flatMap((m) => m.data!);
   expect(sent.length).toBeGreaterThan(0);
   expect(sent.every((t) => t.assetId === 'bitcoin')).toBe(true);

@@ -11,7 +11,7 @@ import { startCollector } from '../../ingest/collector.ts';
 import type { Collector } from '../../ingest/collectorKit.ts';
 import { venueIo } from '../../ingest/venueIo.ts';
 import { findNativeVenue } from '../../ingest/venues/registry.ts';
-import { sleep, until } from '../../ingest/__tests__/liveVenue.ts';
+import { until } from '../../test/support/until.ts';
 import { ProcessStatusReader } from '../../api/status/processStatus.ts';
 import { localView } from '../health.ts';
 import { startSimulator, type Simulator } from '../../simulator/simulator.ts';
@@ -41,7 +41,8 @@ test('book buffers started over while snapshots are refused: each one counted fo
   const overflowLines = () => lines.filter((l) => l.msg === 'book buffer full before its snapshot came: started over');
   await until(() => overflowLines().length >= 2, 'two buffer overflows', 60_000);
   sim.pause();
-  await sleep(300);
+  // What the socket still held when the market stopped has reached the collector: nothing for 300 ms.
+  await until(() => Date.now() - (collector.metrics().lastMessageAt ?? 0) >= 300, 'the paused venue to fall silent', { context: () => JSON.stringify(collector.metrics()) });
   const logged = overflowLines();
   // Each line carries its book's own count so far: per market they run 1, 2, 3, ...
   const symbols = [...new Set(logged.map((l) => l.symbol))];

@@ -10,14 +10,7 @@ import type { RoleContext } from '../roles/context.ts';
 import { findNativeVenue } from '../../ingest/venues/registry.ts';
 import { startSimulator } from '../../simulator/simulator.ts';
 import { silentLog, testConfig } from '../../test/support/harness.ts';
-
-async function until(cond: () => boolean | Promise<boolean>, what: string, ms = 30_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+import { until } from '../../test/support/until.ts';
 
 /** Sum of a sampled series over its labels, as a scrape of /metrics would read it. */
 async function metricSum(ctx: RoleContext, name: string): Promise<number> {
@@ -45,9 +38,9 @@ test('events reach the bus of the parent thread, metrics and readiness are repor
   await startIngestWorker(ctx, bus, { venues: venues.map((id) => findNativeVenue(id)!), ccxtVenues: [], assets: undefined, endpointsOf: (v) => sim.endpoints(v.id as (typeof venues)[number]) });
 
   const collectorsCheck = () => ctx.checks.find((c) => c.name === 'collectors')!.check();
-  await until(async () => (await metricSum(ctx, 'mds_venue_connected')) === venues.length, 'both venues connected, as the metrics say');
+  await until(async () => (await metricSum(ctx, 'mds_venue_connected')) === venues.length, 'both venues connected, as the metrics say', 30_000);
   expect(await collectorsCheck()).toMatchObject({ ok: true, connected: 2, disconnected: [] });
-  await until(() => [...trades.values()].reduce((a, b) => a + b, 0) > 300 && books > 0, 'trades and books on the bus');
+  await until(() => [...trades.values()].reduce((a, b) => a + b, 0) > 300 && books > 0, 'trades and books on the bus', 30_000);
 
   // Stopped while the venues still send: every trade the collectors counted is on the bus by then.
   await ctx.life.shutdown('test');

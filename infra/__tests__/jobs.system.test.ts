@@ -5,6 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Queue } from 'bullmq';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { openTestStore, silentLog } from '../../test/support/harness.ts';
+import { until } from '../../test/support/until.ts';
 import { retryDelay, startJobs, type Job, type JobContext, type JobRunner } from '../jobs.ts';
 import type { Store } from '../store.ts';
 
@@ -56,14 +57,6 @@ function overlaps(runs: readonly Run[]): [Run, Run][] {
   return found;
 }
 
-async function waitFor(condition: () => boolean, timeoutMs: number): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > until) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await sleep(10);
-  }
-}
-
 let store: Store;
 let dispose: () => Promise<void>;
 const runners: JobRunner[] = [];
@@ -90,19 +83,20 @@ describe('embedded runner (in-process timers)', () => {
     const runs: Run[] = [];
     const t0 = Date.now();
     runners.push(await startJobs([recordedJob('tick', 100, 5, runs)], { store, log: silentLog }));
-    await sleep(560);
+    await until(() => runs.length >= 5, 'five runs');
+    const elapsed = Date.now() - t0;
     const starts = runs.map((r) => r.start - t0);
     expect(starts[0]).toBeLessThan(50);
-    // Timers may fire late on a busy machine, never early.
+    // Timers may fire late on a busy machine, never early: at most one run per 100 ms since the first.
     expect(runs.length).toBeGreaterThanOrEqual(4);
-    expect(runs.length).toBeLessThanOrEqual(7);
+    expect(runs.length).toBeLessThanOrEqual(Math.floor(elapsed / 100) + 1);
     for (let i = 1; i < starts.length; i++) expect(starts[i]! - starts[i - 1]!).toBeGreaterThanOrEqual(95);
   });
 
   it('never overlaps a job with itself when a run outlasts everyMs', async () => {
     const runs: Run[] = [];
     runners.push(await startJobs([recordedJob('slow', 20, 80, runs)], { store, log: silentLog }));
-    await sleep(500);
+    await until(() => runs.length >= 4, 'four runs of 80 ms');
     expect(runs.length).toBeGreaterThanOrEqual(4);
     expect(overlaps(runs)).toEqual([]);
   });
@@ -118,7 +112,8 @@ describe('embedded runner (in-process timers)', () => {
       },
     };
     runners.push(await startJobs([job], { store, log: silentLog, retryDelayMs: 40 }));
-    await waitFor(() => starts.length >= 4, 2_000);
+    await until(() => starts.length >= 4, 'three retries and a success', 2_000);
+    // Nothing to await here: no fifth run may come in the next 200 ms.
     await sleep(200);
     // Three failures: retries after about 40, 80 and 160 ms; the success then waits a whole minute.
     expect(starts.length).toBe(4);
@@ -130,24 +125,31 @@ describe('embedded runner (in-process timers)', () => {
   });
 
   it('stop() aborts the signal and waits for the run in flight', async () => {
+    let started = false;
     let finishedAt = 0;
     let sawAbort = false;
+    /** What happened, in order: the run's cleanup must come before stop() returns. */
+    const events: string[] = [];
     const job: Job = {
       name: 'long',
       everyMs: 1_000,
       async run({ signal }) {
+        started = true;
         await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
         sawAbort = signal.aborted;
+        events.push('aborted');
         await sleep(50); // cleanup after the abort: stop() must wait for it
         finishedAt = Date.now();
+        events.push('cleaned up');
       },
     };
     const runner = await startJobs([job], { store, log: silentLog });
-    await sleep(30);
+    await until(() => started, 'the run to start');
     await runner.stop();
+    events.push('stop returned');
     expect(sawAbort).toBe(true);
     expect(finishedAt).toBeGreaterThan(0);
-    expect(finishedAt).toBeLessThanOrEqual(Date.now());
+    expect(events).toEqual(['aborted', 'cleaned up', 'stop returned']);
   });
 
   it('refuses two jobs with one name', async () => {
@@ -177,11 +179,12 @@ describe('bullmq runner (REDIS_URL)', () => {
     const runs: Run[] = [];
     const t0 = Date.now();
     runners.push(await startJobs([recordedJob('tick', 200, 5, runs)], options()));
-    await sleep(1_150);
+    await until(() => runs.length >= 4, 'four runs');
+    const elapsed = Date.now() - t0;
     expect(runs[0]!.start - t0).toBeLessThan(400);
-    // 200 ms apart for about 1.1 s: 5 or 6 runs, with scheduler alignment jitter.
+    // 200 ms apart: never more than one run per 200 ms since the start, give or take the scheduler's alignment.
     expect(runs.length).toBeGreaterThanOrEqual(3);
-    expect(runs.length).toBeLessThanOrEqual(7);
+    expect(runs.length).toBeLessThanOrEqual(Math.floor(elapsed / 200) + 2);
   });
 
   it('two workers on one prefix never run the same job at once', async () => {
@@ -192,11 +195,11 @@ describe('bullmq runner (REDIS_URL)', () => {
     // setGlobalConcurrency removed, this test finds overlaps).
     const a = await startJobs([recordedJob('shared', 50, 150, runs, 'a')], opts);
     runners.push(await startJobs([recordedJob('shared', 50, 150, runs, 'b')], opts));
-    await sleep(2_000);
+    await until(() => runs.length >= 8, 'eight runs while both workers are alive');
     const bothAlive = runs.length;
     // Whichever worker was winning, b is live and competing: with a gone, b takes over.
     await a.stop();
-    await sleep(1_000);
+    await until(() => runs.filter((r) => r.by === 'b' && r.start > runs[bothAlive - 1]!.start).length >= 2, 'b running alone');
     for (const r of runners.splice(0)) await r.stop();
     expect(bothAlive).toBeGreaterThanOrEqual(8);
     expect(runs.filter((r) => r.by === 'b' && r.start > runs[bothAlive - 1]!.start).length).toBeGreaterThan(0);
@@ -207,9 +210,9 @@ describe('bullmq runner (REDIS_URL)', () => {
     const runs: Run[] = [];
     const opts = options();
     const first = await startJobs([recordedJob('restartable', 300, 200, runs, 'first')], opts);
-    await waitFor(() => runs.length >= 2, 3_000);
+    await until(() => runs.length >= 2, 'two runs', 3_000);
     // Stop while a run is in flight: it is aborted, fails, and stays for a retry.
-    await waitFor(() => inFlight === 1, 1_000);
+    await until(() => inFlight === 1, 'a run in flight', 1_000);
     await first.stop();
     expect(inFlight).toBe(0);
     const firstCount = runs.length;
@@ -225,7 +228,7 @@ describe('bullmq runner (REDIS_URL)', () => {
 
     const restartedAt = Date.now();
     runners.push(await startJobs([recordedJob('restartable', 300, 200, runs, 'second')], opts));
-    await sleep(1_300);
+    await until(() => runs.filter((r) => r.by === 'second').length >= 3, 'three runs of the new worker');
     const after = runs.filter((r) => r.by === 'second');
     expect(after.length).toBeGreaterThanOrEqual(3);
     expect(after[0]!.start - restartedAt).toBeLessThan(500);

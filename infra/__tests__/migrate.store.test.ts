@@ -6,7 +6,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterEach, expect, it } from 'vitest';
+import { afterEach, expect, it, vi } from 'vitest';
 import { migrate, migrationFiles, pendingMigrations } from '../migrate.ts';
 import { MigrationLock } from '../migrationLock.ts';
 import { openStore, type Store } from '../store.ts';
@@ -68,6 +68,39 @@ it('waits while another process holds the lock, and migrates once its lock expir
   const applied = await migrate(store, { pollMs: 50 });
   expect(Date.now()).toBeGreaterThanOrEqual(holderExpires);
   expect(applied).toEqual(['0160_demo_history.sql']);
+});
+
+it('stops renewing the lock once released: a process that migrated and runs on for minutes leaves it free for the next migrate', async () => {
+  const store = await freshStore();
+  await migrate(store);
+  await store.client.command({ query: "DELETE FROM schema_migrations WHERE name = '0160_demo_history.sql'" });
+  // The real store, with every write to the lock table counted and kept to be awaited (renewals are not awaited by anyone).
+  const lockWrites: Promise<void>[] = [];
+  const watched: Store = {
+    ...store,
+    insert: (table, rows, token) => {
+      const done = store.insert(table, rows, token);
+      if (table === 'schema_migration_lock') lockWrites.push(done.catch(() => undefined));
+      return done;
+    },
+  };
+  // The renewal timer on a clock the test moves: the lock's TTL of 60 s renews it every 20 s while held.
+  vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+  try {
+    expect(await migrate(watched, { lockTtlMs: 60_000 })).toEqual(['0160_demo_history.sql']);
+    // Taken, then released.
+    expect(lockWrites).toHaveLength(2);
+    // The process lives on (the `all` role after migrating): five minutes of its timers.
+    vi.advanceTimersByTime(5 * 60_000);
+    await Promise.all(lockWrites);
+    expect(lockWrites).toHaveLength(2);
+    // A later `npm run migrate` finds the lock free at once.
+    const later = await MigrationLock.take(store, 60_000);
+    expect('lock' in later).toBe(true);
+    if ('lock' in later) await later.lock.release();
+  } finally {
+    vi.useRealTimers();
+  }
 });
 
 it('the market_seconds backfill (0102) fills the seconds it lacks and adds nothing when applied again', async () => {

@@ -2,11 +2,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate } from '../migrate.ts';
 import { openStore, StoreTimeoutError, type Store } from '../store.ts';
 import { StoreFaultError, withStoreFaults } from '../storeFaults.ts';
+import { until } from '../../test/support/until.ts';
 
 const queryTimeoutMs = 300;
 const insertTimeoutMs = 400;
@@ -43,9 +43,10 @@ describe('openStore deadlines', () => {
     expect(ms).toBeGreaterThanOrEqual(queryTimeoutMs - 5);
     expect(ms).toBeLessThan(queryTimeoutMs + 700);
 
-    // chDB runs parameterised queries one at a time: once the abandoned one has finished, the next
-    // query gets its own values back, not the abandoned query's parameters or result.
-    await sleep(2_000);
+    // chDB runs parameterised queries one at a time: once the abandoned one has finished (a query
+    // answers within its deadline again), the next query gets its own values back, not the abandoned
+    // query's parameters or result.
+    await until(async () => (await store.rows('SELECT 1 AS one').catch(() => [])).length === 1, 'the abandoned query to finish', { everyMs: 100 });
     expect(await store.rows('SELECT {x:UInt8} AS x, {s:String} AS s', { x: 2, s: 'next' })).toEqual([{ x: 2, s: 'next' }]);
     await store.insert('api_keys', [{ key_hash: 'a'.repeat(64), prefix: 'deadline-tes', name: 'after', created_at: Date.now(), revoked_at: null, version: 1 }]);
     expect(await store.rows('SELECT name FROM api_keys FINAL WHERE prefix = {p:String}', { p: 'deadline-tes' })).toEqual([{ name: 'after' }]);

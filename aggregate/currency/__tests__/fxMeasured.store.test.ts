@@ -11,6 +11,11 @@ const T = Date.parse('2026-03-02T12:00:30Z');
 /** The start of the i-th minute before T's own (0: T's minute), plus 10 s: a trade inside it. */
 const inMinute = (i: number) => Date.parse('2026-03-02T12:00:10Z') - i * minute;
 
+/** T, `day` days later. */
+const D = (day: number) => T + day * 86_400_000;
+/** A trade inside the i-th minute before D(day)'s own. */
+const onDay = (day: number, i: number) => inMinute(i) + day * 86_400_000;
+
 let tradeSeq = 0;
 function at(ts: number, venue: string, asset: string, quote: string, price: number, quantity: number): TradeRow {
   return trade({ venue, market: `${asset}-${quote}`, asset, quote, trade_id: String(tradeSeq++), ts, price, quantity });
@@ -46,6 +51,22 @@ const trades: TradeRow[] = [
   at(inMinute(0), 'coinbase', 'usd-coin', 'USD', 1.0001, 4_000),
   at(inMinute(1), 'coinbase', 'usd-coin', 'USD', 0.9999, 4_000),
   at(inMinute(2), 'coinbase', 'usd-coin', 'USD', 1.0004, 2_000),
+
+  // JPY: two observations (kraken in two minutes), one fewer than the minimum.
+  ...crossMinute(8, 'kraken', 'JPY', { price: 100_000, quantity: 1 }, { price: 15_000_000, quantity: 0.5 }),
+  ...crossMinute(9, 'kraken', 'JPY', { price: 100_000, quantity: 1 }, { price: 15_100_000, quantity: 0.5 }),
+
+  // USDC/USD in 1, 2 and 3 traded minutes, each on a day of its own (read at that day's D below):
+  // day 1, three venues in one and the same minute; day 2, two minutes; day 3, three minutes, where
+  // 1.0002 x 1 000 + 0.9998 x 3 000 + 1.0001 x 2 000 = 5 999.8 USD for 6 000 USDC.
+  at(onDay(1, 0), 'coinbase', 'usd-coin', 'USD', 1.01, 1_000),
+  at(onDay(1, 0) + 1_000, 'kraken', 'usd-coin', 'USD', 1.01, 1_000),
+  at(onDay(1, 0) + 2_000, 'bitstamp', 'usd-coin', 'USD', 1.01, 1_000),
+  at(onDay(2, 0), 'coinbase', 'usd-coin', 'USD', 1.01, 1_000),
+  at(onDay(2, 1), 'kraken', 'usd-coin', 'USD', 1.01, 1_000),
+  at(onDay(3, 0), 'coinbase', 'usd-coin', 'USD', 1.0002, 1_000),
+  at(onDay(3, 1), 'kraken', 'usd-coin', 'USD', 0.9998, 3_000),
+  at(onDay(3, 2), 'bitstamp', 'usd-coin', 'USD', 1.0001, 2_000),
 ];
 
 let env: Awaited<ReturnType<typeof openTestStore>>;
@@ -69,6 +90,11 @@ describe('loadMeasuredFiatRates', () => {
     expect(rates.get('CHF')?.source).toBe('measured:kraken CHF/USD cross, 3 min');
   });
 
+  test('two observations are not enough: no measured rate', async () => {
+    const rates = await loadMeasuredFiatRates(env.store, T, ['JPY', 'CHF']);
+    expect([...rates.keys()]).toEqual(['CHF']);
+  });
+
   test('the weighted median of the venues, named in alphabetical order', async () => {
     const rates = await loadMeasuredFiatRates(env.store, T, ['EUR']);
     expect(rates.get('EUR')?.perUsd).toBeCloseTo(0.93, 12);
@@ -87,5 +113,13 @@ describe('loadStablecoinRates', () => {
     const rates = await loadStablecoinRates(env.store, T);
     expect(rates['usd-coin'].usdPer).toBeCloseTo(1.00008, 12);
     expect(rates['usd-coin'].source).toBe('measured:coinbase USDC/USD');
+  });
+
+  test('traded in one minute (on three venues) or in two: at par; in three: measured', async () => {
+    expect((await loadStablecoinRates(env.store, D(1)))['usd-coin']).toEqual({ usdPer: 1, source: 'par' });
+    expect((await loadStablecoinRates(env.store, D(2)))['usd-coin']).toEqual({ usdPer: 1, source: 'par' });
+    const three = (await loadStablecoinRates(env.store, D(3)))['usd-coin'];
+    expect(three.usdPer).toBeCloseTo(5_999.8 / 6_000, 12);
+    expect(three.source).toBe('measured:bitstamp,coinbase,kraken USDC/USD');
   });
 });

@@ -1,9 +1,9 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { openTestStore, silentLog } from '../../../test/support/harness.ts';
+import { until } from '../../../test/support/until.ts';
 import { startJobs } from '../../../infra/jobs.ts';
 import type { Store } from '../../../infra/store.ts';
 import { EtfFlowsFileError, etfFlowsJob, importEtfFlowsDir, importEtfFlowsFile, parseEtfFlows } from '../etfFlows.ts';
@@ -220,11 +220,7 @@ describe('import into ClickHouse', () => {
     writeFileSync(join(sub, 'btc.csv'), text);
     const runner = await startJobs([etfFlowsJob(sub)], { store, log: silentLog });
     try {
-      const deadline = Date.now() + 20_000;
-      while ((await liveRows('btc')).length !== 3) {
-        if (Date.now() > deadline) throw new Error('the job did not import the file');
-        await sleep(50);
-      }
+      await until(async () => (await liveRows('btc')).length === 3, 'the job to import the file');
     } finally {
       await runner.stop();
     }

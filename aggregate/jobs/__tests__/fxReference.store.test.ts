@@ -117,14 +117,20 @@ describe('parseFxReferenceCsv', () => {
   });
 
   test('stops at 20 problems', () => {
+    // 30 rows, each with a bad USD rate: lines 2 to 31.
     const rows = Array.from({ length: 30 }, (_, i) => `2026-10-${String(i + 1).padStart(2, '0')},x`);
+    let error: unknown;
     try {
       parseFxReferenceCsv(['Date,USD', ...rows].join('\n'), 'many.csv');
-      expect.unreachable();
     } catch (err) {
-      expect((err as FxReferenceFileError).problems).toHaveLength(20);
-      expect((err as FxReferenceFileError).problems[19]).toMatch(/^line 21: /);
+      error = err;
     }
+    expect(error).toBeInstanceOf(FxReferenceFileError);
+    const { problems } = error as FxReferenceFileError;
+    expect(problems).toHaveLength(20);
+    expect(problems[19]).toMatch(/^line 21: /);
+    // The first 20, in line order.
+    expect(problems.map((p) => Number(/^line (\d+): /.exec(p)?.[1]))).toEqual(Array.from({ length: 20 }, (_, i) => i + 2));
   });
 });
 

@@ -2,6 +2,7 @@ import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { computeIndex, openTestStore, silentLog } from '../../../../test/support/harness.ts';
+import { until } from '../../../../test/support/until.ts';
 import type { Logger } from '../../../../infra/log.ts';
 import { defaultSimFactories, EvmChainModel, startDemoChain, startEvmChainServer, type DemoChain, type EvmChainServer, type SimSwap } from '../../../../simulator/evmChain.ts';
 import { chainConfig } from '../chainsConfig.ts';
@@ -284,8 +285,11 @@ test('a stored history that shares no block with the node (no genesis recorded y
 });
 
 test('the demo chain after a demo restart: a new chain each start, still indexed after the restart', async () => {
-  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
   const chains: DemoChain[] = [];
+  /** The newest block the indexer reads: `confirmations` below the head. */
+  const confirmed = (chain: DemoChain) => chain.model.head - chainConfig.parse(chain.config).confirmations;
+  /** Until the demo chain has mined a swap in a block the indexer reads. */
+  const confirmedSwap = (chain: DemoChain) => until(() => chain.model.swaps().some((s) => s.block <= confirmed(chain)), 'a confirmed swap on the demo chain');
   const start = async () => {
     const chain = await startDemoChain({ blockMs: 20 });
     chains.push(chain);
@@ -298,7 +302,7 @@ test('the demo chain after a demo restart: a new chain each start, still indexed
     await Promise.all(twins.map((t) => t.chain.close()));
 
     const before = await start();
-    await sleep(300);
+    await confirmedSwap(before.chain);
     const indexed = await before.indexer.catchUp();
     expect(indexed.swaps).toBeGreaterThan(0);
     expect(await storedSwapKeys('simchain')).toEqual(swapKeys(before.chain.model.swaps().filter((s) => s.block <= indexed.indexedTo!)));
@@ -307,11 +311,11 @@ test('the demo chain after a demo restart: a new chain each start, still indexed
     // The restarted demo: the same chain id, another chain; the indexer replaces the old history and goes on.
     const after = await start();
     expect(after.chain.model.block(0)!.hash).not.toBe(before.chain.model.block(0)!.hash);
-    await sleep(300);
+    await confirmedSwap(after.chain);
     const first = await after.indexer.catchUp();
     expect(first.reset).toMatch(/genesis/);
     expect(await storedSwapKeys('simchain')).toEqual(swapKeys(after.chain.model.swaps().filter((s) => s.block <= first.indexedTo!)));
-    await sleep(300);
+    await until(() => confirmed(after.chain) > first.indexedTo!, 'a block confirmed after the first catch-up');
     const next = await after.indexer.catchUp();
     expect(next).toMatchObject({ reset: undefined });
     expect(next.indexedTo).toBeGreaterThan(first.indexedTo!);
