@@ -1,12 +1,18 @@
+// A native venue's collector, driven by the venue's descriptor, from the parts every collector
+// shares: the market set (ingest/marketSet.ts), re-listing (marketsRefresh.ts), the emit path
+// (emitPath.ts) and the shell (collectorKit.ts); and the native parts: the sockets (venueSocket.ts)
+// and the books (venueBooks.ts, snapshotScheduler.ts). This file wires them and reads the frames.
 import type { Bus } from '../infra/bus/bus.ts';
-import type { BookEvent, MarketEvent } from '../infra/events.ts';
 import type { Logger } from '../infra/log.ts';
-import { BookSync, ConnectionSequence } from './bookSync.ts';
 import { startCollectorShell, sharedTuningDefaults, type Collector, type CollectorCounts, type SharedTuning } from './collectorKit.ts';
-import { VenueConnection } from './connection.ts';
-import { eventTimeCheck, selectMarkets, statusEvents, toBookEvent, toLevels, toLiquidationEvent, toTradeEvent } from './normalize.ts';
-import { unknown, type KeepAlive, type MarketListing, type SocketPlan, type VenueDescriptor, type VenueEndpoints, type VenueMarket, type VenueMessage, type VenueSession } from './venue.ts';
+import { EmitPath, RotationDuplicates, type Reported } from './emitPath.ts';
+import { logResolved, MarketSet, type MarketChange } from './marketSet.ts';
+import { MarketsRefresh } from './marketsRefresh.ts';
+import { statusEvents } from './normalize.ts';
+import type { KeepAlive, VenueDescriptor, VenueEndpoints, VenueMarket } from './venue.ts';
+import { VenueBooks } from './venueBooks.ts';
 import { venueIo } from './venueIo.ts';
+import { VenueSocket } from './venueSocket.ts';
 
 /** Timings a deployment or a test may change; defaults come from the venue's descriptor. */
 export interface CollectorTuning extends SharedTuning {
@@ -31,20 +37,29 @@ export interface CollectorOptions {
   assets?: ReadonlySet<string>;
 }
 
-/** One socket of the collector and what it has told us. */
-interface SocketState {
-  plan: SocketPlan;
-  connection: VenueConnection;
-  /** Book messages count only from the newest socket: a replaced socket's book stream is over. */
-  bookGeneration: number;
-  /** The connection-wide sequence of the newest socket, for venues that number their messages. */
-  sequence: ConnectionSequence;
-  /** Venues with sessions: one per socket generation still open (two while a rotation overlaps). */
-  sessions: Map<number, VenueSession>;
+/** Counted by the collector itself; connection counts come from the sockets. */
+interface NativeCounters {
+  trades: number;
+  liquidations: number;
+  unknownMessages: number;
+  venueErrors: number;
 }
 
-/** Snapshot requests for a market are not repeated sooner than this while the first is unanswered. */
-const resubscribeEveryMs = 10_000;
+/** The parts of one native collector, as the functions below share them. */
+interface NativeParts {
+  venue: VenueDescriptor;
+  endpoints: VenueEndpoints;
+  bus: Pick<Bus, 'publish'>;
+  log: Logger;
+  tuning: CollectorTuning;
+  counters: NativeCounters;
+  markets: MarketSet;
+  books: VenueBooks;
+  emitPath: EmitPath;
+  duplicates: RotationDuplicates;
+  /** Open (or opening) sockets; re-listing adds and removes some. */
+  sockets: VenueSocket[];
+}
 
 /**
  * A venue collector driven by the venue's descriptor: resolves the markets, opens the sockets the
@@ -63,338 +78,174 @@ export async function startCollector(options: CollectorOptions): Promise<Collect
     marketsRefreshMs: 60 * 60_000,
     ...options.tuning,
   };
-  const counters = { trades: 0, liquidations: 0, unknownMessages: 0, venueErrors: 0 };
-  const timely = eventTimeCheck(log);
-
-  let markets: VenueMarket[] = [];
-  let unmapped: string[] = [];
-  const bySymbol = new Map<string, VenueMarket>();
-  const books = new Map<string, BookSync>();
-  /** Venue time and receive time of the last book message applied, per market. */
-  const bookTimes = new Map<string, { ts: number; receivedAt: number }>();
-  const sockets: SocketState[] = [];
-  const resubscribedAt = new Map<string, number>();
-  /** Trade and liquidation keys seen while a rotation overlaps two sockets. */
-  const seenDuringOverlap = new Set<string>();
-
-  const fetching = new Set<string>();
-  const snapshotQueue: string[] = [];
-  const restSnapshot = venue.book.restSnapshot;
-
-  async function fetchSnapshot(symbol: string): Promise<void> {
-    const sync = books.get(symbol)!;
-    try {
-      const json = await venueIo.getJson(restSnapshot!.url(endpoints.rest, symbol));
-      const outcome = sync.onRestSnapshot(restSnapshot!.parse(json));
-      if (outcome === 'gap' || outcome === 'checksum') log.warn({ symbol, reason: outcome }, 'book resync');
-      else if (outcome !== 'synced') log.debug({ symbol, outcome }, 'book snapshot not usable yet');
-    } catch (err) {
-      log.warn({ symbol, err: (err as Error).message }, 'book snapshot failed');
-      await new Promise((r) => setTimeout(r, 1_000));
-    } finally {
-      fetching.delete(symbol);
-      pumpSnapshots();
-    }
-  }
-
-  function pumpSnapshots(): void {
-    while (!shell.stopped() && fetching.size < tuning.snapshotConcurrency && snapshotQueue.length > 0) {
-      const symbol = snapshotQueue.shift()!;
-      // A market delisted since it was queued has no book any more.
-      if (!books.get(symbol)?.wantsRestSnapshot) continue;
-      fetching.add(symbol);
-      void fetchSnapshot(symbol);
-    }
-  }
-
-  /** Asks the venue for a fresh book of these markets: a REST snapshot, or a resubscription. */
-  function requestSnapshots(state: SocketState, symbols: readonly string[]): void {
-    if (restSnapshot) {
-      for (const symbol of symbols) {
-        if (!books.get(symbol)?.wantsRestSnapshot || fetching.has(symbol) || snapshotQueue.includes(symbol)) continue;
-        snapshotQueue.push(symbol);
-      }
-      pumpSnapshots();
-      return;
-    }
-    const now = Date.now();
-    const due = symbols.filter((s) => now - (resubscribedAt.get(s) ?? 0) >= resubscribeEveryMs);
-    const session = state.sessions.get(state.connection.generation);
-    const resubscribe = session?.resubscribe ? (s: readonly string[]) => session.resubscribe!(s) : venue.book.resubscribe;
-    if (due.length === 0 || !resubscribe) return;
-    for (const s of due) resubscribedAt.set(s, now);
-    state.connection.send(resubscribe(due));
-  }
-
-  function onBook(state: SocketState, m: Extract<VenueMessage, { kind: 'book' }>, receivedAt: number): void {
-    const sync = books.get(m.symbol);
-    if (!sync) return;
-    const outcome = sync.onMessage(m);
-    switch (outcome) {
-      case 'snapshot':
-        resubscribedAt.delete(m.symbol);
-        bookTimes.set(m.symbol, { ts: m.ts ?? receivedAt, receivedAt });
-        return;
-      case 'applied':
-        bookTimes.set(m.symbol, { ts: m.ts ?? receivedAt, receivedAt });
-        return;
-      case 'gap':
-      case 'checksum':
-        log.warn({ symbol: m.symbol, reason: outcome === 'gap' ? 'sequence gap' : 'bad checksum' }, 'book resync');
-        requestSnapshots(state, [m.symbol]);
-        return;
-      case 'overflow':
-        log.warn({ symbol: m.symbol, bufferOverflows: sync.bufferOverflows }, 'book buffer full before its snapshot came: started over');
-        requestSnapshots(state, [m.symbol]);
-        return;
-      case 'buffered':
-        if (sync.wantsRestSnapshot) requestSnapshots(state, [m.symbol]);
-        return;
-      case 'ignored':
-        // No snapshot yet (it was lost, or asked for long ago): ask again, at most every few seconds.
-        requestSnapshots(state, [m.symbol]);
-        return;
-      case 'stale':
-        return;
-    }
-  }
-
-  function onFrame(state: SocketState, text: string, receivedAt: number, generation: number): void {
-    let messages: VenueMessage[];
-    try {
-      const session = state.sessions.get(generation);
-      messages = session ? session.parse(text) : venue.parse(text);
-    } catch {
-      // Parsers promise not to throw; a venue's surprise must still not stop the collector.
-      messages = unknown;
-    }
-    const overlapping = state.connection.overlapping;
-    const events: MarketEvent[] = [];
-    const once = (key: string) => {
-      if (!overlapping) return true;
-      if (seenDuringOverlap.has(key)) return false;
-      seenDuringOverlap.add(key);
-      return true;
-    };
-    for (const m of messages) {
-      switch (m.kind) {
-        case 'trade': {
-          const market = bySymbol.get(m.symbol);
-          if (!market || !once(`t\u0000${m.symbol}\u0000${m.tradeId}`)) break;
-          const event = toTradeEvent(venue.id, market, m, receivedAt);
-          if (event && timely(event)) {
-            counters.trades += 1;
-            events.push(event);
-          } else counters.unknownMessages += 1;
-          break;
-        }
-        case 'liquidation': {
-          const market = bySymbol.get(m.symbol);
-          if (!market || !once(`l\u0000${m.symbol}\u0000${m.liquidationId}`)) break;
-          const event = toLiquidationEvent(venue.id, market, m, receivedAt);
-          if (event && timely(event)) {
-            counters.liquidations += 1;
-            events.push(event);
-          } else counters.unknownMessages += 1;
-          break;
-        }
-        case 'book':
-          if (generation === state.bookGeneration) onBook(state, m, receivedAt);
-          break;
-        case 'sequence': {
-          if (generation !== state.bookGeneration || state.sequence.observe(m.value) === 'ok') break;
-          // Any message of this socket may be the lost one: every book it carries is suspect.
-          log.warn({ reason: 'connection sequence gap', got: m.value }, 'book resync');
-          for (const symbol of state.plan.symbols) books.get(symbol)?.invalidate();
-          requestSnapshots(state, state.plan.symbols);
-          break;
-        }
-        case 'control':
-          if (m.what === 'error') {
-            counters.venueErrors += 1;
-            if (counters.venueErrors <= 20) log.warn({ detail: m.detail }, 'venue error');
-          } else if (m.what === 'reconnect' && generation === state.connection.generation) {
-            state.connection.rotate(`venue request${m.detail ? `: ${m.detail}` : ''}`);
-          }
-          break;
-        case 'unknown':
-          counters.unknownMessages += 1;
-          // A frame no rule knows (a message version the parser does not know, garbage): always counted
-          // (mds_venue_unknown_messages_total), shown once with a sample so the format can be looked at.
-          if (counters.unknownMessages === 1) log.warn({ sample: text.slice(0, 300) }, 'unknown message from the venue: counted, not logged again');
-          break;
-      }
-    }
-    if (!overlapping && seenDuringOverlap.size > 0 && sockets.every((s) => !s.connection.overlapping)) seenDuringOverlap.clear();
-    if (events.length > 0) bus.publish(events);
-  }
-
-  function openSocket(plan: SocketPlan): SocketState {
-    // The callbacks run only once the socket opens, after `state` exists.
-    const connection = new VenueConnection({
-      url: plan.url,
-      ...(plan.connectUrl ? { resolve: () => plan.connectUrl!(venueIo) } : {}),
-      log,
-      keepAlive: tuning.keepAlive,
-      sendsPerSecond: venue.sendsPerSecond,
-      rotateAfterMs: tuning.rotateAfterMs,
-      overlapMs: tuning.overlapMs,
-      backoff: tuning.backoff,
-      subscribeMessages: () => plan.subscribe,
-      // Every market of the socket (still followed) shares its fate.
-      onStatus(connected) {
-        const followed = plan.symbols.flatMap((symbol) => bySymbol.get(symbol) ?? []);
-        if (followed.length > 0) bus.publish(statusEvents(venue.id, followed, connected, Date.now()));
-      },
-      // Updates missed while the socket was down make its books stale.
-      onOpen(generation) {
-        state.bookGeneration = generation;
-        state.sequence.reset();
-        if (venue.session) {
-          for (const old of state.sessions.keys()) if (old < generation - 1) state.sessions.delete(old);
-          state.sessions.set(generation, venue.session());
-        }
-        // The subscription itself asks for every snapshot.
-        const now = Date.now();
-        for (const symbol of plan.symbols) {
-          books.get(symbol)?.reset();
-          resubscribedAt.set(symbol, now);
-        }
-      },
-      onMessage: (text, receivedAt, generation) => onFrame(state, text, receivedAt, generation),
-    });
-    const state: SocketState = { plan, connection, bookGeneration: 0, sequence: new ConnectionSequence(), sessions: new Map() };
-    connection.start();
-    return state;
-  }
-
-  function follow(m: VenueMarket): void {
-    bySymbol.set(m.symbol, m);
-    if (venue.channels.includes('books')) books.set(m.symbol, new BookSync(venue.book, m));
-  }
-
+  const counters: NativeCounters = { trades: 0, liquidations: 0, unknownMessages: 0, venueErrors: 0 };
+  const markets = new MarketSet(venue, options.assets);
+  const sockets: VenueSocket[] = [];
   const shell = startCollectorShell({
     venueId: venue.id,
     bus,
     log,
     tuning,
-    books: bookEvents,
-    counts,
+    books: () => parts.books.events(tuning.bookDepth),
+    counts: () => nativeCounts(parts),
     async close() {
-      clearInterval(marketsRefresh);
+      const refreshed = refresh.stop();
       await started;
-      await refreshing;
-      await Promise.all(sockets.map((s) => s.connection.close()));
+      await refreshed;
+      await Promise.all(sockets.map((s) => s.close()));
     },
   });
+  const parts: NativeParts = {
+    venue,
+    endpoints,
+    bus,
+    log,
+    tuning,
+    counters,
+    markets,
+    books: new VenueBooks({ venue, endpoints, io: venueIo, log, snapshotConcurrency: tuning.snapshotConcurrency, stopped: shell.stopped }),
+    emitPath: new EmitPath({ venueId: venue.id, bus, log, market: (symbol) => markets.get(symbol), counters }),
+    duplicates: new RotationDuplicates(),
+    sockets,
+  };
 
   // Resolving markets waits for the venue, which may be down: start-up does not wait for it.
   const started = (async () => {
     const listings = await shell.retrying('market listing', () => venue.listMarkets(venueIo, endpoints));
     if (shell.stopped() || !listings) return;
-    ({ markets, unmapped } = selectMarkets(venue, listings, options.assets));
-    if (unmapped.length > 0) log.info({ count: unmapped.length, unmapped: unmapped.slice(0, 50) }, 'markets whose base asset is not in the catalog: not collected');
-    for (const m of markets) follow(m);
-    log.info({ markets: markets.length }, 'markets resolved');
-    for (const plan of venue.sockets(endpoints, markets)) {
-      sockets.push(openSocket(plan));
-    }
+    const { added } = markets.apply(listings);
+    for (const m of added) parts.books.follow(m);
+    logResolved(log, markets);
+    openSockets(parts, added);
   })();
-
-  /**
-   * Lists the venue's markets again. New markets get sockets of their own (the running ones keep
-   * their subscriptions, so nothing already followed is interrupted); delisted ones are dropped
-   * from the books and their messages ignored, and a socket left with no followed market is closed.
-   */
-  async function refreshMarkets(): Promise<void> {
-    let listings: MarketListing[];
-    try {
-      listings = await venue.listMarkets(venueIo, endpoints);
-    } catch (err) {
-      log.warn({ err: (err as Error).message }, 'market refresh failed: keeping the current markets');
-      return;
-    }
-    if (shell.stopped()) return;
-    const next = selectMarkets(venue, listings, options.assets);
-    const listed = new Set(next.markets.map((m) => m.symbol));
-    const added = next.markets.filter((m) => !bySymbol.has(m.symbol));
-    const removed = markets.filter((m) => !listed.has(m.symbol));
-    unmapped = next.unmapped;
-    if (added.length === 0 && removed.length === 0) {
-      log.debug({ markets: markets.length }, 'markets unchanged');
-      return;
-    }
-    for (const m of removed) {
-      bySymbol.delete(m.symbol);
-      books.delete(m.symbol);
-      bookTimes.delete(m.symbol);
-    }
-    for (const m of added) follow(m);
-    markets = [...markets.filter((m) => listed.has(m.symbol)), ...added];
-    for (const idle of sockets.filter((s) => s.plan.symbols.every((symbol) => !bySymbol.has(symbol)))) {
-      sockets.splice(sockets.indexOf(idle), 1);
-      await idle.connection.close();
-    }
-    // A market listed again while its old socket still carries it needs no second subscription.
-    const unsubscribed = added.filter((m) => !sockets.some((s) => s.plan.symbols.includes(m.symbol)));
-    if (unsubscribed.length > 0 && !shell.stopped()) for (const plan of venue.sockets(endpoints, unsubscribed)) sockets.push(openSocket(plan));
-    log.info({ added: added.map((m) => m.symbol), removed: removed.map((m) => m.symbol), markets: markets.length }, 'markets changed');
-  }
-  let refreshing: Promise<void> | undefined;
-  const marketsRefresh = setInterval(() => {
-    if (refreshing) return;
-    refreshing = started.then(refreshMarkets).finally(() => (refreshing = undefined));
-  }, tuning.marketsRefreshMs);
-
-  /** The synced books, cut to `bookDepth`, as events. */
-  function bookEvents(): BookEvent[] {
-    const events: BookEvent[] = [];
-    for (const [symbol, sync] of books) {
-      const times = bookTimes.get(symbol);
-      if (!sync.synced || !times) continue;
-      const m = bySymbol.get(symbol)!;
-      const levels = { bids: toLevels(sync.book.topRaw('bid', tuning.bookDepth), m), asks: toLevels(sync.book.topRaw('ask', tuning.bookDepth), m) };
-      const event = toBookEvent(venue.id, m, levels, times.ts, times.receivedAt);
-      if (event) events.push(event);
-    }
-    return events;
-  }
-
-  function counts(): CollectorCounts {
-    let messages = 0;
-    let reconnects = 0;
-    let rotations = 0;
-    let lastMessageAt: number | undefined;
-    for (const s of sockets) {
-      const c = s.connection.metrics;
-      messages += c.messages;
-      reconnects += c.reconnects;
-      rotations += c.rotations;
-      if (c.lastMessageAt !== undefined && (lastMessageAt === undefined || c.lastMessageAt > lastMessageAt)) lastMessageAt = c.lastMessageAt;
-    }
-    return {
-      connected: sockets.length > 0 && sockets.every((s) => s.connection.metrics.connected),
-      markets: markets.length,
-      unmappedMarkets: unmapped.length,
-      messages,
-      trades: counters.trades,
-      liquidations: counters.liquidations,
-      reconnects,
-      rotations,
-      resyncs: [...books.values()].reduce((n, s) => n + s.resyncs, 0),
-      bookBufferOverflows: [...books.values()].reduce((n, s) => n + s.bufferOverflows, 0),
-      unknownMessages: counters.unknownMessages,
-      venueErrors: counters.venueErrors,
-      lastMessageAt,
-    };
-  }
+  const refresh = new MarketsRefresh({
+    everyMs: tuning.marketsRefreshMs,
+    started,
+    list: () => venue.listMarkets(venueIo, endpoints),
+    markets,
+    onChange: (change) => onMarketsChanged(parts, change, shell.stopped),
+    stopped: shell.stopped,
+    log,
+  });
 
   return {
     venue,
-    markets: () => markets,
-    unmapped: () => unmapped,
+    markets: () => markets.markets,
+    unmapped: () => markets.unmapped,
     ready: () => started,
     metrics: shell.metrics,
     stop: shell.stop,
+  };
+}
+
+/** Opens the sockets the venue's plan asks for these markets. */
+function openSockets(parts: NativeParts, markets: readonly VenueMarket[]): void {
+  const { venue, endpoints, bus, log, tuning } = parts;
+  for (const plan of venue.sockets(endpoints, markets)) {
+    const socket: VenueSocket = new VenueSocket({
+      plan,
+      venue,
+      io: venueIo,
+      log,
+      tuning,
+      // Every market of the socket (still followed) shares its fate.
+      onStatus(connected) {
+        const followed = plan.symbols.flatMap((symbol) => parts.markets.get(symbol) ?? []);
+        if (followed.length > 0) bus.publish(statusEvents(venue.id, followed, connected, Date.now()));
+      },
+      // The books the socket carries start over from the snapshots its subscription asks for. Where a
+      // recovery of the trades missed while it was down (at start: since the last run) would start.
+      onOpen: () => parts.books.restart(plan.symbols),
+      onFrame: (text, receivedAt, generation) => readFrame(parts, socket, text, receivedAt, generation),
+    });
+    parts.sockets.push(socket);
+    socket.start();
+  }
+}
+
+/** Reads one frame: its trades and liquidations go down the emit path together, the rest is handled here. */
+function readFrame(parts: NativeParts, socket: VenueSocket, text: string, receivedAt: number, generation: number): void {
+  const { books, counters, log, duplicates } = parts;
+  // Whether this socket overlaps its replacement as the frame came (a reconnect request in it starts a rotation).
+  const overlapping = socket.overlapping;
+  const reports: Reported[] = [];
+  for (const m of socket.parse(text, generation)) {
+    switch (m.kind) {
+      case 'trade':
+      case 'liquidation':
+        reports.push(m);
+        break;
+      case 'book':
+        if (socket.carriesBooks(generation)) books.onBook(socket, m, receivedAt);
+        break;
+      case 'sequence':
+        if (socket.sequenceHolds(m.value, generation)) break;
+        // Any message of this socket may be the lost one: every book it carries is suspect.
+        log.warn({ reason: 'connection sequence gap', got: m.value }, 'book resync');
+        books.invalidate(socket.plan.symbols, socket);
+        break;
+      case 'control':
+        if (m.what === 'error') {
+          counters.venueErrors += 1;
+          if (counters.venueErrors <= 20) log.warn({ detail: m.detail }, 'venue error');
+        } else if (m.what === 'reconnect') socket.rotateOnRequest(m.detail, generation);
+        break;
+      case 'unknown':
+        counters.unknownMessages += 1;
+        // A frame no rule knows (a message version the parser does not know, garbage): always counted
+        // (mds_venue_unknown_messages_total), shown once with a sample so the format can be looked at.
+        if (counters.unknownMessages === 1) log.warn({ sample: text.slice(0, 300) }, 'unknown message from the venue: counted, not logged again');
+        break;
+    }
+  }
+  parts.emitPath.emit(reports, receivedAt, duplicates.during(overlapping));
+  duplicates.settle(() => overlapping || parts.sockets.some((s) => s.overlapping));
+}
+
+/**
+ * What re-listing changed: new markets get sockets of their own (the running ones keep their
+ * subscriptions, so nothing already followed is interrupted); delisted ones are dropped from the
+ * books and their messages ignored, and a socket left with no followed market is closed.
+ */
+async function onMarketsChanged(parts: NativeParts, { added, removed }: MarketChange, stopped: () => boolean): Promise<void> {
+  const { books, markets, sockets } = parts;
+  for (const m of removed) books.drop(m.symbol);
+  for (const m of added) books.follow(m);
+  for (const idle of sockets.filter((s) => s.plan.symbols.every((symbol) => !markets.has(symbol)))) {
+    sockets.splice(sockets.indexOf(idle), 1);
+    await idle.close();
+  }
+  // A market listed again while its old socket still carries it needs no second subscription.
+  const unsubscribed = added.filter((m) => !sockets.some((s) => s.plan.symbols.includes(m.symbol)));
+  if (unsubscribed.length > 0 && !stopped()) openSockets(parts, unsubscribed);
+}
+
+/** The collector's counts: its own, its books', and the sums over its sockets. */
+function nativeCounts({ sockets, markets, books, counters }: NativeParts): CollectorCounts {
+  let messages = 0;
+  let reconnects = 0;
+  let rotations = 0;
+  let lastMessageAt: number | undefined;
+  for (const s of sockets) {
+    const c = s.connection.metrics;
+    messages += c.messages;
+    reconnects += c.reconnects;
+    rotations += c.rotations;
+    if (c.lastMessageAt !== undefined && (lastMessageAt === undefined || c.lastMessageAt > lastMessageAt)) lastMessageAt = c.lastMessageAt;
+  }
+  return {
+    connected: sockets.length > 0 && sockets.every((s) => s.connection.metrics.connected),
+    markets: markets.markets.length,
+    unmappedMarkets: markets.unmapped.length,
+    messages,
+    trades: counters.trades,
+    liquidations: counters.liquidations,
+    reconnects,
+    rotations,
+    resyncs: books.resyncs,
+    bookBufferOverflows: books.bufferOverflows,
+    unknownMessages: counters.unknownMessages,
+    venueErrors: counters.venueErrors,
+    lastMessageAt,
   };
 }

@@ -1,7 +1,8 @@
-// What every collector shares, whatever speaks the venue's protocol (ingest/collector.ts for native
-// venues, ingest/ccxtCollector.ts for ccxt ones): the shared tuning and its defaults, the handle and
-// metrics the ingest role reads, the book-publishing timer, the 10 s rates and the metrics log,
-// backoff and retries, and the stop sequence. Each collector keeps only its own loops.
+// The shell every collector runs in, whatever speaks the venue's protocol (ingest/collector.ts for
+// native venues, ingest/ccxtCollector.ts for ccxt ones): the shared tuning and its defaults, the
+// handle and metrics the ingest role reads, the book-publishing timer, the 10 s rates and the metrics
+// log, backoff and retries, and the stop sequence. The other shared parts have files of their own:
+// the market set (marketSet.ts), re-listing (marketsRefresh.ts) and the emit path (emitPath.ts).
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Bus } from '../infra/bus/bus.ts';
 import type { BookEvent } from '../infra/events.ts';

@@ -1,6 +1,6 @@
 // What a native venue is: a declarative descriptor plus pure parse functions. The lifecycle
 // (ingest/connection.ts), the book rules engine (ingest/bookSync.ts) and the collector
-// (ingest/collector.ts, on ingest/collectorKit.ts) are written once and drive any descriptor; the
+// (ingest/collector.ts and the parts it wires) are written once and drive any descriptor; the
 // conversion to events is ingest/normalize.ts. Rules: ingest/EVENTS.md.
 import { z } from 'zod';
 import { findVenue, type CatalogVenue } from '../infra/catalog/catalog.ts';

@@ -144,7 +144,9 @@ describe('bitfinex messages', () => {
       { kind: 'unknown' },
     ]);
   });
+});
 
+describe('bitfinex pairs and subscriptions', () => {
   test('pairs: three-letter pairs split in the middle, longer ones at the colon, perpetuals without F0; UST is USDT', () => {
     expect(parsePairList(fixture('bitfinex', 'rest_pairs_exchange.json'), 'exchange').map((l) => [l.symbol, l.base, l.quote])).toEqual([
       ['tBTCUSD', 'BTC', 'USD'],

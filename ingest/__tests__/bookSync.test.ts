@@ -123,6 +123,22 @@ describe('BookSync, stream snapshots', () => {
     expect(fresh).toEqual([true, false, true]);
   });
 
+  test('a snapshot over a live book replaces it whole: levels it does not list are gone, uncounted, and the chain goes on from its id', () => {
+    // No depth cut here: every level of the old book would still be there if the snapshot were merged into it.
+    const sync = new BookSync({ sequence: chain, checksum: levelCount }, market);
+    expect(sync.onMessage(update({ snapshot: true, lastId: 10, bids: [['10', '1'], ['9', '1']], asks: [['11', '1']], checksum: 3 }))).toBe('snapshot');
+    expect(sync.onMessage(update({ firstId: 11, lastId: 11, bids: [['8', '2']], asks: [['12', '1']], checksum: 5 }))).toBe('applied');
+    // The venue sends the whole book again while ours is live (a resubscription, a periodic snapshot).
+    expect(sync.onMessage(update({ snapshot: true, lastId: 20, bids: [['9.5', '3']], asks: [['10.5', '4']], checksum: 2 }))).toBe('snapshot');
+    expect(sync.book.top('bid', 9)).toEqual([[9.5, 3]]);
+    expect(sync.book.top('ask', 9)).toEqual([[10.5, 4]]);
+    expect([sync.synced, sync.resyncs]).toEqual([true, 0]);
+    // Ids up to the new snapshot's are stale; the first update after it is fresh again.
+    expect(sync.onMessage(update({ firstId: 12, lastId: 12, bids: [['7', '1']] }))).toBe('stale');
+    expect(sync.onMessage(update({ firstId: 19, lastId: 21, bids: [['9.4', '1']], checksum: 3 }))).toBe('applied');
+    expect(sync.book.top('bid', 9)).toEqual([[9.5, 3], [9.4, 1]]);
+  });
+
   test('invalidate counts a resync only when there was a book or a buffer; reset never counts', () => {
     const sync = new BookSync(rule, market);
     sync.invalidate();

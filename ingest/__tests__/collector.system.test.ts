@@ -12,10 +12,22 @@ import { VenueConnection } from '../connection.ts';
 import { startSimulator } from '../../simulator/simulator.ts';
 import { kraken } from '../venues/kraken.ts';
 import type { SimTrade } from '../../simulator/market.ts';
-import { sleep, startLive, until } from './liveVenue.ts';
+import type { SimVenueServer } from '../../simulator/venueServer.ts';
+import { until, untilValue } from '../../test/support/until.ts';
+import { startLive } from './liveVenue.ts';
 
 const fast = { keepAlive: { pingEveryMs: 150, staleAfterMs: 700 }, backoff: { baseMs: 50, maxMs: 200 } };
 const trades = (events: readonly MarketEvent[]) => events.filter((e): e is TradeEvent => e.type === 'trade');
+
+/** The websocket pings (our keep-alive with `fast`) each socket of the venue has received from now on. */
+function pingsFromNow(venue: SimVenueServer): () => number[] {
+  const counts = [...venue.clients].map((client) => {
+    const count = { pings: 0 };
+    client.socket.on('ping', () => void (count.pings += 1));
+    return count;
+  });
+  return () => counts.map((c) => c.pings);
+}
 
 /** Every trade the venue sent was published once: none twice, and per market the venue's ids run without a hole. */
 function expectEveryTradeOnce(sent: readonly SimTrade[], events: readonly MarketEvent[], followed: ReadonlySet<string>): void {
@@ -34,8 +46,11 @@ describe.each(['binance', 'okx'] as const)('%s: a quiet market is not a dead soc
   test('no trades and no book changes for several stale periods: still connected; a stalled feed that answers nothing is replaced', async () => {
     const { sim, collector } = await startLive(id, { seed: 21, tuning: fast, sim: { tradesPerSecondPerMarket: 0 } });
     await until(() => collector.metrics().connected, 'connected');
+    const pings = pingsFromNow(sim.venue(id));
     sim.pause();
-    await sleep(2_000);
+    // Three stale periods of silence but for the keep-alive: every socket pinged (and answered) throughout.
+    const perSocket = Math.ceil((3 * fast.keepAlive.staleAfterMs) / fast.keepAlive.pingEveryMs);
+    await until(() => pings().length > 0 && pings().every((n) => n >= perSocket), `${perSocket} keep-alives on each socket`, 10_000);
     expect(collector.metrics()).toMatchObject({ connected: true, reconnects: 0 });
     // Stalled: the socket stays open but nothing comes back, not even a pong.
     sim.venue(id).faults.stall(1_200);
@@ -64,7 +79,8 @@ describe('planned rotation and venue reconnect requests', () => {
       tuning: { ...fast, rotateAfterMs: 1_000, overlapMs: 300 },
       sim: { perVenue: { binance: { maxConnectionMs: 1_500 } } },
     });
-    await sleep(3_800);
+    // Each socket outlives the venue's lifetime only by rotating: three rotations span two of its lifetimes.
+    await until(() => collector.metrics().rotations >= 3, 'three rotations', 10_000);
     await collector.stop();
     expect(collector.metrics().rotations).toBeGreaterThanOrEqual(3);
     expect(collector.metrics().reconnects).toBe(0);
@@ -74,8 +90,10 @@ describe('planned rotation and venue reconnect requests', () => {
   test.each(['binance', 'okx'] as const)('%s: the venue notice that it is going away starts a rotation before it closes us', async (id) => {
     const { sim, collector, events } = await startLive(id, { seed: 23, tuning: { ...fast, overlapMs: 300 }, sim: { perVenue: { [id]: { reconnectGraceMs: 800 } } } });
     await until(() => collector.metrics().trades > 20, 'first trades');
+    const doomed = [...sim.venue(id).clients];
     sim.venue(id).faults.requestReconnect();
-    await sleep(1_500);
+    // The notified sockets gone (closed by us after the overlap, or by the venue after its grace) and a rotation counted.
+    await until(() => collector.metrics().rotations >= 1 && doomed.every((c) => !sim.venue(id).clients.has(c)), 'the notified sockets replaced', 5_000);
     await collector.stop();
     expect(collector.metrics()).toMatchObject({ rotations: 1, reconnects: 0 });
     expectEveryTradeOnce(sim.venue(id).trades.since(0), events, new Set(collector.markets().map((m) => m.symbol)));
@@ -99,7 +117,8 @@ describe('faults', () => {
     await until(() => collector.metrics().trades > 5, 'first trades');
     sim.venue('binance-futures').faults.outage(1_000);
     await until(() => collector.metrics().reconnects >= 2, 'reconnect attempts');
-    await sleep(1_200);
+    // The venue accepts sockets again: the outage is over.
+    await until(() => sim.venue('binance-futures').clients.size > 0, 'a socket accepted after the outage', 5_000);
     await until(() => collector.metrics().connected && collector.metrics().lastMessageAgeMs! < 100, 'back after the outage', 5_000);
     // Books come back too: depth snapshots are fetched again over REST.
     const before = collector.metrics().trades;
@@ -124,8 +143,11 @@ describe('faults', () => {
 
   test('metrics: markets, unmapped markets, rates and last-message age', async () => {
     const { collector } = await startLive('binance-futures', { seed: 26 });
-    await sleep(2_200);
-    const m = collector.metrics();
+    // The rates need two of the once-a-second samples.
+    const m = await untilValue(() => {
+      const now = collector.metrics();
+      return now.messagesPerSecond > 0 && now.tradesPerSecond > 0 ? now : undefined;
+    }, 'rates over two samples', 5_000);
     expect(m).toMatchObject({ venue: 'binance-futures', connected: true, markets: 5, unmappedMarkets: 1 });
     expect(collector.unmapped()).toEqual(['1000PEPEUSDT']);
     expect(m.messagesPerSecond).toBeGreaterThan(10);

@@ -1,10 +1,10 @@
 // The machinery both collectors share, driven directly: the metrics log line and the 10 s rates.
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
-import { expect, test } from 'vitest';
+import { expect, onTestFinished, test, vi } from 'vitest';
 import type { BookEvent, MarketEvent } from '../../infra/events.ts';
 import { sharedTuningDefaults, startCollectorShell, type CollectorCounts } from '../collectorKit.ts';
-import { sleep, until } from './liveVenue.ts';
+import { until } from '../../test/support/until.ts';
 
 const counts = (over: Partial<CollectorCounts> = {}): CollectorCounts => ({
   connected: true,
@@ -38,6 +38,9 @@ test('the metrics log line names the venue once: the logger binds it, the line d
 });
 
 test('rates over the sampled seconds, books published each period, nothing after stop', async () => {
+  // The shell's timers on a fake clock: 3.2 s pass in no time, and exactly.
+  vi.useFakeTimers({ now: 1_700_000_000_000 });
+  onTestFinished(() => void vi.useRealTimers());
   let messages = 0;
   const published: MarketEvent[][] = [];
   const book: BookEvent = { type: 'book', venue: 'kraken', market: 'XBT/USD', asset: 'bitcoin', quote: 'USD', ts: 1, receivedAt: 1, bids: [[1, 1]], asks: [[2, 1]] };
@@ -53,7 +56,7 @@ test('rates over the sampled seconds, books published each period, nothing after
   });
   expect(shell.metrics().messagesPerSecond).toBe(0);
   const timer = setInterval(() => (messages += 10), 100);
-  await sleep(3_200);
+  await vi.advanceTimersByTimeAsync(3_200);
   clearInterval(timer);
   const m = shell.metrics();
   // 100 messages a second, sampled once a second: about 100 over the samples taken so far.
@@ -66,7 +69,7 @@ test('rates over the sampled seconds, books published each period, nothing after
   expect(closed).toBe(true);
   expect(shell.stopped()).toBe(true);
   const after = published.length;
-  await sleep(300);
+  await vi.advanceTimersByTimeAsync(300);
   expect(published.length).toBe(after);
 });
 
@@ -75,8 +78,12 @@ test('retrying backs off until it succeeds, and gives up when the collector stop
   const seen: number[] = [];
   expect(await shell.retrying('listing', async (failures) => (seen.push(failures), failures < 3 ? Promise.reject(new Error('down')) : 'ok'))).toBe('ok');
   expect(seen).toEqual([0, 1, 2, 3]);
-  const never = shell.retrying('listing', () => Promise.reject(new Error('down')));
-  await sleep(50);
+  let attempts = 0;
+  const never = shell.retrying('listing', () => (attempts++, Promise.reject(new Error('down'))));
+  await until(() => attempts >= 2, 'a retry');
   await shell.stop();
+  const atStop = attempts;
   expect(await never).toBeUndefined();
+  // No attempt after the stop.
+  expect(attempts).toBe(atStop);
 });

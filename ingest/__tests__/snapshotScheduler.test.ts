@@ -1,0 +1,134 @@
+// The snapshot scheduler's rules, checked directly with vitest's fake clock: REST snapshots a few at a
+// time, each market queued once, markets that no longer want one skipped, a failed fetch holding its
+// slot for a pause; resubscriptions at most every 10 s per market until the snapshot comes.
+import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest';
+import { createLogger } from '../../infra/log.ts';
+import { failedFetchPauseMs, ResubscribeThrottle, resubscribeEveryMs, RestSnapshotQueue } from '../snapshotScheduler.ts';
+
+beforeEach(() => void vi.useFakeTimers());
+afterEach(() => void vi.useRealTimers());
+
+/** A queue whose fetches wait until the test settles them; `wanted` says which markets want a snapshot. */
+function queue(concurrency: number, wanted = new Set(['A', 'B', 'C', 'D', 'E'])) {
+  const pending = new Map<string, { resolve: () => void; reject: (err: Error) => void }>();
+  const started: string[] = [];
+  let stopped = false;
+  const q = new RestSnapshotQueue({
+    concurrency,
+    wants: (symbol) => wanted.has(symbol),
+    fetch: (symbol) =>
+      new Promise<void>((resolve, reject) => {
+        started.push(symbol);
+        pending.set(symbol, { resolve, reject });
+      }),
+    stopped: () => stopped,
+    log: createLogger('silent'),
+  });
+  /** Settles a fetch and lets the queue react. */
+  const settle = async (symbol: string, outcome: 'ok' | 'fail' = 'ok') => {
+    const p = pending.get(symbol)!;
+    pending.delete(symbol);
+    if (outcome === 'ok') p.resolve();
+    else p.reject(new Error('HTTP 429'));
+    await vi.advanceTimersByTimeAsync(0);
+  };
+  return { q, started, wanted, settle, stop: () => (stopped = true) };
+}
+
+describe('RestSnapshotQueue', () => {
+  test('at most `concurrency` fetches at once, the rest in the order asked; a finished fetch starts the next', async () => {
+    const { q, started, settle } = queue(2);
+    q.request(['A', 'B', 'C']);
+    q.request(['D']);
+    expect(started).toEqual(['A', 'B']);
+    expect(q.fetching).toEqual(['A', 'B']);
+    expect(q.queued).toEqual(['C', 'D']);
+    await settle('B');
+    expect(started).toEqual(['A', 'B', 'C']);
+    await settle('A');
+    await settle('C');
+    await settle('D');
+    expect(started).toEqual(['A', 'B', 'C', 'D']);
+    expect([q.fetching, q.queued]).toEqual([[], []]);
+  });
+
+  test('a market queued or being fetched is not queued again', async () => {
+    const { q, started, settle } = queue(1);
+    q.request(['A', 'B', 'A']);
+    q.request(['B', 'A']);
+    expect(q.queued).toEqual(['B']);
+    await settle('A');
+    await settle('B');
+    expect(started).toEqual(['A', 'B']);
+    // Once fetched, a market may be asked for again.
+    q.request(['A']);
+    expect(started).toEqual(['A', 'B', 'A']);
+  });
+
+  test('markets that do not want a snapshot are not queued; one that stops wanting it while queued (synced, delisted) is skipped', async () => {
+    const { q, started, wanted, settle } = queue(1);
+    q.request(['A', 'Z', 'B', 'C']);
+    expect(q.queued).toEqual(['B', 'C']);
+    wanted.delete('B');
+    await settle('A');
+    expect(started).toEqual(['A', 'C']);
+    expect(q.queued).toEqual([]);
+  });
+
+  test('a failed fetch keeps its slot for the pause, then the next starts; the market can be asked for again', async () => {
+    const { q, started, settle } = queue(1);
+    q.request(['A', 'B']);
+    await settle('A', 'fail');
+    await vi.advanceTimersByTimeAsync(failedFetchPauseMs - 1);
+    expect(started).toEqual(['A']);
+    // Asked again during the pause: A is still being fetched.
+    q.request(['A']);
+    expect(q.queued).toEqual(['B']);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(started).toEqual(['A', 'B']);
+    q.request(['A']);
+    await settle('B');
+    expect(started).toEqual(['A', 'B', 'A']);
+  });
+
+  test('nothing starts once the collector stopped', async () => {
+    const { q, started, settle, stop } = queue(1);
+    q.request(['A', 'B']);
+    stop();
+    await settle('A');
+    q.request(['C']);
+    expect(started).toEqual(['A']);
+  });
+});
+
+describe('ResubscribeThrottle', () => {
+  test('a market is resubscribed at once, then not again for 10 s; each market on its own clock', () => {
+    const throttle = new ResubscribeThrottle();
+    const t0 = 1_000_000;
+    expect(throttle.take(['A', 'B'], t0)).toEqual(['A', 'B']);
+    expect(throttle.take(['A', 'B'], t0 + resubscribeEveryMs - 1)).toEqual([]);
+    expect(throttle.take(['C', 'A'], t0 + resubscribeEveryMs - 1)).toEqual(['C']);
+    expect(throttle.take(['A', 'B', 'C'], t0 + resubscribeEveryMs)).toEqual(['A', 'B']);
+    expect(resubscribeEveryMs).toBe(10_000);
+  });
+
+  test('a (re)subscription counts as asking; a snapshot that came lets the next request go at once', () => {
+    const throttle = new ResubscribeThrottle();
+    const t0 = 5_000_000;
+    throttle.subscribed(['A', 'B'], t0);
+    expect(throttle.take(['A', 'B'], t0 + 9_999)).toEqual([]);
+    throttle.answered('A');
+    expect(throttle.take(['A', 'B'], t0 + 9_999)).toEqual(['A']);
+    expect(throttle.take(['B'], t0 + 10_000)).toEqual(['B']);
+  });
+
+  test('the clock defaults to now', () => {
+    vi.setSystemTime(2_000_000);
+    const throttle = new ResubscribeThrottle();
+    throttle.subscribed(['A']);
+    vi.setSystemTime(2_000_000 + 9_999);
+    expect(throttle.take(['A'])).toEqual([]);
+    vi.setSystemTime(2_000_000 + 10_000);
+    expect(throttle.take(['A'])).toEqual(['A']);
+  });
+});
