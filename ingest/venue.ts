@@ -50,9 +50,28 @@ export interface BookMessage {
   checksum?: number;
 }
 
+/** One trade as the venue reported it (a websocket frame or a REST page can carry several). */
+export interface TradeMessage {
+  kind: 'trade';
+  symbol: string;
+  tradeId: string;
+  price: string;
+  quantity: string;
+  side: 'buy' | 'sell';
+  ts: number;
+  /**
+   * Where the venue numbers each market's trades consecutively (`history.continuity` is
+   * 'sequential'): this trade's number, from which a missing trade is seen. A message that
+   * aggregates fills (OKX `trades`: `count`) carries the number of its last fill.
+   */
+  seq?: number;
+  /** Fills this message aggregates, numbered seq - fills + 1 .. seq (default 1). */
+  fills?: number;
+}
+
 /** What one venue message means; a frame can carry several (a batch of trades). */
 export type VenueMessage =
-  | { kind: 'trade'; symbol: string; tradeId: string; price: string; quantity: string; side: 'buy' | 'sell'; ts: number }
+  | TradeMessage
   | {
       kind: 'liquidation';
       symbol: string;
@@ -148,6 +167,53 @@ export interface VenueSession {
   resubscribe?(symbols: readonly string[]): string[];
 }
 
+/** Where a recovery stands in a market's trades: after this trade (its number where the venue has them). */
+export interface HistoryCursor {
+  ts: number;
+  seq?: number;
+  /** The venue's id of that trade, for venues that page by id without numbering trades. */
+  tradeId?: string;
+}
+
+/** One page of a venue's REST trade history. */
+export interface HistoryPage {
+  /** In any order; those at or before the cursor asked for may be among them (they are dropped). */
+  trades: TradeMessage[];
+  /** The venue may hold trades after the newest of `trades` that this page did not carry. */
+  more: boolean;
+}
+
+/**
+ * What a venue lets us know of the trades we missed (a socket down, a restart, an overload) and
+ * recover from its REST history. Research and sources: the venue file's header and
+ * ingest/venues/ADDING_A_VENUE.md; the recovery that uses it: ingest/historyRecovery.ts.
+ */
+export interface TradeHistoryRule {
+  /**
+   * 'sequential': the venue numbers each market's trades consecutively (`TradeMessage.seq`), so a
+   * missing trade is seen by its number, and a recovery knows when it has them all. 'time': its ids
+   * say nothing of what is missing; a socket down or a restart marks a gap, from the last trade
+   * stored to the first after it.
+   */
+  continuity: 'sequential' | 'time';
+  /** The venue's REST trade history; absent when the venue has none (nothing can be recovered). */
+  rest?: {
+    /** How old a trade the endpoint still serves (ms); undefined when it serves the whole history. */
+    reachMs?: number;
+    /**
+     * Endpoints that serve only the latest trades of a market and page no further back (Bybit,
+     * KuCoin): how many. A gap with more trades than this after its start is partly unrecoverable.
+     */
+    latestOnly?: number;
+    /** Requests a second that recovery may send to this venue, under its documented limit. */
+    requestsPerSecond: number;
+    /** The URL of the next page: trades after `after`, oldest first where the venue can. Pure. */
+    url(restBase: string, symbol: string, after: HistoryCursor): string;
+    /** One page. Pure; never throws; undefined for a body it does not understand. */
+    parse(json: unknown, symbol: string): HistoryPage | undefined;
+  };
+}
+
 export interface VenueDescriptor {
   /** Our venue id: one per venue and market kind (binance, binance-futures). */
   id: string;
@@ -174,6 +240,8 @@ export interface VenueDescriptor {
   /** A fresh session for each connection, where `parse` alone cannot understand a frame (see VenueSession). */
   session?(): VenueSession;
   book: BookRule;
+  /** How missed trades are found and recovered; absent: time gaps only, nothing recovered. */
+  history?: TradeHistoryRule;
 }
 
 /** A venue's id, name and contract kind, from the venue catalog (infra/catalog/venues.json), which the API serves too. */

@@ -74,6 +74,8 @@ export interface Simulator {
   resume(): void;
   /** `SimVenueServer.onTradeSent` on every venue: each trade sent, as a collector stores it; nothing kept. Returns the remover. */
   onTradeSent(listener: (sent: SentTrade) => void): () => void;
+  /** `SimVenueServer.onTradePrinted` on every venue: each trade printed, sent or not. Returns the remover. */
+  onTradePrinted(listener: (printed: SentTrade) => void): () => void;
   close(): Promise<void>;
 }
 
@@ -123,6 +125,10 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     resume: () => void (paused = false),
     onTradeSent(listener) {
       const removers = [...servers.values()].map((s) => s.onTradeSent(listener));
+      return () => removers.forEach((remove) => remove());
+    },
+    onTradePrinted(listener) {
+      const removers = [...servers.values()].map((s) => s.onTradePrinted(listener));
       return () => removers.forEach((remove) => remove());
     },
     async close() {

@@ -8,6 +8,7 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import { z } from 'zod';
 import { parseJson } from '../ingest/venue.ts';
 import type { MarketStep, SimLiquidation, SimMarket, SimTrade, VenueListing } from './market.ts';
+import { PrintedTrades } from './printedTrades.ts';
 import { SentHistory } from './sentHistory.ts';
 
 export interface SimClient {
@@ -63,9 +64,12 @@ export interface VenueServerOptions {
   pingEveryMs?: number;
   /** Sent trades (and liquidations) kept for `recent()` / `since()`; all are counted (default 10,000). */
   retainSent?: number;
+  /** Printed trades kept per market: what the venue's REST trade history reaches back to (default 20,000). */
+  retainPrinted?: number;
 }
 
 const defaultRetainSent = 10_000;
+const defaultRetainPrinted = 20_000;
 
 export const faultRequest = z.discriminatedUnion('fault', [
   z.object({ fault: z.literal('drop') }),
@@ -97,6 +101,8 @@ export class SimVenueServer {
   readonly clients = new Set<SimClient>();
   /** Trades and liquidations sent to at least one subscriber, in order: the last few kept, all counted. */
   readonly trades: SentHistory<SimTrade>;
+  /** Every trade the venue printed, sent or not (a socket down, an outage): its REST trade history. */
+  readonly printed: PrintedTrades;
   readonly liquidations: SentHistory<SimLiquidation>;
   readonly listing: VenueListing;
   readonly #options: VenueServerOptions;
@@ -119,6 +125,7 @@ export class SimVenueServer {
     const retain = options.retainSent ?? defaultRetainSent;
     this.trades = new SentHistory<SimTrade>(retain, (trade) => this.#tradeSent(trade));
     this.liquidations = new SentHistory<SimLiquidation>(retain);
+    this.printed = new PrintedTrades(options.retainPrinted ?? defaultRetainPrinted);
     this.#http.on('upgrade', (req, socket, head) => {
       if (Date.now() < this.#downUntil) {
         socket.end('HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\n\r\n');
@@ -196,9 +203,19 @@ export class SimVenueServer {
     return () => void this.#tradeListeners.delete(listener);
   }
 
+  /** As `onTradeSent`, for every trade printed, sent or not: what a complete history stores. */
+  onTradePrinted(listener: (printed: SentTrade) => void): () => void {
+    return this.printed.onPrinted((trade) => listener(this.#asStored(trade)));
+  }
+
+  /** A trade under the venue, market and trade id a collector stores it as. */
+  #asStored(trade: SimTrade): SentTrade {
+    return { venue: this.listing.venue, market: trade.symbol, tradeId: this.#protocol?.storedTradeId?.(trade) ?? String(trade.id), trade };
+  }
+
   #tradeSent(trade: SimTrade): void {
     if (this.#tradeListeners.size === 0) return;
-    const sent: SentTrade = { venue: this.listing.venue, market: trade.symbol, tradeId: this.#protocol?.storedTradeId?.(trade) ?? String(trade.id), trade };
+    const sent = this.#asStored(trade);
     for (const listener of this.#tradeListeners) listener(sent);
   }
 
@@ -212,7 +229,11 @@ export class SimVenueServer {
     const protocol = this.#protocol;
     if (!protocol) return;
     protocol.tick?.(to);
-    for (const m of this.listing.markets) protocol.publish(m, this.listing.step(m, from, to), to);
+    for (const m of this.listing.markets) {
+      const step = this.listing.step(m, from, to);
+      this.printed.push(step.trades);
+      protocol.publish(m, step, to);
+    }
   }
 
   readonly faults: VenueFaults = {

@@ -1,0 +1,45 @@
+import { expect, test } from 'vitest';
+import type { SimTrade } from '../market.ts';
+import { PrintedTrades, RestRateLimit } from '../printedTrades.ts';
+
+const trade = (symbol: string, id: number, time: number): SimTrade =>
+  ({ venue: 'v', symbol, base: 'B', quote: 'Q', id, price: '1', qty: '1', side: 'buy', time }) as SimTrade;
+const ids = (trades: readonly SimTrade[]) => trades.map((t) => t.id);
+
+test('keeps the last trades of each market, counts them all, and tells every listener of each', () => {
+  const printed = new PrintedTrades(3);
+  const heard: number[] = [];
+  const remove = printed.onPrinted((t) => heard.push(t.id));
+  printed.push([1, 2, 3, 4, 5, 6, 7].map((id) => trade('A', id, id * 10)));
+  printed.push([trade('B', 100, 5)]);
+  remove();
+  printed.push([trade('A', 8, 80)]);
+  expect(printed.count).toBe(9);
+  expect(heard).toEqual([1, 2, 3, 4, 5, 6, 7, 100]);
+  expect(ids(printed.of('A'))).toEqual([6, 7, 8]);
+  expect(ids(printed.of('B'))).toEqual([100]);
+  expect(printed.of('C')).toEqual([]);
+});
+
+test('pages by id forward and backward, by time, and the latest', () => {
+  const printed = new PrintedTrades(100);
+  printed.push([10, 11, 12, 13, 14, 15].map((id) => trade('A', id, 1_000 + id)));
+  expect(ids(printed.afterId('A', 11, 2))).toEqual([12, 13]);
+  expect(ids(printed.afterId('A', 9, 100))).toEqual([10, 11, 12, 13, 14, 15]);
+  expect(ids(printed.afterId('A', 15, 5))).toEqual([]);
+  expect(ids(printed.beforeId('A', 14, 2))).toEqual([13, 12]);
+  expect(ids(printed.beforeId('A', 10, 5))).toEqual([]);
+  expect(ids(printed.between('A', 1_011, 1_014, 100))).toEqual([11, 12, 13]);
+  expect(ids(printed.between('A', 1_011, 1_014, 2))).toEqual([11, 12]);
+  expect(ids(printed.latest('A', 2))).toEqual([15, 14]);
+});
+
+test('a rate limit refuses past its requests in any second, and counts what it refused', () => {
+  const limit = new RestRateLimit(2);
+  expect([limit.take(0), limit.take(100), limit.take(900), limit.take(999)]).toEqual([true, true, false, false]);
+  // The window slides: a second after the first request, one more fits.
+  expect(limit.take(1_000)).toBe(true);
+  expect(limit.take(1_050)).toBe(false);
+  expect(limit.take(1_100)).toBe(true);
+  expect(limit.refused).toBe(3);
+});

@@ -1,0 +1,113 @@
+// Every trade a simulated venue printed (its market model made it), whether or not a subscriber
+// got it: what the venue's REST trade history answers from, and what a test compares with what
+// was stored. Bounded: the last `retainPerMarket` trades of each market are kept, which is the
+// simulated venue's history reach; all are counted.
+import type { SimTrade } from './market.ts';
+
+export class PrintedTrades {
+  readonly retainPerMarket: number;
+  readonly #bySymbol = new Map<string, SimTrade[]>();
+  readonly #listeners = new Set<(trade: SimTrade) => void>();
+  #count = 0;
+
+  constructor(retainPerMarket: number) {
+    if (!Number.isSafeInteger(retainPerMarket) || retainPerMarket < 1) throw new RangeError(`retainPerMarket must be a positive integer, got ${retainPerMarket}`);
+    this.retainPerMarket = retainPerMarket;
+  }
+
+  /** Trades of one model step, in the order printed (each market's ids and times rise). */
+  push(trades: readonly SimTrade[]): void {
+    for (const trade of trades) {
+      let list = this.#bySymbol.get(trade.symbol);
+      if (!list) this.#bySymbol.set(trade.symbol, (list = []));
+      list.push(trade);
+      // Trimmed in one splice once twice the bound is held, not on every trade.
+      if (list.length >= 2 * this.retainPerMarket) list.splice(0, list.length - this.retainPerMarket);
+      this.#count += 1;
+      for (const listener of this.#listeners) listener(trade);
+    }
+  }
+
+  /** Calls `listener` with every trade printed from now on; returns its remover. */
+  onPrinted(listener: (trade: SimTrade) => void): () => void {
+    this.#listeners.add(listener);
+    return () => void this.#listeners.delete(listener);
+  }
+
+  /** Trades printed since the start, kept or not. */
+  get count(): number {
+    return this.#count;
+  }
+
+  /** The kept trades of a market, oldest first (the oldest is the history's reach). */
+  of(symbol: string): readonly SimTrade[] {
+    const list = this.#bySymbol.get(symbol) ?? [];
+    return list.length > this.retainPerMarket ? list.slice(-this.retainPerMarket) : list;
+  }
+
+  /** Kept trades of `symbol` with an id above `id`, oldest first, at most `limit`. */
+  afterId(symbol: string, id: number, limit: number): SimTrade[] {
+    const list = this.of(symbol);
+    const from = firstIndex(list, (t) => t.id > id);
+    return list.slice(from, from + limit);
+  }
+
+  /** Kept trades of `symbol` with an id below `id`, newest first, at most `limit`. */
+  beforeId(symbol: string, id: number, limit: number): SimTrade[] {
+    const list = this.of(symbol);
+    const end = firstIndex(list, (t) => t.id >= id);
+    return list.slice(Math.max(0, end - limit), end).reverse();
+  }
+
+  /** Kept trades of `symbol` printed at or after `from` and before `to` (unix ms), oldest first, at most `limit`. */
+  between(symbol: string, from: number, to: number, limit: number): SimTrade[] {
+    const list = this.of(symbol);
+    const start = firstIndex(list, (t) => t.time >= from);
+    const out: SimTrade[] = [];
+    for (let i = start; i < list.length && out.length < limit && list[i]!.time < to; i++) out.push(list[i]!);
+    return out;
+  }
+
+  /** The latest `n` kept trades of `symbol`, newest first. */
+  latest(symbol: string, n: number): SimTrade[] {
+    return this.of(symbol).slice(-n).reverse();
+  }
+}
+
+/** The first index whose item passes `test`, for a list in which passing items are all at the end. */
+function firstIndex<T>(list: readonly T[], test: (item: T) => boolean): number {
+  let low = 0;
+  let high = list.length;
+  while (low < high) {
+    const mid = (low + high) >>> 1;
+    if (test(list[mid]!)) high = mid;
+    else low = mid + 1;
+  }
+  return low;
+}
+
+/**
+ * A venue's REST rate limit: `perSecond` requests in any second (a sliding window), beyond which
+ * the venue answers with its own refusal (429 and its body, as each protocol file says).
+ */
+export class RestRateLimit {
+  readonly perSecond: number;
+  #times: number[] = [];
+  /** Requests refused so far. */
+  refused = 0;
+
+  constructor(perSecond: number) {
+    this.perSecond = perSecond;
+  }
+
+  /** True when one more request fits now; false (and counted) when the venue refuses it. */
+  take(now = Date.now()): boolean {
+    this.#times = this.#times.filter((t) => now - t < 1_000);
+    if (this.#times.length >= this.perSecond) {
+      this.refused += 1;
+      return false;
+    }
+    this.#times.push(now);
+    return true;
+  }
+}
