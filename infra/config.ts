@@ -103,6 +103,12 @@ export const configSchema = z.object({
    * all and demo): short of CPU, the API and the store go first and the venues' sockets buffer.
    */
   INGEST_THREAD_NICE: z.coerce.number().int().min(0).max(19).default(10),
+  /**
+   * At a start, the collectors recover what was printed since the last trade the store holds of each
+   * market, if it is at most this many hours old (and within the venue's REST reach). The ingest
+   * role reads it from the store it is given (CLICKHOUSE_URL); without one it does not know it.
+   */
+  INGEST_RECOVERY_START_HOURS: positiveInt(168),
   /** Rows the aggregator accumulates before an insert. */
   AGGREGATE_BATCH_ROWS: positiveInt(10_000),
   /** Longest time (ms) a trade waits in the aggregator before its batch is inserted. */

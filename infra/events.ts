@@ -64,21 +64,52 @@ export const statusEvent = z.object({
   connected: z.boolean(),
 });
 
-export const marketEvent = z.discriminatedUnion('type', [tradeEvent, bookEvent, liquidationEvent, statusEvent]);
+/**
+ * A span of a market's trades the collector missed, and how far it got them back from the venue's
+ * REST history (ingest/historyRecovery.ts): published when it opens (where the venue numbers its
+ * trades, so what is missing is known) and when it ends, each a higher `version` of the gap.
+ * `ts` and `receivedAt` are our time of that state.
+ */
+export const gapEvent = z.object({
+  type: z.literal('gap'),
+  ...marketFields,
+  /** Unique within the market. */
+  gapId: z.string().min(1),
+  version: z.number().int().nonnegative(),
+  /** What made it: a skipped trade number, a socket down, a restart, trades the bus refused. */
+  cause: z.enum(['sequence', 'reconnect', 'restart', 'overload']),
+  state: z.enum(['open', 'recovered', 'partly_recovered', 'unrecoverable']),
+  /** Why trades of it are not recovered (or, with `recovered`, that some numbers never were trades). */
+  reason: z.enum(['beyond_rest_reach', 'ids_never_traded', 'venue_refused', 'no_rest_history']).optional(),
+  /** The last trade known before it and the first after it (or the time it was closed at), unix ms. */
+  fromTs: z.number().int().nonnegative(),
+  toTs: z.number().int().nonnegative(),
+  /** Sequential venues: the trade numbers missing, first and last. */
+  fromSeq: z.number().int().nonnegative().optional(),
+  toSeq: z.number().int().nonnegative().optional(),
+  /** Trades the venue's history gave back for it. */
+  recovered: z.number().int().nonnegative(),
+  /** Sequential venues: numbers missing, and how many of them the venue's history does not have. */
+  missing: z.number().int().nonnegative().optional(),
+  absent: z.number().int().nonnegative().optional(),
+});
+
+export const marketEvent = z.discriminatedUnion('type', [tradeEvent, bookEvent, liquidationEvent, statusEvent, gapEvent]);
 
 export type TradeEvent = z.infer<typeof tradeEvent>;
 export type BookEvent = z.infer<typeof bookEvent>;
 export type LiquidationEvent = z.infer<typeof liquidationEvent>;
 export type StatusEvent = z.infer<typeof statusEvent>;
+export type GapEvent = z.infer<typeof gapEvent>;
 export type MarketEvent = z.infer<typeof marketEvent>;
 
-export const topics = ['trades', 'books', 'liquidations', 'statuses'] as const;
+export const topics = ['trades', 'books', 'liquidations', 'statuses', 'gaps'] as const;
 export type Topic = (typeof topics)[number];
-/** The topics a venue feed carries; `statuses` is the collector's own word on its connections. */
-export type Channel = Exclude<Topic, 'statuses'>;
+/** The topics a venue feed carries; `statuses` and `gaps` are the collector's own word on its connections and what it missed. */
+export type Channel = Exclude<Topic, 'statuses' | 'gaps'>;
 export const channels = ['trades', 'books', 'liquidations'] as const satisfies readonly Channel[];
 
-export type EventOfTopic = { trades: TradeEvent; books: BookEvent; liquidations: LiquidationEvent; statuses: StatusEvent };
+export type EventOfTopic = { trades: TradeEvent; books: BookEvent; liquidations: LiquidationEvent; statuses: StatusEvent; gaps: GapEvent };
 
 export function topicOf(event: MarketEvent): Topic {
   switch (event.type) {
@@ -90,7 +121,9 @@ export function topicOf(event: MarketEvent): Topic {
       return 'liquidations';
     case 'status':
       return 'statuses';
+    case 'gap':
+      return 'gaps';
   }
 }
 
-export const schemaOfTopic = { trades: tradeEvent, books: bookEvent, liquidations: liquidationEvent, statuses: statusEvent } as const;
+export const schemaOfTopic = { trades: tradeEvent, books: bookEvent, liquidations: liquidationEvent, statuses: statusEvent, gaps: gapEvent } as const;

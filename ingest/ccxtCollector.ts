@@ -10,7 +10,7 @@ import type { Logger } from '../infra/log.ts';
 import { CcxtBooks } from './ccxtBooks.ts';
 import { hookExchange, type Ccxt } from './ccxtExchange.ts';
 import { ccxtListings, liquidationCaches, liquidationReports, tradeReports, UnseenItems } from './ccxtReports.ts';
-import { backoffDelayMs, sharedTuningDefaults, startCollectorShell, type Collector, type CollectorShell, type SharedTuning } from './collectorKit.ts';
+import { backoffDelayMs, recoveryCounts, sharedTuningDefaults, startCollectorShell, type Collector, type CollectorShell, type SharedTuning } from './collectorKit.ts';
 import { EmitPath, ReplayDuplicates } from './emitPath.ts';
 import { logResolved, MarketSet } from './marketSet.ts';
 import { statusEvents } from './normalize.ts';
@@ -118,6 +118,8 @@ export async function startCcxtCollector(options: CcxtCollectorOptions): Promise
       bookBufferOverflows: 0,
       unknownMessages: counters.unknownMessages,
       venueErrors: counters.venueErrors,
+      // ccxt gives no trade history to recover from: a ccxt venue's gaps are not followed.
+      ...recoveryCounts(undefined),
       lastMessageAt: counters.lastMessageAt,
     }),
     async close() {

@@ -4,12 +4,14 @@
 // and the books (venueBooks.ts, snapshotScheduler.ts). This file wires them and reads the frames.
 import type { Bus } from '../infra/bus/bus.ts';
 import type { Logger } from '../infra/log.ts';
-import { startCollectorShell, sharedTuningDefaults, type Collector, type CollectorCounts, type SharedTuning } from './collectorKit.ts';
+import { recoveryCounts, startCollectorShell, sharedTuningDefaults, type Collector, type CollectorCounts, type SharedTuning } from './collectorKit.ts';
 import { EmitPath, RotationDuplicates, type Reported } from './emitPath.ts';
+import type { GapReport } from './historyRecovery.ts';
 import { logResolved, MarketSet, type MarketChange } from './marketSet.ts';
 import { MarketsRefresh } from './marketsRefresh.ts';
-import { statusEvents } from './normalize.ts';
-import type { KeepAlive, VenueDescriptor, VenueEndpoints, VenueMarket } from './venue.ts';
+import { MissedTrades } from './missedTrades.ts';
+import { statusEvents, toGapEvent } from './normalize.ts';
+import type { HistoryCursor, KeepAlive, VenueDescriptor, VenueEndpoints, VenueMarket } from './venue.ts';
 import { VenueBooks } from './venueBooks.ts';
 import { venueIo } from './venueIo.ts';
 import { VenueSocket } from './venueSocket.ts';
@@ -35,6 +37,11 @@ export interface CollectorOptions {
   tuning?: Partial<CollectorTuning>;
   /** Catalog asset ids to follow (`ingest --assets`); every mapped market when unset. */
   assets?: ReadonlySet<string>;
+  /**
+   * The last trade the store holds of each market (by venue symbol): what this process missed while
+   * it was not running is recovered from there. Unset: it is not known (no store to ask).
+   */
+  lastStored?: ReadonlyMap<string, HistoryCursor>;
 }
 
 /** Counted by the collector itself; connection counts come from the sockets. */
@@ -56,6 +63,8 @@ interface NativeParts {
   markets: MarketSet;
   books: VenueBooks;
   emitPath: EmitPath;
+  /** Finds the trades missed (a skipped number, a socket down, a restart) and recovers them from the venue's history. */
+  missed: MissedTrades;
   duplicates: RotationDuplicates;
   /** Open (or opening) sockets; re-listing adds and removes some. */
   sockets: VenueSocket[];
@@ -93,8 +102,15 @@ export async function startCollector(options: CollectorOptions): Promise<Collect
       await started;
       await refreshed;
       await Promise.all(sockets.map((s) => s.close()));
+      await missed.close();
     },
   });
+  const emitPath = new EmitPath({ venueId: venue.id, bus, log, market: (symbol) => markets.get(symbol), counters, onLiveTrade: (trade) => missed.onLiveTrade(trade) });
+  const publishGap = (report: GapReport) => {
+    const market = markets.get(report.gap.symbol);
+    if (market) bus.publish([toGapEvent(venue.id, market, report, Date.now())]);
+  };
+  const missed = new MissedTrades({ venue, restBase: endpoints.rest, io: venueIo, emitPath, onGap: publishGap, log, wait: shell.wait, stopped: shell.stopped, ...(options.lastStored ? { lastStored: options.lastStored } : {}) });
   const parts: NativeParts = {
     venue,
     endpoints,
@@ -104,7 +120,8 @@ export async function startCollector(options: CollectorOptions): Promise<Collect
     counters,
     markets,
     books: new VenueBooks({ venue, endpoints, io: venueIo, log, snapshotConcurrency: tuning.snapshotConcurrency, stopped: shell.stopped }),
-    emitPath: new EmitPath({ venueId: venue.id, bus, log, market: (symbol) => markets.get(symbol), counters }),
+    emitPath,
+    missed,
     duplicates: new RotationDuplicates(),
     sockets,
   };
@@ -152,9 +169,10 @@ function openSockets(parts: NativeParts, markets: readonly VenueMarket[]): void 
       onStatus(connected) {
         const followed = plan.symbols.flatMap((symbol) => parts.markets.get(symbol) ?? []);
         if (followed.length > 0) bus.publish(statusEvents(venue.id, followed, connected, Date.now()));
+        // Trades printed while it is down are missed: the first trade after it comes back closes their gap.
+        if (!connected) parts.missed.interrupted(plan.symbols);
       },
-      // The books the socket carries start over from the snapshots its subscription asks for. Where a
-      // recovery of the trades missed while it was down (at start: since the last run) would start.
+      // The books the socket carries start over from the snapshots its subscription asks for.
       onOpen: () => parts.books.restart(plan.symbols),
       onFrame: (text, receivedAt, generation) => readFrame(parts, socket, text, receivedAt, generation),
     });
@@ -209,7 +227,10 @@ function readFrame(parts: NativeParts, socket: VenueSocket, text: string, receiv
  */
 async function onMarketsChanged(parts: NativeParts, { added, removed }: MarketChange, stopped: () => boolean): Promise<void> {
   const { books, markets, sockets } = parts;
-  for (const m of removed) books.drop(m.symbol);
+  for (const m of removed) {
+    books.drop(m.symbol);
+    parts.missed.forget(m.symbol);
+  }
   for (const m of added) books.follow(m);
   for (const idle of sockets.filter((s) => s.plan.symbols.every((symbol) => !markets.has(symbol)))) {
     sockets.splice(sockets.indexOf(idle), 1);
@@ -221,7 +242,7 @@ async function onMarketsChanged(parts: NativeParts, { added, removed }: MarketCh
 }
 
 /** The collector's counts: its own, its books', and the sums over its sockets. */
-function nativeCounts({ sockets, markets, books, counters }: NativeParts): CollectorCounts {
+function nativeCounts({ sockets, markets, books, counters, missed }: NativeParts): CollectorCounts {
   let messages = 0;
   let reconnects = 0;
   let rotations = 0;
@@ -246,6 +267,7 @@ function nativeCounts({ sockets, markets, books, counters }: NativeParts): Colle
     bookBufferOverflows: books.bufferOverflows,
     unknownMessages: counters.unknownMessages,
     venueErrors: counters.venueErrors,
+    ...recoveryCounts(missed.stats()),
     lastMessageAt,
   };
 }

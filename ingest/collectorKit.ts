@@ -7,6 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Bus } from '../infra/bus/bus.ts';
 import type { BookEvent } from '../infra/events.ts';
 import type { Logger } from '../infra/log.ts';
+import type { HistoryRecoveryStats } from './historyRecovery.ts';
 import type { VenueDescriptor, VenueMarket } from './venue.ts';
 
 /** Timings every collector has; a deployment or a test may change them. */
@@ -45,6 +46,14 @@ export interface CollectorMetrics {
   unknownMessages: number;
   /** Error replies from the venue (a refused subscription, an unknown symbol). */
   venueErrors: number;
+  /** Trades recovered from the venue's REST history after a gap (ingest/historyRecovery.ts). */
+  recoveredTrades: number;
+  /** Gaps waiting for or under recovery. */
+  gapsPending: number;
+  /** Gaps ended, by how: every missing trade back, some, none. */
+  gapsRecovered: number;
+  gapsPartlyRecovered: number;
+  gapsUnrecoverable: number;
   lastMessageAt: number | undefined;
   lastMessageAgeMs: number | undefined;
   /** Over the last 10 s. */
@@ -66,6 +75,17 @@ export interface Collector<Venue = VenueDescriptor> {
   /** Resolves once the markets are known and the streams are opening. */
   ready(): Promise<void>;
   stop(): Promise<void>;
+}
+
+/** What a collector's recovery of missed trades counts (none for a collector without one). */
+export function recoveryCounts(stats: HistoryRecoveryStats | undefined): Pick<CollectorCounts, 'recoveredTrades' | 'gapsPending' | 'gapsRecovered' | 'gapsPartlyRecovered' | 'gapsUnrecoverable'> {
+  return {
+    recoveredTrades: stats?.recoveredTrades ?? 0,
+    gapsPending: stats?.pending ?? 0,
+    gapsRecovered: stats?.gaps.recovered ?? 0,
+    gapsPartlyRecovered: stats?.gaps.partly_recovered ?? 0,
+    gapsUnrecoverable: stats?.gaps.unrecoverable ?? 0,
+  };
 }
 
 /** A jittered exponential backoff delay after `failures` failures in a row; full jitter spreads the reconnects of many collectors after a venue outage. */

@@ -45,6 +45,8 @@ export interface EmitPathOptions {
   /** The followed market of a venue symbol; reports of other markets are dropped. */
   market(symbol: string): VenueMarket | undefined;
   counters: EmitCounters;
+  /** Each live trade published, in the venue's order (not those recovered from its history): where missed trades are found. */
+  onLiveTrade?(trade: TradeMessage): void;
 }
 
 export class EmitPath {
@@ -57,8 +59,8 @@ export class EmitPath {
   }
 
   /** One frame's (or one drain's) trades and liquidations, in order: those that pass are published together. */
-  emit(reports: readonly Reported[], receivedAt: number, duplicates: DuplicateFilter = keepAll): void {
-    const { venueId, counters } = this.#options;
+  emit(reports: readonly Reported[], receivedAt: number, duplicates: DuplicateFilter = keepAll, recovered = false): void {
+    const { venueId, counters, onLiveTrade } = this.#options;
     const events: MarketEvent[] = [];
     for (const r of reports) {
       const market = this.#options.market(r.symbol);
@@ -71,12 +73,19 @@ export class EmitPath {
         counters.unknownMessages += 1;
         continue;
       }
-      // Each market's trades pass here in the venue's order: where a tracker of trade ids (gaps to recover) belongs.
-      if (event.type === 'trade') counters.trades += 1;
-      else counters.liquidations += 1;
+      if (event.type === 'trade') {
+        counters.trades += 1;
+        // Each market's live trades pass here in the venue's order: what finds the trades missed.
+        if (!recovered) onLiveTrade?.(r as TradeMessage);
+      } else counters.liquidations += 1;
       events.push(event);
     }
     if (events.length > 0) this.#options.bus.publish(events);
+  }
+
+  /** Trades recovered from the venue's history: the same path, received now, without the live trades' observer. */
+  emitRecovered(trades: readonly TradeMessage[], receivedAt: number): void {
+    this.emit(trades, receivedAt, keepAll, true);
   }
 }
 

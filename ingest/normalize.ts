@@ -1,9 +1,10 @@
 // Venue messages to bus events, by the rules of ingest/EVENTS.md: pure conversions that both
 // collectors (native and ccxt) and the venue tests share. No I/O here.
 import { assetIdForVenueTicker } from '../infra/catalog/catalog.ts';
-import type { BookEvent, LiquidationEvent, StatusEvent, TradeEvent } from '../infra/events.ts';
+import type { BookEvent, GapEvent, LiquidationEvent, StatusEvent, TradeEvent } from '../infra/events.ts';
 import type { Logger } from '../infra/log.ts';
 import { decimalProduct, decimalProductOver } from './decimal.ts';
+import type { GapReport } from './historyRecovery.ts';
 import type { Level, RawLevel } from './orderBook.ts';
 import type { MarketListing, VenueDescriptor, VenueMarket, VenueMessage } from './venue.ts';
 
@@ -83,6 +84,34 @@ export function eventTimeCheck(log: Logger): (event: { market: string; ts: numbe
 /** The connection status of markets, as published on the `statuses` topic. */
 export function statusEvents(venue: string, markets: readonly VenueMarket[], connected: boolean, at: number): StatusEvent[] {
   return markets.map((m) => ({ type: 'status', venue, market: m.symbol, asset: m.asset, quote: m.quote, ts: at, receivedAt: at, connected }));
+}
+
+/**
+ * A gap's state as our event: `open` is its first version, an end its second (published whether
+ * or not the open one was).
+ */
+export function toGapEvent(venue: string, market: VenueMarket, report: GapReport, at: number): GapEvent {
+  const { gap } = report;
+  return {
+    type: 'gap',
+    venue,
+    market: market.symbol,
+    asset: market.asset,
+    quote: market.quote,
+    ts: at,
+    receivedAt: at,
+    gapId: report.gapId,
+    version: report.state === 'open' ? 1 : 2,
+    cause: gap.cause,
+    state: report.state,
+    ...(report.reason === undefined ? {} : { reason: report.reason }),
+    fromTs: gap.after.ts,
+    toTs: gap.until.ts,
+    ...(gap.missing ? { fromSeq: gap.missing.first, toSeq: gap.missing.last } : {}),
+    recovered: report.recovered,
+    ...(report.missing === undefined ? {} : { missing: report.missing }),
+    ...(report.absent === undefined ? {} : { absent: report.absent }),
+  };
 }
 
 /**

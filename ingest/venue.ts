@@ -196,6 +196,11 @@ export interface TradeHistoryRule {
    * stored to the first after it.
    */
   continuity: 'sequential' | 'time';
+  /**
+   * Sequential venues whose trade id is (or carries) the trade's number: that number, read back
+   * from a stored trade id (where a restart's recovery starts). Pure.
+   */
+  seqOf?(tradeId: string): number | undefined;
   /** The venue's REST trade history; absent when the venue has none (nothing can be recovered). */
   rest?: {
     /** How old a trade the endpoint still serves (ms); undefined when it serves the whole history. */

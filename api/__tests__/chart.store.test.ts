@@ -65,7 +65,7 @@ test.each([
     const res = await api.get(`/v1/coins/${id}/chart?range=${range}&metric=${metric}`);
     expect(res.status).toBe(200);
     const body = res.json as ChartBody;
-    expect({ ...body, points: [] }).toEqual({ id, range, metric, currency: 'usd', coverage, points: [] });
+    expect({ ...body, points: [] }).toEqual({ id, range, metric, currency: 'usd', coverage, gaps: [], points: [] });
     expect(closeTo(body.points, expectedPoints(id, range, metric, 1))).toEqual([]);
     expect(body.points.length).toBeGreaterThan(0);
     expect(body.points.length).toBeLessThanOrEqual(1_001);
@@ -104,7 +104,7 @@ test('vs converts each point at the reference rate of its own day', async () => 
 
 test('an asset with no index trade: no points, partial', async () => {
   const body = (await api.get('/v1/coins/dogecoin/chart?range=max')).json as ChartBody;
-  expect(body).toEqual({ id: 'dogecoin', range: 'max', metric: 'price', currency: 'usd', coverage: 'partial', points: [] });
+  expect(body).toEqual({ id: 'dogecoin', range: 'max', metric: 'price', currency: 'usd', coverage: 'partial', gaps: [], points: [] });
 });
 
 test.each([

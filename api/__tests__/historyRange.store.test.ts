@@ -104,7 +104,7 @@ describe('GET /v1/coins/{id}/ohlc?from=&to=', () => {
     const expected = expectedCandles(hour, from, to);
     expect(expected).toHaveLength(20);
     expect(expected[0]!.volume).toBe(0);
-    expect(res.json).toEqual({ candles: expected, source: 'mds:trades', rate: 1, currency: 'usd' });
+    expect(res.json).toEqual({ candles: expected, source: 'mds:trades', rate: 1, currency: 'usd', coverage: 'full', gaps: [] });
     // ISO 8601 names the same range; a range that is not on the grid starts at the next interval.
     const isoRes = await api.get(`/v1/coins/bitcoin/ohlc?interval=1h&from=${new Date(from).toISOString()}&to=${encodeURIComponent(new Date(to).toISOString().replace('Z', '+00:00'))}`);
     expect(isoRes.text).toBe(res.text);

@@ -125,13 +125,13 @@ describe('GET /v1/coins/{id}/ohlc', () => {
   it.each(Object.keys(limits))('serves %s candles recomputed from the trades', async (interval) => {
     const res = await api.get(`/v1/coins/bitcoin/ohlc?interval=${interval}`);
     expect(res.status).toBe(200);
-    expect(res.json).toEqual({ candles: expectedCandles(trades, interval), source: 'mds:trades', rate: 1, currency: 'usd' });
+    expect(res.json).toEqual({ candles: expectedCandles(trades, interval), source: 'mds:trades', rate: 1, currency: 'usd', coverage: 'full', gaps: [] });
   });
 
   it('defaults to 1h and usd', async () => {
     const res = await api.get('/v1/coins/bitcoin/ohlc');
     expect(res.status).toBe(200);
-    expect(res.json).toEqual({ candles: expectedCandles(trades, '1h'), source: 'mds:trades', rate: 1, currency: 'usd' });
+    expect(res.json).toEqual({ candles: expectedCandles(trades, '1h'), source: 'mds:trades', rate: 1, currency: 'usd', coverage: 'full', gaps: [] });
     const explicit = await api.get('/v1/coins/bitcoin/ohlc?interval=1h&vs=usd');
     expect(explicit.text).toBe(res.text);
   });
@@ -139,7 +139,7 @@ describe('GET /v1/coins/{id}/ohlc', () => {
   it('answers an asset of the catalog without trades with no candles', async () => {
     const res = await api.get('/v1/coins/solana/ohlc?interval=1d');
     expect(res.status).toBe(200);
-    expect(res.json).toEqual({ candles: [], source: 'mds:trades', rate: 1, currency: 'usd' });
+    expect(res.json).toEqual({ candles: [], source: 'mds:trades', rate: 1, currency: 'usd', coverage: 'full', gaps: [] });
   });
 
   it.each(['EUR', 'USD', 'xau', 'xyz', ''])('refuses vs=%j with 400 naming vs and the allowed values', async (vs) => {

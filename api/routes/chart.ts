@@ -7,6 +7,7 @@ import { ApiError, parseParams } from '../errors.ts';
 import { sharedAssetMarkets } from '../read/assetMarket.ts';
 import { loadBucketRates } from '../read/bucketRates.ts';
 import { bucketStart, candleBucketMs, loadIndexCloses, type CandleTable } from '../read/indexCloses.ts';
+import { gapSpansSchema, unrecoveredGaps } from '../read/tradeGaps.ts';
 import type { CachedRoute } from '../responseCache.ts';
 import { checkRange, timeParam } from '../timeRange.ts';
 
@@ -71,7 +72,10 @@ const chartResponse = z.object({
   currency: z.string().describe('currency served; USD values converted at the rate of each point\'s time (rates)'),
   coverage: z
     .enum(['full', 'partial'])
-    .describe('partial when our own first measured trade of the asset is after the window start (or we have none); nothing from third parties pads the window'),
+    .describe(
+      'partial when our own first measured trade of the asset is after the window start (or we have none), or when the window holds a gap of its markets\' trades we could not recover (gaps); nothing from third parties pads the window',
+    ),
+  gaps: gapSpansSchema,
   points: z
     .array(z.tuple([z.number().int().describe('unix ms: start of the bucket'), z.number().describe('value at the bucket close')]))
     .describe(
@@ -117,6 +121,7 @@ export function chartRoute(deps: { store: StoreCalls; config: Pick<Config, 'INDE
           const { table, from: firstBucket, windowStart } = asked ? { ...rangeDrawing(asked.from, asked.to), windowStart: asked.from } : drawing(range, now, observedSince);
           const closes = (await loadIndexCloses(deps.store, table, [id], firstBucket, asked ? Math.min(asked.to - 1, now) : now)).get(id) ?? [];
           const rateAt = closes.length > 0 ? await loadBucketRates(deps.store, vs, table, closes[0]!.t, closes.at(-1)!.t) : () => undefined;
+          const gaps = await unrecoveredGaps(deps.store, id, windowStart ?? 0, asked ? Math.min(asked.to, now) : now);
           const converted = closes.flatMap(({ t, close }) => {
             const fx = rateAt(t);
             return fx ? [{ t, ...fx, point: [t, (metric === 'price' ? close : close * supplyAt(asset, t).circulating) * fx.rate] as [number, number] }] : [];
@@ -127,7 +132,8 @@ export function chartRoute(deps: { store: StoreCalls; config: Pick<Config, 'INDE
             ...(asked && { from: asked.from, to: asked.to }),
             metric,
             currency: vs,
-            coverage: observedSince !== null && (windowStart === null || observedSince <= windowStart) ? 'full' : 'partial',
+            coverage: observedSince !== null && (windowStart === null || observedSince <= windowStart) && gaps.length === 0 ? 'full' : 'partial',
+            gaps,
             points: converted.map((c) => c.point),
             ...(vs !== 'usd' && { rates: rateRuns(converted) }),
           };

@@ -8,6 +8,7 @@ import { loadBucketRates } from '../read/bucketRates.ts';
 import { candleIntervals, candleLimits, fillGrid, intervalMs, loadCandles, type CandleInterval } from '../read/candleSeries.ts';
 import { bucketStart } from '../read/indexCloses.ts';
 import { latestIndexBucketBefore, loadIndexCandles, type IndexCandle } from '../read/indexCandles.ts';
+import { gapSpansSchema, unrecoveredGaps } from '../read/tradeGaps.ts';
 import type { CachedRoute } from '../responseCache.ts';
 import { checkRange, timeParam } from '../timeRange.ts';
 
@@ -39,6 +40,10 @@ export const ohlcResponse = z.object({
   rate: z.number().describe('units of the served currency per 1 USD now (1 for usd); each candle is converted at the rate of its own time, listed in rates'),
   rates: rateRunsSchema,
   currency: z.string().describe('quote currency served'),
+  coverage: z
+    .enum(['full', 'partial'])
+    .describe("partial when the candles' span holds a gap of the asset's markets' trades we could not recover (gaps); nothing from third parties fills it"),
+  gaps: gapSpansSchema,
 });
 export type OhlcResponse = z.infer<typeof ohlcResponse>;
 
@@ -113,8 +118,10 @@ export function ohlcRoute(deps: { store: StoreCalls; config: Pick<Config, 'MDS_S
             range ? loadCandleRange(deps.store, id, interval, range.from, range.to, now) : loadCandles(deps.store, id, interval, now),
             range && vs !== 'usd' ? loadBucketRates(deps.store, vs, `candles_${interval}`, range.from, Math.min(range.to, now)) : undefined,
           ]);
+          const spanEnd = candles.length > 0 ? candles.at(-1)!.timestamp + intervalMs[interval] : now;
+          const gaps = candles.length > 0 || range ? await unrecoveredGaps(deps.store, id, range?.from ?? candles[0]!.timestamp, range ? Math.min(range.to, spanEnd) : spanEnd) : [];
           // Built from the trades our collectors measured, not from a third party.
-          const response: OhlcResponse = { candles, source: vs === 'usd' ? source : `${source}; ${vs} rate: ${fx.source}`, rate: fx.rate, currency: vs };
+          const response: OhlcResponse = { candles, source: vs === 'usd' ? source : `${source}; ${vs} rate: ${fx.source}`, rate: fx.rate, currency: vs, coverage: gaps.length === 0 ? 'full' : 'partial', gaps };
           if (vs === 'usd') return response;
           if (candles.length === 0) return { ...response, rates: [] };
           const rateAt = rangeRates ?? (await loadBucketRates(deps.store, vs, `candles_${interval}`, candles[0]!.timestamp, candles.at(-1)!.timestamp));

@@ -1,5 +1,6 @@
 import { startBookSink } from '../../aggregate/bookSink.ts';
-import { indexSettingsFromConfig, startIndexRunner } from '../../aggregate/indexRunner.ts';
+import { indexSettingsFromConfig, startIndexRunner, type IndexRunner } from '../../aggregate/indexRunner.ts';
+import { startGapSink } from '../../aggregate/gapSink.ts';
 import { startLiquidationSink } from '../../aggregate/liquidationSink.ts';
 import { startStatusSink } from '../../aggregate/statusSink.ts';
 import { startTradeSink } from '../../aggregate/tradeSink.ts';
@@ -9,8 +10,8 @@ import { sampledCounter, sampledGauge } from '../metrics.ts';
 import type { RoleContext } from './context.ts';
 import type { RoleStore } from './store.ts';
 
-/** The aggregate role: the sinks and the index runner, their metrics and their readiness checks. */
-export async function startAggregate(ctx: RoleContext, { store, activity }: RoleStore, bus: Bus): Promise<void> {
+/** The aggregate role: the sinks and the index runner, their metrics and their readiness checks. Returns the index runner (the store channel tells it of imports). */
+export async function startAggregate(ctx: RoleContext, { store, activity }: RoleStore, bus: Bus): Promise<{ index: IndexRunner }> {
   const { config, log, life, metrics, checks } = ctx;
   const index = startIndexRunner({ store, log: log.child({ part: 'index' }), ...indexSettingsFromConfig(config) });
   life.add('index', () => index.stop());
@@ -28,6 +29,8 @@ export async function startAggregate(ctx: RoleContext, { store, activity }: Role
   life.add('status-sink', () => statuses.stop());
   const liquidations = await startLiquidationSink({ ...sinkOptions, log: log.child({ part: 'liquidation-sink' }), onInserted: undefined });
   life.add('liquidation-sink', () => liquidations.stop());
+  const gaps = await startGapSink({ ...sinkOptions, log: log.child({ part: 'gap-sink' }), onInserted: undefined });
+  life.add('gap-sink', () => gaps.stop());
   const books = await startBookSink({ bus, store, log: log.child({ part: 'book-sink' }), everyMs: 5_000 });
   life.add('book-sink', () => books.stop());
 
@@ -43,7 +46,7 @@ export async function startAggregate(ctx: RoleContext, { store, activity }: Role
   sampledCounter(metrics, { name: 'mds_index_rows_total', help: 'Rows the index runner wrote to index_ticks.', labelNames: [], read: () => one(index.stats().rows) });
   sampledCounter(metrics, { name: 'mds_index_failures_total', help: 'Index steps that failed (retried).', labelNames: [], read: () => one(index.stats().failures) });
   sampledCounter(metrics, { name: 'mds_sink_duplicates_total', help: 'Events the trade sink dropped because the store already held them.', labelNames: [], read: () => one(trades.stats().duplicates) });
-  const sinks = { trades, market_connections: statuses, liquidations };
+  const sinks = { trades, market_connections: statuses, liquidations, trade_gaps: gaps };
   sampledCounter(metrics, {
     name: 'mds_sink_repeated_inserts_total',
     help: 'Inserts a sink sent again under the token of one whose outcome was unknown: after a failed insert, or a partition taken over from a member that died (its copy, if it lands, is dropped).',
@@ -64,7 +67,7 @@ export async function startAggregate(ctx: RoleContext, { store, activity }: Role
       const at = activity.lastInsertAt('trades');
       return at === undefined ? { ok: false, reason: 'no trade inserted yet' } : withinMs('lastTradeInsertAgeMs', Date.now() - at, config.READY_MAX_INGEST_AGE_MS, 'no trade inserted for');
     },
-  });
+  });  return { index };
 }
 
 /**

@@ -1,11 +1,13 @@
 import { startCcxtCollector } from '../../ingest/ccxtCollector.ts';
 import { startCollector } from '../../ingest/collector.ts';
 import type { CollectorMetrics } from '../../ingest/collectorKit.ts';
-import { venueEndpoints, type VenueDescriptor, type VenueEndpoints } from '../../ingest/venue.ts';
+import { lastStoredTrades } from '../../ingest/lastStoredTrades.ts';
+import { venueEndpoints, type HistoryCursor, type VenueDescriptor, type VenueEndpoints } from '../../ingest/venue.ts';
 import type { CcxtVenue } from '../../ingest/venues/ccxtVenues.ts';
 import type { Bus } from '../bus/bus.ts';
 import type { Config } from '../config.ts';
 import type { MarketEvent } from '../events.ts';
+import type { StoreCalls } from '../store.ts';
 import { sampledCounter, sampledGauge } from '../metrics.ts';
 import type { RoleContext } from './context.ts';
 import { startWorkerThread } from './workerThread.ts';
@@ -16,6 +18,8 @@ export interface IngestSelection {
   assets: ReadonlySet<string> | undefined;
   /** Where a venue is reached instead of its own endpoints (the demo's simulator). */
   endpointsOf?: (venue: VenueDescriptor) => VenueEndpoints | undefined;
+  /** Per venue, the last trade the store holds of each market: where recovery starts after a restart. */
+  lastStored?: ReadonlyMap<string, ReadonlyMap<string, HistoryCursor>>;
 }
 
 /** What the collectors' worker thread (ingestWorker.ts) is started with. */
@@ -26,12 +30,32 @@ export interface IngestWorkerData {
   ccxtVenues: string[];
   assets: string[] | undefined;
   endpoints: Record<string, VenueEndpoints>;
+  /** IngestSelection.lastStored, as plain data: venue -> [market symbol, cursor][]. */
+  lastStored: Record<string, [string, HistoryCursor][]> | undefined;
   /** Readable log lines: the parent's stdout is a terminal (a worker's stdout never is). */
   prettyLog: boolean;
 }
 
 /** What the collectors' worker tells its parent, beside its life (workerThread.ts). */
 export type IngestWorkerMessage = { type: 'events'; json: string } | { type: 'metrics'; collectors: CollectorMetrics[] };
+
+/**
+ * Where the collectors' recoveries start after a restart: the last trade `store` holds of each
+ * market of the selected venues (none when there is no store to ask: then what was printed while
+ * this process was down is not recovered, and the log says so).
+ */
+export async function readLastStored({ config, log }: Pick<RoleContext, 'config' | 'log'>, store: StoreCalls | undefined, selection: Pick<IngestSelection, 'venues'>): Promise<IngestSelection['lastStored']> {
+  if (!store) {
+    log.warn('no store to read the last stored trades from (CLICKHOUSE_URL): trades printed while the collectors were down are not recovered');
+    return undefined;
+  }
+  try {
+    return await lastStoredTrades(store, selection.venues, config.INGEST_RECOVERY_START_HOURS * 3_600_000);
+  } catch (err) {
+    log.warn({ err }, 'the last stored trades could not be read: trades printed while the collectors were down are not recovered');
+    return undefined;
+  }
+}
 
 /** The ingest role in this thread: one collector per selected venue, publishing to the bus; their metrics and readiness check. */
 export async function startIngest(ctx: RoleContext, bus: Bus, selection: IngestSelection): Promise<void> {
@@ -48,7 +72,8 @@ export async function startCollectors({ config, log, life }: Pick<RoleContext, '
   };
   for (const venue of selection.venues) {
     const endpoints = selection.endpointsOf?.(venue) ?? venueEndpoints(venue);
-    const collector = await startCollector({ venue, endpoints, bus, log, assets: selection.assets, tuning: { marketsRefreshMs: config.INGEST_MARKETS_REFRESH_MIN * 60_000 } });
+    const lastStored = selection.lastStored?.get(venue.id);
+    const collector = await startCollector({ venue, endpoints, bus, log, assets: selection.assets, tuning: { marketsRefreshMs: config.INGEST_MARKETS_REFRESH_MIN * 60_000 }, ...(lastStored ? { lastStored } : {}) });
     collectors.push(collector);
     life.add(`collector:${venue.id}`, stopThenFlush(() => collector.stop()));
   }
@@ -75,6 +100,7 @@ export async function startIngestWorker(ctx: RoleContext, bus: Bus, selection: I
     assets: selection.assets && [...selection.assets],
     // Resolved here: the demo's simulator, and the environment's overrides, live in this thread.
     endpoints: Object.fromEntries(selection.venues.map((v) => [v.id, selection.endpointsOf?.(v) ?? venueEndpoints(v)])),
+    lastStored: selection.lastStored && Object.fromEntries([...selection.lastStored].map(([venue, markets]) => [venue, [...markets]])),
     prettyLog: process.stdout.isTTY === true,
   };
   let collectors: CollectorMetrics[] = [];
@@ -120,5 +146,18 @@ export function observeCollectors({ metrics, checks }: Pick<RoleContext, 'metric
   sampledCounter(metrics, { name: 'mds_venue_resyncs_total', help: 'Books dropped and fetched again after a gap or a bad checksum.', labelNames: venue, read: per((m) => m.resyncs) });
   sampledCounter(metrics, { name: 'mds_venue_book_buffer_overflows_total', help: "Book update buffers started over at their bound while a REST snapshot was awaited: the venue's snapshots are behind its stream.", labelNames: venue, read: per((m) => m.bookBufferOverflows) });
   sampledCounter(metrics, { name: 'mds_venue_unknown_messages_total', help: 'Messages no parser rule recognised.', labelNames: venue, read: per((m) => m.unknownMessages) });
+  sampledCounter(metrics, { name: 'mds_venue_recovered_trades_total', help: "Trades recovered from the venue's REST history after a gap (a skipped trade number, a socket down, a restart).", labelNames: venue, read: per((m) => m.recoveredTrades) });
+  sampledGauge(metrics, { name: 'mds_venue_gaps_pending', help: 'Gaps of missed trades waiting for or under recovery.', labelNames: venue, read: per((m) => m.gapsPending) });
+  sampledCounter(metrics, {
+    name: 'mds_venue_gaps_total',
+    help: 'Gaps of missed trades ended, by state: recovered (every trade back), partly_recovered, unrecoverable (the trade_gaps table says why).',
+    labelNames: ['venue', 'state'],
+    read: () =>
+      read().flatMap((m) => [
+        { labels: { venue: m.venue, state: 'recovered' }, value: m.gapsRecovered },
+        { labels: { venue: m.venue, state: 'partly_recovered' }, value: m.gapsPartlyRecovered },
+        { labels: { venue: m.venue, state: 'unrecoverable' }, value: m.gapsUnrecoverable },
+      ]),
+  });
   sampledGauge(metrics, { name: 'mds_venue_last_message_age_seconds', help: 'Seconds since the venue last sent anything.', labelNames: venue, read: per((m) => (m.lastMessageAgeMs === undefined ? undefined : m.lastMessageAgeMs / 1000)) });
 }

@@ -59,6 +59,7 @@ const collectors = await startCollectors({ config: data.config, log, life }, bus
   ccxtVenues: data.ccxtVenues.map((id) => findCcxtVenue(id)!),
   assets: data.assets && new Set(data.assets),
   endpointsOf: (venue) => data.endpoints[venue.id],
+  ...(data.lastStored ? { lastStored: new Map(Object.entries(data.lastStored).map(([venue, markets]) => [venue, new Map(markets)])) } : {}),
 });
 report = () => post({ type: 'metrics', collectors: collectors.map((c) => c.metrics()) });
 report();

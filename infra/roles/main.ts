@@ -113,6 +113,23 @@ async function run(role: Role, args: string[]): Promise<void> {
   }
 }
 
+/**
+ * The ingest role alone holds no store; given a ClickHouse server it reads where its recoveries
+ * start from it (the embedded store belongs to the aggregator's process).
+ */
+async function storeToRead(ctx: RoleContext): Promise<import('../store.ts').StoreCalls | undefined> {
+  if (!ctx.config.CLICKHOUSE_URL) return undefined;
+  const { openStore } = await import('../store.ts');
+  try {
+    const store = await openStore(ctx.config);
+    ctx.life.add('store (last trades)', () => store.close());
+    return store;
+  } catch (err) {
+    ctx.log.warn({ err }, 'the store could not be opened to read the last stored trades');
+    return undefined;
+  }
+}
+
 /** The role's parts, each imported as it starts. */
 async function startParts(role: Role, parts: Parts, ctx: RoleContext, { selection, keySecret }: { selection?: Omit<IngestSelection, 'endpointsOf'>; keySecret?: string }): Promise<void> {
   const demoRole = role === 'demo' ? await import('./demo.ts') : undefined;
@@ -122,11 +139,14 @@ async function startParts(role: Role, parts: Parts, ctx: RoleContext, { selectio
   if (demo && opened) await demo.seed(opened.store);
   // An API replica reads the trades of the bus for its stream; alone on the in-process bus it would read nothing.
   const bus = parts.ingest || parts.aggregate || (parts.api && ctx.config.KAFKA_BROKERS) ? await (await import('./bus.ts')).openRoleBus(ctx, !parts.whole) : undefined;
-  if (parts.aggregate && opened && bus) await (await import('./aggregate.ts')).startAggregate(ctx, opened, bus);
+  const aggregate = parts.aggregate && opened && bus ? await (await import('./aggregate.ts')).startAggregate(ctx, opened, bus) : undefined;
+  // Whatever the role, the process that holds the embedded store serves it to `npm run import`.
+  if (opened) await (await import('./storeChannel.ts')).startStoreChannel(ctx, opened, aggregate?.index);
   if (parts.ingest && bus && selection) {
-    const { startIngest, startIngestWorker } = await import('./ingest.ts');
+    const { readLastStored, startIngest, startIngestWorker } = await import('./ingest.ts');
+    const lastStored = await readLastStored(ctx, opened?.store ?? (await storeToRead(ctx)), selection);
     // Beside the API, the collectors get a thread of their own: their frames must not hold its event loop.
-    await (parts.api ? startIngestWorker : startIngest)(ctx, bus, { ...selection, endpointsOf: demo?.endpointsOf });
+    await (parts.api ? startIngestWorker : startIngest)(ctx, bus, { ...selection, endpointsOf: demo?.endpointsOf, lastStored });
   }
   if (parts.jobs && opened) {
     const [{ startJobs }, { serviceJobs }] = await Promise.all([import('../jobs.ts'), import('./jobList.ts')]);

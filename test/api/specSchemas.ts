@@ -47,6 +47,12 @@ const rateField = beyondSpec(number, 'units of the served currency per USD (READ
 const rateSourceField = beyondSpec(string, 'where the rate comes from (README, API)');
 /** ohlc and chart convert each candle or point at the rate of its own time and list those rates (api/currency.ts rateRuns). */
 const rateRunsField = beyondSpec({ type: 'array' }, 'the rates applied, each from the first bucket it applies to');
+/** README: a window that holds a gap of missed trades we could not recover says so, and names its spans. */
+const gapsField = beyondSpec(
+  array(exactly({ venue: string, market: string, from: unixMs, to: unixMs, state: { enum: ['open', 'partly_recovered', 'unrecoverable'] } }, { reason: string })),
+  'the unrecovered gaps of missed trades in the window (README, complete history)',
+);
+const ohlcCoverageField = beyondSpec({ enum: ['full', 'partial'] }, 'partial when the candles hold an unrecovered gap (README), as chart says');
 
 // ---- 7. Errors -------------------------------------------------------------------------------
 
@@ -241,7 +247,7 @@ export const responseSchemas: Record<string, JsonSchema> = {
   // 4.3
   '/v1/coins/{id}': coinProfile,
   // 4.4
-  '/v1/coins/{id}/ohlc': exactly({ candles: array(candle), source: string, rate: number, currency: string }, { rates: rateRunsField }),
+  '/v1/coins/{id}/ohlc': exactly({ candles: array(candle), source: string, rate: number, currency: string }, { rates: rateRunsField, coverage: ohlcCoverageField, gaps: gapsField }),
   // 4.5
   '/v1/coins/{id}/chart': exactly({
     id: string,
@@ -250,7 +256,7 @@ export const responseSchemas: Record<string, JsonSchema> = {
     currency: string,
     coverage: { enum: ['full', 'partial'] },
     points: array({ type: 'array', prefixItems: [unixMs, number], items: false, minItems: 2 }),
-  }, { rates: rateRunsField }),
+  }, { rates: rateRunsField, gaps: gapsField }),
   // 4.6
   '/v1/coins/{id}/markets': exactly({ markets: array(market), currency: string, at: unixMs }, { rate: rateField, rateSource: rateSourceField }),
   // 4.7

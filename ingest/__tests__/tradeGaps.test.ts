@@ -1,0 +1,90 @@
+import { describe, expect, it } from 'vitest';
+import { TradeGaps } from '../tradeGaps.ts';
+import type { TradeMessage } from '../venue.ts';
+
+const trade = (seq: number | undefined, ts: number, fills?: number, symbol = 'M'): TradeMessage => ({
+  kind: 'trade', symbol, tradeId: `t${seq ?? ts}`, price: '1', quantity: '1', side: 'buy', ts, ...(seq === undefined ? {} : { seq }), ...(fills === undefined ? {} : { fills }),
+});
+
+describe('a venue that numbers its trades', () => {
+  it('finds the numbers a live trade skips, from the last trade seen to it', () => {
+    const gaps = new TradeGaps('sequential');
+    expect([gaps.observe(trade(1, 10)), gaps.observe(trade(2, 11)), gaps.observe(trade(3, 12))]).toEqual([undefined, undefined, undefined]);
+    expect(gaps.observe(trade(6, 20))).toEqual({
+      symbol: 'M',
+      cause: 'sequence',
+      after: { ts: 12, seq: 3, tradeId: 't3' },
+      until: { ts: 20, seq: 6, tradeId: 't6' },
+      missing: { first: 4, last: 5 },
+    });
+    expect(gaps.last('M')).toEqual({ ts: 20, seq: 6, tradeId: 't6' });
+  });
+
+  it('a message of several fills covers the numbers before its own', () => {
+    const gaps = new TradeGaps('sequential');
+    gaps.observe(trade(7, 10));
+    expect(gaps.observe(trade(10, 11, 3))).toBeUndefined();
+    gaps.observe(trade(11, 12));
+    expect(gaps.observe(trade(15, 13, 2))?.missing).toEqual({ first: 12, last: 13 });
+  });
+
+  it('an older trade (an overlap, a replay) moves nothing; another market is its own', () => {
+    const gaps = new TradeGaps('sequential');
+    gaps.observe(trade(5, 10));
+    expect(gaps.observe(trade(4, 9))).toBeUndefined();
+    expect(gaps.observe(trade(5, 10))).toBeUndefined();
+    expect(gaps.last('M')?.seq).toBe(5);
+    expect(gaps.observe(trade(100, 10, undefined, 'N'))).toBeUndefined();
+    expect(gaps.observe(trade(6, 11))).toBeUndefined();
+  });
+
+  it('after a reconnect the gap is what the numbers say: none when none skip, its cause the reconnect', () => {
+    const gaps = new TradeGaps('sequential');
+    gaps.observe(trade(1, 10));
+    gaps.interrupted(['M'], 15);
+    expect(gaps.observe(trade(2, 20))).toBeUndefined();
+    gaps.interrupted(['M'], 25);
+    expect(gaps.observe(trade(9, 30))).toMatchObject({ cause: 'reconnect', missing: { first: 3, last: 8 } });
+  });
+});
+
+describe('a venue whose ids say nothing (time)', () => {
+  it('a gap only where the stream was interrupted: from the last trade to the first after', () => {
+    const gaps = new TradeGaps('time');
+    gaps.observe(trade(undefined, 100));
+    expect(gaps.observe(trade(undefined, 150))).toBeUndefined();
+    gaps.interrupted(['M'], 160);
+    expect(gaps.observe(trade(undefined, 200))).toEqual({ symbol: 'M', cause: 'reconnect', after: { ts: 150, tradeId: 't150' }, until: { ts: 200, tradeId: 't200' } });
+    expect(gaps.observe(trade(undefined, 210))).toBeUndefined();
+  });
+
+  it('a market with no trade known has nothing to recover from; the bus refusing trades is an interruption too', () => {
+    const gaps = new TradeGaps('time');
+    gaps.interrupted(['M'], 10);
+    expect(gaps.observe(trade(undefined, 20))).toBeUndefined();
+    gaps.interrupted(['M'], 30, 'overload');
+    expect(gaps.observe(trade(undefined, 40))?.cause).toBe('overload');
+  });
+});
+
+describe('a start and a quiet market', () => {
+  it('at a start the gap runs from the last trade stored to the first live one; a stored id without its number is a time gap', () => {
+    const gaps = new TradeGaps('sequential');
+    gaps.started(new Map([['M', { ts: 5, seq: 40, tradeId: '40' }], ['N', { ts: 7, tradeId: 'x' }]]), 100);
+    expect(gaps.observe(trade(44, 110))).toMatchObject({ cause: 'restart', missing: { first: 41, last: 43 } });
+    expect(gaps.observe(trade(3, 120, undefined, 'N'))).toEqual({ symbol: 'N', cause: 'restart', after: { ts: 7, tradeId: 'x' }, until: { ts: 120, seq: 3, tradeId: 't3' } });
+  });
+
+  it('a market interrupted and then quiet for quietMs gets its gap up to now, and once only', () => {
+    const gaps = new TradeGaps('time');
+    gaps.observe(trade(undefined, 100));
+    gaps.observe(trade(undefined, 100, undefined, 'N'));
+    gaps.interrupted(['M', 'N'], 200);
+    gaps.observe(trade(undefined, 250, undefined, 'N'));
+    expect(gaps.due(1_000, 1_000)).toEqual([]);
+    expect(gaps.due(1_200, 1_000)).toEqual([{ symbol: 'M', cause: 'reconnect', after: { ts: 100, tradeId: 't100' }, until: { ts: 1_200 } }]);
+    expect(gaps.due(5_000, 1_000)).toEqual([]);
+    // The recovery covered up to then: the next live trade opens nothing.
+    expect(gaps.observe(trade(undefined, 6_000))).toBeUndefined();
+  });
+});

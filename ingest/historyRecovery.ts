@@ -1,0 +1,221 @@
+// Recovers the trades a collector missed from the venue's REST trade history (the venue file's
+// `history.rest`), one gap at a time, at the venue's pace: pages from the last trade known before
+// the gap up to the first after it, hands what it finds to the emit path (the bus, the sink's
+// dedupe: an overlap adds nothing), and says how each gap ended, with the reason for what it could
+// not get. Live collection never waits for it: it runs beside the sockets, its requests paced.
+import type { Logger } from '../infra/log.ts';
+import { cursorOf, type FoundGap } from './tradeGaps.ts';
+import type { HistoryCursor, HistoryPage, TradeHistoryRule, TradeMessage } from './venue.ts';
+
+export type GapState = 'open' | 'recovered' | 'partly_recovered' | 'unrecoverable';
+/**
+ * Why trades of a gap are not recovered: older than the venue's REST history reaches (or past the
+ * latest trades it serves), numbers the venue's history does not have (trades that never were: the
+ * gap is recovered), the venue refusing or failing our requests, or no REST history at all.
+ */
+export type GapReason = 'beyond_rest_reach' | 'ids_never_traded' | 'venue_refused' | 'no_rest_history';
+
+export interface GapReport {
+  gapId: string;
+  gap: FoundGap;
+  state: GapState;
+  reason?: GapReason;
+  /** Trades the venue's history gave for the gap (handed to the bus; the sink drops those it holds). */
+  recovered: number;
+  /** Sequential venues: numbers missing, and how many of them the venue's history does not have. */
+  missing?: number;
+  absent?: number;
+}
+
+export interface HistoryRecoveryOptions {
+  venueId: string;
+  rule: TradeHistoryRule | undefined;
+  restBase: string;
+  getJson(url: string): Promise<unknown>;
+  /** Hands recovered trades of one market, oldest first, to the emit path. */
+  emit(trades: readonly TradeMessage[]): void;
+  /** A gap opened (its missing numbers known) or ended. */
+  report(report: GapReport): void;
+  log: Logger;
+  /** Sleeps, ending early when the collector stops. */
+  wait(ms: number): Promise<void>;
+  stopped(): boolean;
+  now?: () => number;
+  /** Attempts per page before the venue counts as refusing (default 5); waits double from `retryMs` (default 1 s). */
+  attempts?: number;
+  retryMs?: number;
+}
+
+export interface HistoryRecoveryStats {
+  /** Gaps waiting or being recovered. */
+  pending: number;
+  requests: number;
+  /** Requests the venue refused or failed (each retried). */
+  failedRequests: number;
+  recoveredTrades: number;
+  /** Gaps ended, by state. */
+  gaps: Record<Exclude<GapState, 'open'>, number>;
+}
+
+/** What a job learned while paging. */
+interface Paging {
+  trades: TradeMessage[];
+  /** A page reached the first trade after the gap (or the venue had nothing after). */
+  reached: boolean;
+  refused: boolean;
+  /** The venue's history did not reach back to the gap's start (reach, or only its latest trades). */
+  shortOfStart: boolean;
+}
+
+const byPlace = (a: TradeMessage, b: TradeMessage) => (a.seq !== undefined && b.seq !== undefined ? a.seq - b.seq : a.ts - b.ts);
+
+export class HistoryRecovery {
+  readonly #options: HistoryRecoveryOptions;
+  readonly #now: () => number;
+  readonly #queue: FoundGap[] = [];
+  #running: Promise<void> | undefined;
+  #lastRequestAt = -Infinity;
+  readonly #stats: HistoryRecoveryStats = { pending: 0, requests: 0, failedRequests: 0, recoveredTrades: 0, gaps: { recovered: 0, partly_recovered: 0, unrecoverable: 0 } };
+
+  constructor(options: HistoryRecoveryOptions) {
+    this.#options = options;
+    this.#now = options.now ?? Date.now;
+  }
+
+  stats(): HistoryRecoveryStats {
+    return { ...this.#stats, pending: this.#queue.length + (this.#running ? 1 : 0), gaps: { ...this.#stats.gaps } };
+  }
+
+  /** Queues a gap; recovery runs one gap at a time. */
+  enqueue(gap: FoundGap): void {
+    this.#queue.push(gap);
+    this.#running ??= this.#drain().finally(() => (this.#running = undefined));
+  }
+
+  /** Resolves once every queued gap has ended (or the collector stopped). */
+  async idle(): Promise<void> {
+    while (this.#running) await this.#running;
+  }
+
+  async #drain(): Promise<void> {
+    while (this.#queue.length > 0 && !this.#options.stopped()) {
+      const gap = this.#queue.shift()!;
+      try {
+        await this.#recover(gap);
+      } catch (err) {
+        this.#options.log.error({ err, symbol: gap.symbol }, 'trade recovery failed');
+      }
+    }
+  }
+
+  async #recover(gap: FoundGap): Promise<void> {
+    const gapId = `${gap.cause}:${gap.after.seq ?? gap.after.ts}:${this.#now()}`;
+    const missing = gap.missing ? gap.missing.last - gap.missing.first + 1 : undefined;
+    const rest = this.#options.rule?.rest;
+    if (!rest) {
+      this.#end({ gapId, gap, state: 'unrecoverable', reason: 'no_rest_history', recovered: 0, ...(missing === undefined ? {} : { missing, absent: missing }) });
+      return;
+    }
+    if (missing !== undefined) this.#options.report({ gapId, gap, state: 'open', recovered: 0, missing });
+    const paging = await this.#page(gap, rest);
+    this.#stats.recoveredTrades += paging.trades.length;
+    const report = this.#outcome(gapId, gap, paging, missing);
+    // A reconnect or a restart that missed nothing is no gap.
+    if (report.state === 'recovered' && report.recovered === 0 && missing === undefined) return;
+    this.#end(report);
+  }
+
+  #end(report: GapReport): void {
+    if (report.state !== 'open') this.#stats.gaps[report.state] += 1;
+    this.#options.report(report);
+  }
+
+  /** Pages the venue's history from the gap's start until it reaches the gap's end. */
+  async #page(gap: FoundGap, rest: NonNullable<TradeHistoryRule['rest']>): Promise<Paging> {
+    const paging: Paging = { trades: [], reached: false, refused: false, shortOfStart: false };
+    if (rest.reachMs !== undefined && this.#now() - gap.after.ts > rest.reachMs) paging.shortOfStart = true;
+    let cursor: HistoryCursor = gap.after;
+    while (!this.#options.stopped()) {
+      const page = await this.#fetch(rest, gap.symbol, cursor);
+      if (!page) {
+        paging.refused = true;
+        break;
+      }
+      const sorted = [...page.trades].sort(byPlace);
+      // A venue that serves only its latest trades, whose full page does not go back to the gap's start.
+      const oldest = sorted[0];
+      if (rest.latestOnly !== undefined && sorted.length >= rest.latestOnly && oldest && isAfter(oldest, gap.after)) paging.shortOfStart = true;
+      const wanted = sorted.filter((t) => isAfter(t, cursor) && isWithin(t, gap));
+      if (wanted.length > 0) {
+        this.#options.emit(wanted);
+        paging.trades.push(...wanted);
+      }
+      paging.reached = sorted.some((t) => reachesEnd(t, gap)) || !page.more;
+      if (paging.reached || wanted.length === 0 || rest.latestOnly !== undefined) break;
+      cursor = cursorOf(wanted.at(-1)!);
+    }
+    return paging;
+  }
+
+  /** One page, at the venue's pace, retried with backoff; undefined when the venue keeps refusing. */
+  async #fetch(rest: NonNullable<TradeHistoryRule['rest']>, symbol: string, cursor: HistoryCursor): Promise<HistoryPage | undefined> {
+    const { attempts = 5, retryMs = 1_000 } = this.#options;
+    const url = rest.url(this.#options.restBase, symbol, cursor);
+    for (let attempt = 0; attempt < attempts && !this.#options.stopped(); attempt++) {
+      const pause = this.#lastRequestAt + 1_000 / rest.requestsPerSecond - this.#now();
+      if (pause > 0) await this.#options.wait(pause);
+      this.#lastRequestAt = this.#now();
+      this.#stats.requests += 1;
+      try {
+        const page = rest.parse(await this.#options.getJson(url), symbol);
+        if (page) return page;
+        this.#options.log.warn({ symbol, url }, 'trade history page not understood');
+      } catch (err) {
+        this.#options.log.warn({ symbol, err: (err as Error).message }, 'trade history request failed');
+      }
+      this.#stats.failedRequests += 1;
+      await this.#options.wait(retryMs * 2 ** attempt);
+    }
+    return undefined;
+  }
+
+  /** How a gap ended, from what its pages gave. */
+  #outcome(gapId: string, gap: FoundGap, paging: Paging, missing: number | undefined): GapReport {
+    const recovered = paging.trades.length;
+    if (gap.missing && missing !== undefined) {
+      const got = new Set<number>();
+      for (const t of paging.trades) for (let s = t.seq! - (t.fills ?? 1) + 1; s <= t.seq!; s++) if (s >= gap.missing.first && s <= gap.missing.last) got.add(s);
+      const absent = missing - got.size;
+      const base = { gapId, gap, recovered, missing, absent };
+      if (absent === 0) return { ...base, state: 'recovered' };
+      // Within the history's reach, pages went past them with later trades but not these: they never were trades.
+      const pastThem = paging.reached && !paging.refused && !paging.shortOfStart;
+      if (pastThem) return { ...base, state: 'recovered', reason: 'ids_never_traded' };
+      const reason: GapReason = paging.refused ? 'venue_refused' : 'beyond_rest_reach';
+      return { ...base, state: got.size > 0 ? 'partly_recovered' : 'unrecoverable', reason };
+    }
+    const complete = paging.reached && !paging.refused && !paging.shortOfStart;
+    if (complete) return { gapId, gap, state: 'recovered', recovered };
+    const reason: GapReason = paging.refused ? 'venue_refused' : 'beyond_rest_reach';
+    return { gapId, gap, state: recovered > 0 ? 'partly_recovered' : 'unrecoverable', reason, recovered };
+  }
+}
+
+/** After the cursor: by number where both have one, else by time (a trade at the cursor's time but another id counts). */
+function isAfter(trade: TradeMessage, cursor: HistoryCursor): boolean {
+  if (trade.seq !== undefined && cursor.seq !== undefined) return trade.seq > cursor.seq;
+  return trade.ts > cursor.ts || (trade.ts === cursor.ts && trade.tradeId !== cursor.tradeId);
+}
+
+/** Inside the gap: before its end (the first live trade after it, or the time it was closed at). */
+function isWithin(trade: TradeMessage, gap: FoundGap): boolean {
+  if (gap.missing && trade.seq !== undefined) return trade.seq - (trade.fills ?? 1) + 1 <= gap.missing.last;
+  if (gap.until.tradeId !== undefined && trade.tradeId === gap.until.tradeId) return false;
+  return trade.ts <= gap.until.ts;
+}
+
+/** At or past the gap's end: paging can stop. */
+function reachesEnd(trade: TradeMessage, gap: FoundGap): boolean {
+  if (gap.missing && trade.seq !== undefined) return trade.seq >= gap.missing.last;
+  return trade.ts >= gap.until.ts;
+}

@@ -1,0 +1,47 @@
+// Where a collector's recovery starts after a restart: the last trade the store holds of each of
+// a venue's markets. Read from market_seconds (a row per market and second, far smaller than
+// trades) for the latest second, then from trades for that market's trades of its last millisecond.
+import type { StoreCalls } from '../infra/store.ts';
+import type { HistoryCursor } from './venue.ts';
+
+/** The last stored trade of each market of each venue, within `withinMs` of `now`: venue -> market symbol -> cursor. */
+export async function lastStoredTrades(
+  store: StoreCalls,
+  venues: readonly { id: string; history?: { seqOf?(tradeId: string): number | undefined } }[],
+  withinMs: number,
+  now = Date.now(),
+): Promise<Map<string, Map<string, HistoryCursor>>> {
+  const out = new Map<string, Map<string, HistoryCursor>>();
+  if (venues.length === 0) return out;
+  const latest = await store.rows<{ venue: string; market: string; asset: string; ts: number }>(
+    `SELECT venue, market, asset, toUnixTimestamp64Milli(max(last_trade_at)) AS ts FROM market_seconds
+     WHERE venue IN {venues:Array(String)} AND second >= toDateTime(intDiv({from:Int64}, 1000), 'UTC')
+     GROUP BY venue, market, asset`,
+    { venues: venues.map((v) => v.id), from: now - withinMs },
+  );
+  for (const { venue, market, asset, ts } of latest) {
+    const ids = await store.rows<{ id: string }>(
+      `SELECT trade_id AS id FROM trades
+       WHERE asset = {asset:String} AND venue = {venue:String} AND market = {market:String} AND ts = fromUnixTimestamp64Milli({ts:Int64}, 'UTC')`,
+      { asset, venue, market, ts },
+    );
+    const seqOf = venues.find((v) => v.id === venue)?.history?.seqOf;
+    const cursor = lastOf(ids.map((r) => r.id), ts, seqOf);
+    if (!cursor) continue;
+    let markets = out.get(venue);
+    if (!markets) out.set(venue, (markets = new Map()));
+    markets.set(market, cursor);
+  }
+  return out;
+}
+
+/** Of the trades at the last millisecond: the one with the highest number where ids carry one, else any. */
+function lastOf(ids: readonly string[], ts: number, seqOf: ((tradeId: string) => number | undefined) | undefined): HistoryCursor | undefined {
+  if (ids.length === 0) return undefined;
+  let best: HistoryCursor = { ts, tradeId: ids[0]! };
+  for (const tradeId of ids) {
+    const seq = seqOf?.(tradeId);
+    if (seq !== undefined && (best.seq === undefined || seq > best.seq)) best = { ts, tradeId, seq };
+  }
+  return best;
+}

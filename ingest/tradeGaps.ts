@@ -1,0 +1,116 @@
+// What a collector knows of each market's trades, to find those it missed: the last trade it saw
+// (or the last the store holds, at a start), and whether the market's stream was interrupted since.
+// A gap is the span between the last trade before and the first after: a skipped number where the
+// venue numbers its trades, else a socket down, a restart or trades the bus refused. Pure: the
+// collector feeds it and runs the recovery it asks for (ingest/historyRecovery.ts).
+import type { HistoryCursor, TradeHistoryRule, TradeMessage } from './venue.ts';
+
+/** What made a gap: a skipped trade number, a socket that dropped, a restart, trades the bus refused. */
+export type GapCause = 'sequence' | 'reconnect' | 'restart' | 'overload';
+
+/** A span of a market's trades to recover: after `after` (excluded), up to `until` (excluded where it is a live trade). */
+export interface FoundGap {
+  symbol: string;
+  cause: GapCause;
+  /** The last trade known before the gap. */
+  after: HistoryCursor;
+  /** The first trade after it (a live one), or the time up to which to recover when none came. */
+  until: HistoryCursor;
+  /** Sequential venues: the numbers missing, first to last (both included); undefined where unknown. */
+  missing?: { first: number; last: number };
+}
+
+interface MarketTrades {
+  last?: HistoryCursor;
+  /** Set while the stream was interrupted (or since a start) and no trade has come since. */
+  awaiting?: { cause: GapCause; since: number };
+}
+
+/** The cursor of a trade: its time, number (the last of its fills) and id. */
+export function cursorOf(trade: Pick<TradeMessage, 'ts' | 'seq' | 'tradeId'>): HistoryCursor {
+  return { ts: trade.ts, tradeId: trade.tradeId, ...(trade.seq === undefined ? {} : { seq: trade.seq }) };
+}
+
+/** The first number a trade message covers (its fills end at `seq`). */
+const firstSeqOf = (trade: Pick<TradeMessage, 'seq' | 'fills'>) => trade.seq! - (trade.fills ?? 1) + 1;
+
+export class TradeGaps {
+  readonly #continuity: TradeHistoryRule['continuity'];
+  readonly #markets = new Map<string, MarketTrades>();
+
+  constructor(continuity: TradeHistoryRule['continuity']) {
+    this.#continuity = continuity;
+  }
+
+  #of(symbol: string): MarketTrades {
+    let market = this.#markets.get(symbol);
+    if (!market) this.#markets.set(symbol, (market = {}));
+    return market;
+  }
+
+  /** The last trade known of a market. */
+  last(symbol: string): HistoryCursor | undefined {
+    return this.#markets.get(symbol)?.last;
+  }
+
+  /** At a start: the last trade the store holds of each market; the first live trade closes the gap. */
+  started(lastStored: ReadonlyMap<string, HistoryCursor>, at: number): void {
+    for (const [symbol, last] of lastStored) {
+      const market = this.#of(symbol);
+      market.last = last;
+      market.awaiting = { cause: 'restart', since: at };
+    }
+  }
+
+  /** The stream of these markets stopped (a socket dropped) at `at`, or the bus refused their trades. */
+  interrupted(symbols: readonly string[], at: number, cause: 'reconnect' | 'overload' = 'reconnect'): void {
+    for (const symbol of symbols) {
+      const market = this.#markets.get(symbol);
+      // A market with no trade known yet has nothing to recover from.
+      if (market?.last && !market.awaiting) market.awaiting = { cause, since: at };
+    }
+  }
+
+  /**
+   * A live trade, in the venue's order. Returns the gap it closes: the trades between the last one
+   * known and it, when the stream was interrupted, or when its number skips (sequential venues).
+   */
+  observe(trade: Pick<TradeMessage, 'symbol' | 'ts' | 'seq' | 'fills' | 'tradeId'>): FoundGap | undefined {
+    const market = this.#of(trade.symbol);
+    const { last, awaiting } = market;
+    const sequential = this.#continuity === 'sequential' && trade.seq !== undefined;
+    // An older trade (a rotation's overlap, a venue's replay) moves nothing.
+    if (last && (sequential && last.seq !== undefined ? trade.seq! <= last.seq : trade.ts < last.ts)) return undefined;
+    market.last = cursorOf(trade);
+    market.awaiting = undefined;
+    if (!last) return undefined;
+    if (sequential && last.seq !== undefined) {
+      const first = firstSeqOf(trade);
+      if (first <= last.seq + 1) return undefined;
+      return { symbol: trade.symbol, cause: awaiting?.cause ?? 'sequence', after: last, until: market.last, missing: { first: last.seq + 1, last: first - 1 } };
+    }
+    if (!awaiting) return undefined;
+    return { symbol: trade.symbol, cause: awaiting.cause, after: last, until: market.last };
+  }
+
+  /**
+   * Markets interrupted for `quietMs` or more with no trade since: a quiet market's gap ends at
+   * `now` (what it missed is recovered up to then; its live stream carries what follows).
+   */
+  due(now: number, quietMs: number): FoundGap[] {
+    const gaps: FoundGap[] = [];
+    for (const [symbol, market] of this.#markets) {
+      if (!market.awaiting || !market.last || now - market.awaiting.since < quietMs) continue;
+      gaps.push({ symbol, cause: market.awaiting.cause, after: market.last, until: { ts: now } });
+      market.awaiting = undefined;
+      // The recovery covers what came before now; the live stream carries what follows.
+      market.last = { ts: now };
+    }
+    return gaps;
+  }
+
+  /** A delisted market is forgotten. */
+  forget(symbol: string): void {
+    this.#markets.delete(symbol);
+  }
+}
