@@ -69,7 +69,8 @@ export class EmitPath {
       const id = r.kind === 'trade' ? r.tradeId : r.kind === 'liquidation' ? r.liquidationId : r.id;
       if (!duplicates.first(kind, r.symbol, id)) continue;
       const event = r.kind === 'trade' ? toTradeEvent(venueId, market, r, receivedAt) : r.kind === 'liquidation' ? toLiquidationEvent(venueId, market, r, receivedAt) : undefined;
-      if (!event || !this.#timely(event)) {
+      // A recovered trade is as old as its gap, whose bounds the recovery checked: only live ones are held to their receipt time.
+      if (!event || (!recovered && !this.#timely(event))) {
         counters.unknownMessages += 1;
         continue;
       }

@@ -67,8 +67,6 @@ interface Paging {
   shortOfStart: boolean;
 }
 
-const byPlace = (a: TradeMessage, b: TradeMessage) => (a.seq !== undefined && b.seq !== undefined ? a.seq - b.seq : a.ts - b.ts);
-
 export class HistoryRecovery {
   readonly #options: HistoryRecoveryOptions;
   readonly #now: () => number;
@@ -133,6 +131,7 @@ export class HistoryRecovery {
   /** Pages the venue's history from the gap's start until it reaches the gap's end. */
   async #page(gap: FoundGap, rest: NonNullable<TradeHistoryRule['rest']>): Promise<Paging> {
     const paging: Paging = { trades: [], reached: false, refused: false, shortOfStart: false };
+    const place = placement(this.#options.rule?.idsRise === true);
     if (rest.reachMs !== undefined && this.#now() - gap.after.ts > rest.reachMs) paging.shortOfStart = true;
     let cursor: HistoryCursor = gap.after;
     while (!this.#options.stopped()) {
@@ -141,16 +140,16 @@ export class HistoryRecovery {
         paging.refused = true;
         break;
       }
-      const sorted = [...page.trades].sort(byPlace);
+      const sorted = [...page.trades].sort(place.order);
       // A venue that serves only its latest trades, whose full page does not go back to the gap's start.
       const oldest = sorted[0];
-      if (rest.latestOnly !== undefined && sorted.length >= rest.latestOnly && oldest && isAfter(oldest, gap.after)) paging.shortOfStart = true;
-      const wanted = sorted.filter((t) => isAfter(t, cursor) && isWithin(t, gap));
+      if (rest.latestOnly !== undefined && sorted.length >= rest.latestOnly && oldest && place.isAfter(oldest, gap.after)) paging.shortOfStart = true;
+      const wanted = sorted.filter((t) => place.isAfter(t, cursor) && place.isWithin(t, gap));
       if (wanted.length > 0) {
         this.#options.emit(wanted);
         paging.trades.push(...wanted);
       }
-      paging.reached = sorted.some((t) => reachesEnd(t, gap)) || !page.more;
+      paging.reached = sorted.some((t) => place.reachesEnd(t, gap)) || !page.more;
       if (paging.reached || wanted.length === 0 || rest.latestOnly !== undefined) break;
       cursor = cursorOf(wanted.at(-1)!);
     }
@@ -201,21 +200,52 @@ export class HistoryRecovery {
   }
 }
 
-/** After the cursor: by number where both have one, else by time (a trade at the cursor's time but another id counts). */
-function isAfter(trade: TradeMessage, cursor: HistoryCursor): boolean {
-  if (trade.seq !== undefined && cursor.seq !== undefined) return trade.seq > cursor.seq;
-  return trade.ts > cursor.ts || (trade.ts === cursor.ts && trade.tradeId !== cursor.tradeId);
+/** An integer trade id, or undefined. */
+function idNumber(id: string | undefined): bigint | undefined {
+  return id !== undefined && /^\d+$/.test(id) ? BigInt(id) : undefined;
 }
 
-/** Inside the gap: before its end (the first live trade after it, or the time it was closed at). */
-function isWithin(trade: TradeMessage, gap: FoundGap): boolean {
-  if (gap.missing && trade.seq !== undefined) return trade.seq - (trade.fills ?? 1) + 1 <= gap.missing.last;
-  if (gap.until.tradeId !== undefined && trade.tradeId === gap.until.tradeId) return false;
-  return trade.ts <= gap.until.ts;
-}
-
-/** At or past the gap's end: paging can stop. */
-function reachesEnd(trade: TradeMessage, gap: FoundGap): boolean {
-  if (gap.missing && trade.seq !== undefined) return trade.seq >= gap.missing.last;
-  return trade.ts >= gap.until.ts;
+/**
+ * Where a trade falls against a gap's bounds: by number where the trade and the bound have one,
+ * else by id where ids rise with time (`idsRise`) and both are integers, else by time (a trade at
+ * the bound's time but with another id counts as after it: the sink drops what it holds).
+ */
+function placement(idsRise: boolean) {
+  const byId = (trade: TradeMessage, bound: HistoryCursor) => {
+    if (!idsRise) return undefined;
+    const a = idNumber(trade.tradeId);
+    const b = idNumber(bound.tradeId);
+    return a === undefined || b === undefined ? undefined : a < b ? -1 : a > b ? 1 : 0;
+  };
+  return {
+    order(a: TradeMessage, b: TradeMessage): number {
+      if (a.seq !== undefined && b.seq !== undefined) return a.seq - b.seq;
+      const ia = idsRise ? idNumber(a.tradeId) : undefined;
+      const ib = idsRise ? idNumber(b.tradeId) : undefined;
+      if (ia !== undefined && ib !== undefined) return ia < ib ? -1 : ia > ib ? 1 : 0;
+      return a.ts - b.ts;
+    },
+    /** After the cursor. */
+    isAfter(trade: TradeMessage, cursor: HistoryCursor): boolean {
+      if (trade.seq !== undefined && cursor.seq !== undefined) return trade.seq > cursor.seq;
+      const cmp = byId(trade, cursor);
+      if (cmp !== undefined) return cmp > 0;
+      return trade.ts > cursor.ts || (trade.ts === cursor.ts && trade.tradeId !== cursor.tradeId);
+    },
+    /** Inside the gap: before its end (the first live trade after it, or the time it was closed at). */
+    isWithin(trade: TradeMessage, gap: FoundGap): boolean {
+      if (gap.missing && trade.seq !== undefined) return trade.seq - (trade.fills ?? 1) + 1 <= gap.missing.last;
+      const cmp = byId(trade, gap.until);
+      if (cmp !== undefined) return cmp < 0;
+      if (gap.until.tradeId !== undefined && trade.tradeId === gap.until.tradeId) return false;
+      return trade.ts <= gap.until.ts;
+    },
+    /** At or past the gap's end: paging can stop. */
+    reachesEnd(trade: TradeMessage, gap: FoundGap): boolean {
+      if (gap.missing && trade.seq !== undefined) return trade.seq >= gap.missing.last;
+      const cmp = byId(trade, gap.until);
+      if (cmp !== undefined) return cmp >= 0;
+      return trade.ts >= gap.until.ts;
+    },
+  };
 }

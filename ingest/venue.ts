@@ -201,6 +201,12 @@ export interface TradeHistoryRule {
    * from a stored trade id (where a restart's recovery starts). Pure.
    */
   seqOf?(tradeId: string): number | undefined;
+  /**
+   * 'time' venues whose trade ids are integers that rise with time within a market (Bitstamp,
+   * Bitfinex, KuCoin, Bybit spot): a recovery places trades by id, not by a REST time that may be
+   * coarser than the live one (Bitstamp's REST is to the second).
+   */
+  idsRise?: boolean;
   /** The venue's REST trade history; absent when the venue has none (nothing can be recovered). */
   rest?: {
     /** How old a trade the endpoint still serves (ms); undefined when it serves the whole history. */

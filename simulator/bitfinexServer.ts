@@ -1,8 +1,10 @@
-// Bitfinex's websocket v2 and pair-list REST over the SIMULATED market model, for exchange pairs
-// and perpetual futures: channels numbered per connection (chanId), trades (te then tu), P0 books
-// one level per message with checksums (conf flag 131072), the liq:global status feed, heartbeats.
+// Bitfinex's websocket v2, pair-list and trades REST over the SIMULATED market model, for exchange
+// pairs and perpetual futures: channels numbered per connection (chanId), trades (te then tu), P0
+// books one level per message with checksums (conf flag 131072), the liq:global status feed,
+// heartbeats; the trade history (trades/{symbol}/hist) at its rate limit.
 import { bitfinexBookChecksum } from './checksums.ts';
-import { simulatedTickers, sortedLevels, type ListingSpec, type SimMarket } from './market.ts';
+import { simulatedTickers, sortedLevels, type ListingSpec, type SimMarket, type SimTrade } from './market.ts';
+import { pageSize, RestRateLimit } from './printedTrades.ts';
 import type { SimClient, SimVenueServer, VenueProtocol } from './venueServer.ts';
 
 const OB_CHECKSUM = 131_072;
@@ -22,6 +24,30 @@ interface Connection {
   nextChanId: number;
   /** Topic (trades:tBTCUSD, book:tBTCUSD, liq) -> channel number. */
   chanIds: Map<string, number>;
+}
+
+/** [ID, MTS, AMOUNT, PRICE], AMOUNT signed by the taker's side: a trade on the websocket and in the REST history alike. */
+const tradeRow = (t: SimTrade) => [t.id, t.time, (t.side === 'buy' ? 1 : -1) * Number(t.qty), Number(t.price)];
+
+/** trades/hist's `limit`: 125 by default, 10,000 at most (docs.bitfinex.com/reference/rest-public-trades). */
+const tradesLimit = { max: 10_000, default: 125 };
+
+/**
+ * trades/hist takes 15 requests a minute (the endpoint's page); past it the IP is refused for 60 s
+ * with HTTP 429 and ["error", 11010, "ratelimit: error"] (ccxt 4.5.84 bitfinex.js, handleErrors).
+ */
+const bitfinexRestLimit = { limit: 15, windowMs: 60_000, blockMs: 60_000 };
+const rateLimited = { status: 429, body: ['error', 11010, 'ratelimit: error'] };
+
+/** Rows of one market within [start, end] (MTS, both included), oldest first (sort=1) or newest first (the default), at most `limit`. */
+function tradesPage(server: SimVenueServer, symbol: string, url: URL): number[][] {
+  const param = (name: string) => url.searchParams.get(name);
+  const start = Number(param('start') ?? 0);
+  const end = Number(param('end') ?? Infinity);
+  const limit = pageSize(param('limit'), tradesLimit.max, tradesLimit.default);
+  const ascending = param('sort') === '1';
+  const within = server.printed.of(symbol).filter((t) => t.time >= start && t.time <= end);
+  return (ascending ? within.slice(0, limit) : within.slice(-limit).reverse()).map(tradeRow);
 }
 
 /** [PRICE, COUNT, AMOUNT]: asks carry negative amounts; COUNT 0 removes the level (AMOUNT 1 a bid, -1 an ask). */
@@ -98,8 +124,18 @@ export function bitfinexProtocol(server: SimVenueServer, kind: 'exchange' | 'fut
     server.send(c, { event: 'unsubscribed', status: 'OK', chanId: id });
   }
 
+  const limit = new RestRateLimit(bitfinexRestLimit.limit, bitfinexRestLimit.windowMs, bitfinexRestLimit.blockMs);
+  const tradesHistory = (symbol: string, url: URL) => {
+    if (!limit.take()) return rateLimited;
+    // The venue's parameter error (code 10020, as it answers a bad `limit` on candles) for a symbol it does not list.
+    if (!bySymbol.has(symbol)) return { status: 500, body: ['error', 10020, 'symbol: invalid'] };
+    return { status: 200, body: tradesPage(server, symbol, url) };
+  };
+
   return {
     rest(url) {
+      const trades = /^\/v2\/trades\/([^/]+)\/hist$/.exec(url.pathname)?.[1];
+      if (trades !== undefined) return tradesHistory(decodeURIComponent(trades), url);
       const match = /^\/v2\/conf\/pub:list:pair:(exchange|futures)$/.exec(url.pathname);
       if (!match) return undefined;
       const pairs = match[1] === kind ? server.listing.markets.map((m) => m.symbol.slice(1)) : [];
@@ -136,7 +172,7 @@ export function bitfinexProtocol(server: SimVenueServer, kind: 'exchange' | 'fut
     },
     publish(m, step) {
       // AMOUNT signed by the taker's side; each trade comes as "te", then again as "tu".
-      const rows = step.trades.map((t) => [t.id, t.time, (t.side === 'buy' ? 1 : -1) * Number(t.qty), Number(t.price)]);
+      const rows = step.trades.map(tradeRow);
       if (rows.length > 0) recentTrades.set(m.symbol, rows.slice(-5));
       rows.forEach((row, i) => {
         const topic = `trades:${m.symbol}`;

@@ -1,8 +1,9 @@
 // BitMEX's realtime websocket and instruments REST over the SIMULATED market model: trade,
 // orderBookL2 (a partial, then rows inserted, updated and deleted by id), liquidation, text
-// ping/pong. The markets are inverse perpetuals (sizes in 1 USD contracts), plus a linear one the
-// collector leaves out.
-import { simulatedTickers, sortedLevels, type ListingSpec, type SimMarket } from './market.ts';
+// ping/pong, and the trade history (GET /api/v1/trade). The markets are inverse perpetuals (sizes in
+// 1 USD contracts), plus a linear one the collector leaves out.
+import { simulatedTickers, sortedLevels, type ListingSpec, type SimMarket, type SimTrade } from './market.ts';
+import { pageSize, RestRateLimit } from './printedTrades.ts';
 import type { SimClient, SimVenueServer, VenueProtocol } from './venueServer.ts';
 
 /** BitMEX writes bitcoin as XBT. */
@@ -13,6 +14,31 @@ export function bitmexListings(tickers: readonly string[] = simulatedTickers): L
     ...tickers.map((t) => ({ symbol: `${venueTicker(t)}USD`, base: venueTicker(t), asset: t, quote: 'USD', inverse: true, contractSize: 1, perpetual: true })),
     { symbol: 'XBTUSDT', base: 'XBT', asset: 'BTC', quote: 'USDT', perpetual: true },
   ];
+}
+
+/** GET /trade's `count`: 100 by default, 1000 at most (BitMEX swagger; ccxt's bitmex.ts). */
+const tradeCount = { max: 1_000, default: 100 };
+
+/**
+ * 30 requests a minute without a key (BitMEX's REST page: "If you are not logged in, your
+ * ratelimit is 30/1 minute", quoted in ccxt#5565); past it HTTP 429 and this body (as recorded in
+ * BitMEX/easy-data-scripts#18).
+ */
+const bitmexRestLimit = { limit: 30, windowMs: 60_000 };
+const rateLimited = { status: 429, body: { error: { message: 'Rate limit exceeded, retry in 1 seconds.', name: 'RateLimitError' } } };
+
+/** A trade row, on the websocket and in the REST history alike: `side` the taker's, `size` in contracts. */
+const tradeRow = (t: SimTrade) => ({ timestamp: new Date(t.time).toISOString(), symbol: t.symbol, side: t.side === 'buy' ? 'Buy' : 'Sell', size: Number(t.qty), price: Number(t.price), trdMatchID: String(t.id) });
+
+/** One market's rows from startTime (included) to endTime, oldest first (newest first with reverse=true), skipping `start`, at most `count`. */
+function tradePage(server: SimVenueServer, url: URL) {
+  const param = (name: string) => url.searchParams.get(name);
+  const from = param('startTime') === null ? -Infinity : Date.parse(param('startTime')!);
+  const to = param('endTime') === null ? Infinity : Date.parse(param('endTime')!);
+  const within = server.printed.of(param('symbol') ?? '').filter((t) => t.time >= from && t.time <= to);
+  const ordered = param('reverse') === 'true' ? within.reverse() : within;
+  const start = Math.max(0, Math.trunc(Number(param('start') ?? 0)) || 0);
+  return ordered.slice(start, start + pageSize(param('count'), tradeCount.max, tradeCount.default)).map(tradeRow);
 }
 
 type Side = 'Buy' | 'Sell';
@@ -40,8 +66,10 @@ export function bitmexProtocol(server: SimVenueServer): VenueProtocol {
 
   const reply = (client: SimClient, request: unknown, fields: object) => server.send(client, { ...fields, request });
 
+  const limit = new RestRateLimit(bitmexRestLimit.limit, bitmexRestLimit.windowMs);
   return {
     rest(url) {
+      if (url.pathname === '/api/v1/trade') return limit.take() ? { status: 200, body: tradePage(server, url) } : rateLimited;
       if (url.pathname !== '/api/v1/instrument/active') return undefined;
       const body = markets.map((m) => ({
         symbol: m.symbol,
@@ -93,8 +121,7 @@ export function bitmexProtocol(server: SimVenueServer): VenueProtocol {
     },
     publish(m, step) {
       for (const t of step.trades) {
-        const row = { timestamp: new Date(t.time).toISOString(), symbol: m.symbol, side: t.side === 'buy' ? 'Buy' : 'Sell', size: Number(t.qty), price: Number(t.price), trdMatchID: String(t.id) };
-        if (server.publish(`trade:${m.symbol}`, () => table('trade', 'insert', [row]))) server.trades.push(t);
+        if (server.publish(`trade:${m.symbol}`, () => table('trade', 'insert', [tradeRow(t)]))) server.trades.push(t);
       }
       for (const l of step.liquidations) {
         const row = { orderID: `sim-liq-${m.symbol}-${l.time}-${l.price}`, symbol: m.symbol, side: l.positionSide === 'long' ? 'Sell' : 'Buy', price: Number(l.price), leavesQty: Number(l.qty) };

@@ -1,6 +1,8 @@
-// Bitstamp's websocket API v2 and trading-pairs REST over the SIMULATED market model: live_trades
-// and order_book channels (the whole top 100 at every change), heartbeats, reconnect requests.
-import { simulatedTickers, sortedLevels, type ListingSpec, type SimMarket } from './market.ts';
+// Bitstamp's websocket API v2, trading-pairs and transactions REST over the SIMULATED market model:
+// live_trades and order_book channels (the whole top 100 at every change), heartbeats, reconnect
+// requests; the last minute, hour or day of trades.
+import { simulatedTickers, sortedLevels, type ListingSpec, type SimMarket, type SimTrade } from './market.ts';
+import { RestRateLimit } from './printedTrades.ts';
 import type { SimClient, SimVenueServer, VenueProtocol } from './venueServer.ts';
 
 export function bitstampListings(tickers: readonly string[] = simulatedTickers): ListingSpec[] {
@@ -9,6 +11,23 @@ export function bitstampListings(tickers: readonly string[] = simulatedTickers):
 }
 
 const micros = (ms: number) => String(ms * 1_000);
+
+/** transactions' `time`: the window it serves, up to now; `hour` when none is given. */
+const transactionWindows: Record<string, number> = { minute: 60_000, hour: 3_600_000, day: 86_400_000 };
+
+/**
+ * Bitstamp's limits per client: 400 requests a second and 10,000 in 10 minutes (its API page, as
+ * quoted by api-evangelist/bitstamp rate-limits.yml). Past them the request is rejected with
+ * response code 400.002; the HTTP status is taken from the code's family.
+ */
+const bitstampRestLimits = [
+  { limit: 400, windowMs: 1_000 },
+  { limit: 10_000, windowMs: 600_000 },
+];
+const rateLimited = { status: 400, body: { response_code: '400.002', response_explanation: 'Request rejected due to exceeded rate limit.' } };
+
+/** A printed trade as transactions lists it: strings throughout, `date` in whole seconds, `type` 0 buy / 1 sell (the taker). */
+const transaction = (t: SimTrade) => ({ date: String(Math.floor(t.time / 1_000)), tid: String(t.id), price: t.price, type: t.side === 'buy' ? '0' : '1', amount: t.qty });
 
 export function bitstampProtocol(server: SimVenueServer): VenueProtocol {
   const bySymbol = new Map(server.listing.markets.map((m) => [m.symbol, m]));
@@ -20,8 +39,19 @@ export function bitstampProtocol(server: SimVenueServer): VenueProtocol {
     event: 'data',
   });
 
+  const limits = bitstampRestLimits.map((l) => new RestRateLimit(l.limit, l.windowMs));
+  /** Every printed trade of the pair in the window, newest first, in one answer. */
+  const transactions = (symbol: string, url: URL) => {
+    const now = Date.now();
+    if (!limits.every((l) => l.take(now))) return rateLimited;
+    const window = transactionWindows[url.searchParams.get('time') ?? 'hour'] ?? transactionWindows.hour!;
+    return { status: 200, body: server.printed.between(symbol, now - window, Infinity, Infinity).reverse().map(transaction) };
+  };
+
   return {
     rest(url) {
+      const pair = /^\/api\/v2\/transactions\/([^/]+)\/?$/.exec(url.pathname)?.[1];
+      if (pair !== undefined && bySymbol.has(pair)) return transactions(pair, url);
       if (url.pathname !== '/api/v2/trading-pairs-info/') return undefined;
       const body = server.listing.markets.map((m) => ({
         name: `${m.base}/${m.quote}`,

@@ -1,6 +1,7 @@
-// Bybit v5's public websocket (spot or linear category) and instruments REST over the SIMULATED
-// market model.
-import { simulatedTickers, sortedLevels, type ListingSpec, type SimMarket } from './market.ts';
+// Bybit v5's public websocket (spot or linear category), instruments and recent-trade REST over
+// the SIMULATED market model.
+import { simulatedTickers, sortedLevels, type ListingSpec, type SimMarket, type SimTrade } from './market.ts';
+import { pageSize, RestRateLimit } from './printedTrades.ts';
 import type { SimClient, SimVenueServer, VenueProtocol } from './venueServer.ts';
 
 export function bybitListings(category: 'spot' | 'linear') {
@@ -10,6 +11,28 @@ export function bybitListings(category: 'spot' | 'linear') {
 
 /** Spot takes at most 10 arguments per request. */
 const maxArgs = { spot: 10, linear: 500 } as const;
+
+/** recent-trade's `limit`: spot [1, 60], default 60; linear [1, 1000], default 500 (docs/v5/market/recent-trade.mdx). */
+const recentTradeLimit = { spot: { max: 60, default: 60 }, linear: { max: 1_000, default: 500 } } as const;
+
+/**
+ * Bybit's IP limit: 600 requests in any 5 s; past it HTTP 403 ("access too frequent"), and the
+ * client must stay away 10 minutes (docs/v5/rate-limit/rate-limit.mdx). Counted here on
+ * recent-trade alone: the other routes are asked a few times per start.
+ */
+const bybitRestLimit = { limit: 600, windowMs: 5_000, blockMs: 600_000 };
+
+/** A printed trade as recent-trade lists it: the websocket's id (execId is its `i`), price, size, taker side and time. */
+const recentTrade = (t: SimTrade) => ({
+  execId: String(t.id),
+  symbol: t.symbol,
+  price: t.price,
+  size: t.qty,
+  side: t.side === 'buy' ? 'Buy' : 'Sell',
+  time: String(t.time),
+  isBlockTrade: false,
+  isRPITrade: false,
+});
 
 export function bybitProtocol(server: SimVenueServer, category: 'spot' | 'linear'): VenueProtocol {
   const bySymbol = new Map(server.listing.markets.map((m) => [m.symbol, m]));
@@ -25,8 +48,22 @@ export function bybitProtocol(server: SimVenueServer, category: 'spot' | 'linear
     cts: now,
   });
 
+  const limit = new RestRateLimit(bybitRestLimit.limit, bybitRestLimit.windowMs, bybitRestLimit.blockMs);
+  /** The market's latest printed trades, newest first, as many as asked within the category's bounds; nothing older, no cursor. */
+  const recentTrades = (url: URL) => {
+    if (!limit.take()) return { status: 403, body: 'access too frequent' };
+    const symbol = url.searchParams.get('symbol') ?? '';
+    if (url.searchParams.get('category') !== category || !bySymbol.has(symbol)) {
+      return { status: 200, body: { retCode: 10001, retMsg: 'Request parameter error', result: {}, retExtInfo: {}, time: Date.now() } };
+    }
+    const bounds = recentTradeLimit[category];
+    const list = server.printed.latest(symbol, pageSize(url.searchParams.get('limit'), bounds.max, bounds.default)).map(recentTrade);
+    return { status: 200, body: { retCode: 0, retMsg: 'OK', result: { category, list }, retExtInfo: {}, time: Date.now() } };
+  };
+
   return {
     rest(url) {
+      if (url.pathname === '/v5/market/recent-trade') return recentTrades(url);
       if (url.pathname !== '/v5/market/instruments-info') return undefined;
       const asked = url.searchParams.get('category');
       const list =

@@ -1,7 +1,8 @@
 // KuCoin spot's websocket and REST over the SIMULATED market model: bullet-public (a token and this
 // server as the endpoint), /market/match, /market/level2 (one number per change) with the
-// level2_100 REST snapshot, and ping/pong.
-import { simulatedTickers, sortedLevels, type ListingSpec } from './market.ts';
+// level2_100 REST snapshot, ping/pong, and the last 100 trades (market/histories).
+import { simulatedTickers, sortedLevels, type ListingSpec, type SimTrade } from './market.ts';
+import { RestRateLimit } from './printedTrades.ts';
 import type { SimClient, SimVenueServer, VenueProtocol } from './venueServer.ts';
 
 export function kucoinListings(tickers: readonly string[] = simulatedTickers): ListingSpec[] {
@@ -12,6 +13,20 @@ const ok = (data: unknown) => ({ status: 200, body: { code: '200000', data } });
 /** How often the simulated venue asks to be pinged (KuCoin answers 18 s today). */
 const pingIntervalMs = 18_000;
 
+/** market/histories serves the last 100 trades, oldest first (the docs' example), and nothing older. */
+const historiesDepth = 100;
+
+/**
+ * Public endpoints share 2,000 weight per 30 s per IP and histories weighs 3: 666 requests (the
+ * venue's "Rate Limit" page; its window is fixed from the first request, here it slides). Past it
+ * HTTP 429 with {"code":"429000","msg":"Too Many Requests"} (as recorded in ccxt#16185).
+ */
+const kucoinRestLimit = { limit: 666, windowMs: 30_000 };
+const rateLimited = { status: 429, body: { code: '429000', msg: 'Too Many Requests' } };
+
+/** A printed trade as histories lists it: `sequence` (the websocket's tradeId), taker side, `time` in ns as a JSON number. */
+const historyRow = (t: SimTrade) => ({ sequence: String(t.id), price: t.price, size: t.qty, side: t.side, time: t.time * 1_000_000 });
+
 export function kucoinProtocol(server: SimVenueServer): VenueProtocol {
   // Looked up live: markets may be listed and delisted while the server runs.
   const market = (symbol: string) => server.listing.markets.find((m) => m.symbol === symbol);
@@ -19,8 +34,15 @@ export function kucoinProtocol(server: SimVenueServer): VenueProtocol {
   const tokens = new Set<string>();
   const unusedTokensKept = 1_000;
   let issued = 0;
+  const limit = new RestRateLimit(kucoinRestLimit.limit, kucoinRestLimit.windowMs);
   return {
     rest(url) {
+      if (url.pathname === '/api/v1/market/histories') {
+        if (!limit.take()) return rateLimited;
+        const symbol = url.searchParams.get('symbol') ?? '';
+        if (!market(symbol)) return { status: 200, body: { code: '400100', msg: 'symbol not exists' } };
+        return ok(server.printed.latest(symbol, historiesDepth).reverse().map(historyRow));
+      }
       if (url.pathname === '/api/v1/bullet-public') {
         const token = `simtoken${++issued}`;
         tokens.add(token);

@@ -87,23 +87,42 @@ function firstIndex<T>(list: readonly T[], test: (item: T) => boolean): number {
 }
 
 /**
- * A venue's REST rate limit: `perSecond` requests in any second (a sliding window), beyond which
- * the venue answers with its own refusal (429 and its body, as each protocol file says).
+ * A history page's size as a venue takes it from its count parameter: the venue's default when none
+ * is given, else within 1..`max` (a count out of range is served at the bound: what the venues
+ * answer to one is not documented).
+ */
+export function pageSize(asked: string | null, max: number, fallback: number): number {
+  const n = Number(asked ?? fallback);
+  return Number.isFinite(n) ? Math.min(max, Math.max(1, Math.trunc(n))) : fallback;
+}
+
+/**
+ * A venue's REST rate limit: `limit` requests in any `windowMs` (a sliding window, one second
+ * unless the venue counts over longer), beyond which the venue answers with its own refusal (its
+ * status and body, as each protocol file says). Venues that then shut the client out for a while
+ * (Bitfinex for 60 s, Bybit for 10 minutes) give `blockMs`: every request in it is refused too.
  */
 export class RestRateLimit {
-  readonly perSecond: number;
+  readonly limit: number;
+  readonly windowMs: number;
+  readonly blockMs: number;
   #times: number[] = [];
+  #blockedUntil = -Infinity;
   /** Requests refused so far. */
   refused = 0;
 
-  constructor(perSecond: number) {
-    this.perSecond = perSecond;
+  constructor(limit: number, windowMs = 1_000, blockMs = 0) {
+    this.limit = limit;
+    this.windowMs = windowMs;
+    this.blockMs = blockMs;
   }
 
   /** True when one more request fits now; false (and counted) when the venue refuses it. */
   take(now = Date.now()): boolean {
-    this.#times = this.#times.filter((t) => now - t < 1_000);
-    if (this.#times.length >= this.perSecond) {
+    // Times only rise: the ones out of the window are at the front.
+    while (this.#times.length > 0 && now - this.#times[0]! >= this.windowMs) this.#times.shift();
+    if (now < this.#blockedUntil || this.#times.length >= this.limit) {
+      if (now >= this.#blockedUntil) this.#blockedUntil = now + this.blockMs;
       this.refused += 1;
       return false;
     }

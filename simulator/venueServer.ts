@@ -23,7 +23,7 @@ export interface SimClient {
 
 /** What a venue protocol file implements; the server calls it. */
 export interface VenueProtocol {
-  /** A REST request: the status and JSON body to answer, undefined for 404. */
+  /** A REST request: the status and JSON body to answer (a string body goes as plain text), undefined for 404. */
   rest(url: URL): { status: number; body: unknown } | undefined;
   /** Optional greeting or setup when a socket opens (some venues send one). */
   open?(client: SimClient): void;
@@ -292,8 +292,10 @@ export class SimVenueServer {
   #serveHttp(req: IncomingMessage, res: ServerResponse): void {
     const url = new URL(req.url ?? '/', 'http://localhost');
     const reply = (status: number, body: unknown) => {
-      res.writeHead(status, { 'content-type': 'application/json' });
-      res.end(JSON.stringify(body));
+      // A venue that refuses in plain text (Bybit's IP limit) is answered in its words.
+      const text = typeof body === 'string';
+      res.writeHead(status, { 'content-type': text ? 'text/plain' : 'application/json' });
+      res.end(text ? body : JSON.stringify(body));
     };
     if (url.pathname === '/__simulator/fault' && req.method === 'POST') {
       let body = '';

@@ -2,7 +2,7 @@ import { describe, expect, test } from 'vitest';
 import { BookSync } from '../bookSync.ts';
 import { selectMarkets, toLiquidationEvent, toTradeEvent } from '../normalize.ts';
 import type { BookMessage, VenueMarket, VenueMessage, VenueSession } from '../venue.ts';
-import { bitfinex, bitfinexDerivatives, parsePairList } from '../venues/bitfinex.ts';
+import { bitfinex, bitfinexDerivatives, parsePairList, parseTradesHistory, tradesPageSize } from '../venues/bitfinex.ts';
 import { cannedIo } from './cannedIo.ts';
 import { fixture, frames } from './fixtures.ts';
 import { countKinds, recordedSession, tradesOf } from './recorded.ts';
@@ -291,5 +291,50 @@ describe('bitfinex recorded session (cryptofeed, 2021-04-17, trades and P0 books
     expect(snapshots).toBe(14);
     // Recorded: channel 232954 beat (sequence 139) seven seconds before its `subscribed` event.
     expect(connection.parse('[1,"hb",1]')).toEqual([{ kind: 'control', what: 'heartbeat' }]);
+  });
+});
+
+describe('bitfinex trade history (REST trades/{symbol}/hist: the whole history, paged on the millisecond)', () => {
+  const rest = () => bitfinex.history!.rest!;
+
+  test('continuity by time, no reach limit, under 15 requests a minute; pages start at the cursor millisecond, oldest first, 10,000 at most', () => {
+    expect(bitfinex.history).toMatchObject({ continuity: 'time' });
+    expect(rest().reachMs).toBeUndefined();
+    expect(rest().latestOnly).toBeUndefined();
+    expect(rest().requestsPerSecond * 60).toBeLessThan(15);
+    expect(bitfinexDerivatives.history).toBe(bitfinex.history);
+    expect(rest().url('https://api-pub.bitfinex.com', 'tBTCUST', { ts: 1710327651446, tradeId: '1560452102' })).toBe(
+      'https://api-pub.bitfinex.com/v2/trades/tBTCUST/hist?start=1710327651446&limit=10000&sort=1',
+    );
+    // Perpetuals' symbols carry a colon: sent encoded.
+    expect(rest().url('https://api-pub.bitfinex.com', 'tBTCF0:USTF0', { ts: 5 })).toBe('https://api-pub.bitfinex.com/v2/trades/tBTCF0%3AUSTF0/hist?start=5&limit=10000&sort=1');
+  });
+
+  test('a recorded page: the row as on the websocket, the sign of AMOUNT the taker side; a short page is the last', () => {
+    expect(rest().parse(fixture('bitfinex', 'rest_recorded_trades_hist.json'), 'tBTCUST')).toEqual({
+      trades: [{ kind: 'trade', symbol: 'tBTCUST', tradeId: '1560452102', price: '73218', quantity: '0.00019983', side: 'buy', ts: 1710327651446 }],
+      more: false,
+    });
+    const [row] = fixture('bitfinex', 'rest_recorded_trades_hist.json') as number[][];
+    const full = Array.from({ length: tradesPageSize }, (_, i) => [row![0]! + i, row![1]!, -row![2]!, row![3]!]);
+    const page = parseTradesHistory(full, 'tBTCUST')!;
+    expect(page.more).toBe(true);
+    expect(page.trades[0]).toMatchObject({ tradeId: '1560452102', side: 'sell', quantity: '0.00019983' });
+    expect(parseTradesHistory(full.slice(1), 'tBTCUST')!.more).toBe(false);
+  });
+
+  test('a REST row is the websocket trade of the same execution: one id, price, base quantity, side and time', () => {
+    const [row] = fixture('bitfinex', 'rest_recorded_trades_hist.json') as number[][];
+    const [fromRest] = parseTradesHistory([row], 'tBTCUSD')!.trades;
+    const session = bitfinex.session!();
+    session.parse(frame({ event: 'subscribed', channel: 'trades', chanId: 7, symbol: 'tBTCUSD', pair: 'BTCUSD' }));
+    const [fromWs] = session.parse(frame([7, 'te', row]));
+    expect(toTradeEvent('bitfinex', btc, fromRest!, 1)).toEqual(toTradeEvent('bitfinex', btc, fromWs as NonNullable<typeof fromRest>, 1));
+  });
+
+  test('the refusal past the rate limit, and rows that are no trades, are not understood', () => {
+    expect(parseTradesHistory(fixture('bitfinex', 'rest_rate_limited.json'), 'tBTCUSD')).toBeUndefined();
+    expect(parseTradesHistory([[1560452102, 1710327651446, '0.00019983', 73218]], 'tBTCUSD')).toBeUndefined();
+    expect(parseTradesHistory({ error: 'ERR_RATE_LIMIT' }, 'tBTCUSD')).toBeUndefined();
   });
 });

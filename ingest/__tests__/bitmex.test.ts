@@ -2,7 +2,7 @@ import { describe, expect, test } from 'vitest';
 import { BookSync } from '../bookSync.ts';
 import { selectMarkets, toLevels, toLiquidationEvent, toTradeEvent } from '../normalize.ts';
 import type { BookMessage, VenueMarket, VenueMessage } from '../venue.ts';
-import { bitmex, bitmexSession, parseInstruments } from '../venues/bitmex.ts';
+import { bitmex, bitmexSession, parseInstruments, parseTradeHistory, tradePageSize } from '../venues/bitmex.ts';
 import { cannedIo } from './cannedIo.ts';
 import { fixture, frames } from './fixtures.ts';
 import { countKinds, recordedSession, tradesOf } from './recorded.ts';
@@ -244,5 +244,52 @@ describe('bitmex recorded session (cryptofeed, 2021-07-22, BCHUSD orderBookL2 an
       // size: ours, exact, may differ by half a satoshi per contract.
       expect(Math.abs(toTradeEvent('bitmex', xbtusd, trade, 1)!.quantity - t.homeNotional!)).toBeLessThanOrEqual(t.size! * 0.5e-8 + 1e-8);
     }
+  });
+});
+
+describe('bitmex trade history (REST GET /api/v1/trade: the whole history, paged on the millisecond)', () => {
+  const rest = () => bitmex.history!.rest!;
+  const recorded = () => fixture('bitmex', 'rest_recorded_trade.json') as { timestamp: string; symbol: string; trdMatchID: string; homeNotional: number }[];
+
+  test('continuity by time, no reach limit, under 30 requests a minute; pages from the cursor millisecond (included), oldest first, 1000 at most', () => {
+    expect(bitmex.history).toMatchObject({ continuity: 'time' });
+    expect(rest().reachMs).toBeUndefined();
+    expect(rest().latestOnly).toBeUndefined();
+    expect(rest().requestsPerSecond * 60).toBeLessThan(30);
+    expect(rest().url('https://www.bitmex.com', 'XBTUSD', { ts: Date.UTC(2018, 7, 28, 0, 0, 2, 735), tradeId: 'b9a42432-0a46-6a2f-5ecc-c32e9ca4baf8' })).toBe(
+      'https://www.bitmex.com/api/v1/trade?symbol=XBTUSD&startTime=2018-08-28T00%3A00%3A02.735Z&count=1000&reverse=false',
+    );
+  });
+
+  test('a recorded page: rows as the websocket writes them (trdMatchID, taker side, USD contracts); a short page is the last', () => {
+    expect(rest().parse(recorded(), 'XBTUSD')).toEqual({
+      trades: [
+        { kind: 'trade', symbol: 'XBTUSD', tradeId: 'b9a42432-0a46-6a2f-5ecc-c32e9ca4baf8', price: '6906.5', quantity: '2000', side: 'buy', ts: Date.UTC(2018, 7, 28, 0, 0, 2, 735) },
+        { kind: 'trade', symbol: 'XBTUSD', tradeId: '0d4f1682-5270-a800-569b-4a0eb92db97c', price: '6906', quantity: '1000', side: 'sell', ts: Date.UTC(2018, 7, 28, 0, 0, 3, 778) },
+      ],
+      more: false,
+    });
+    const full = Array.from({ length: tradePageSize }, (_, i) => ({ ...recorded()[i % 2]!, trdMatchID: `id-${i}` }));
+    expect(parseTradeHistory(full, 'XBTUSD')!.more).toBe(true);
+    expect(parseTradeHistory(full.slice(1), 'XBTUSD')!.more).toBe(false);
+  });
+
+  test("inverse XBTUSD: a REST trade in base units is size / price, the venue's own homeNotional", () => {
+    const page = parseTradeHistory(recorded(), 'XBTUSD')!;
+    const events = page.trades.map((t) => toTradeEvent('bitmex', xbtusd, t, 1)!);
+    expect(events.map((e) => e.quantity.toFixed(5))).toEqual(recorded().map((r) => r.homeNotional.toFixed(5)));
+  });
+
+  test('a REST trade is the websocket trade of the same execution: one id, price, base quantity, side and time', () => {
+    const [row] = recorded();
+    const [fromRest] = parseTradeHistory([row], 'XBTUSD')!.trades;
+    const [fromWs] = bitmex.parse(JSON.stringify({ table: 'trade', action: 'insert', data: [row] }));
+    expect(toTradeEvent('bitmex', xbtusd, fromRest!, 1)).toEqual(toTradeEvent('bitmex', xbtusd, fromWs as NonNullable<typeof fromRest>, 1));
+  });
+
+  test("the refusal past the rate limit, another market's rows and rows without their id are not understood", () => {
+    expect(parseTradeHistory(fixture('bitmex', 'rest_recorded_rate_limited.json'), 'XBTUSD')).toBeUndefined();
+    expect(parseTradeHistory(recorded(), 'ETHUSD')).toBeUndefined();
+    expect(parseTradeHistory([{ ...recorded()[0]!, trdMatchID: '' }], 'XBTUSD')).toBeUndefined();
   });
 });

@@ -2,7 +2,7 @@ import { describe, expect, test } from 'vitest';
 import { BookSync } from '../bookSync.ts';
 import { selectMarkets, toTradeEvent } from '../normalize.ts';
 import type { BookMessage, VenueMarket, VenueMessage } from '../venue.ts';
-import { bitstamp, parsePairs } from '../venues/bitstamp.ts';
+import { bitstamp, parsePairs, parseTransactions } from '../venues/bitstamp.ts';
 import { cannedIo } from './cannedIo.ts';
 import { fixture, frames } from './fixtures.ts';
 import { countKinds, recordedSession, tradesOf } from './recorded.ts';
@@ -152,5 +152,49 @@ describe('bitstamp recorded frames: live_trades of a cryptofeed session (2022-01
     const trades = tradesOf(parsed.flat());
     expect(new Set(trades.map((t) => t.tradeId)).size).toBe(trades.length);
     expect(countKinds(frames('bitstamp', 'ws_recorded_tardis.json').flatMap(bitstamp.parse))).toEqual({ 'control:ack': 1, trade: 2 });
+  });
+});
+
+describe('bitstamp trade history (REST transactions: the last 24 hours, one page)', () => {
+  const rest = () => bitstamp.history!.rest!;
+
+  test('continuity by time; reaches 24 h back, always asking the whole day, whatever the cursor', () => {
+    expect(bitstamp.history).toMatchObject({ continuity: 'time', rest: { reachMs: 24 * 3_600_000 } });
+    expect(rest().latestOnly).toBeUndefined();
+    const day = 'https://www.bitstamp.net/api/v2/transactions/btcusd/?time=day';
+    expect(rest().url('https://www.bitstamp.net', 'btcusd', { ts: 1_551_814_435_000, tradeId: '83581898' })).toBe(day);
+    expect(rest().url('https://www.bitstamp.net', 'btcusd', { ts: 0 })).toBe(day);
+  });
+
+  test('a recorded answer (newest first): tid the id, type 1 a taker sell, date in whole seconds; one page, nothing more', () => {
+    expect(rest().parse(fixture('bitstamp', 'rest_recorded_transactions.json'), 'ethbtc')).toEqual({
+      trades: [
+        { kind: 'trade', symbol: 'ethbtc', tradeId: '83581898', price: '0.03532850', quantity: '0.85945907', side: 'sell', ts: 1551814435000 },
+        { kind: 'trade', symbol: 'ethbtc', tradeId: '83581896', price: '0.03532851', quantity: '11.34130961', side: 'sell', ts: 1551814434000 },
+      ],
+      more: false,
+    });
+    // Type 0 is a taker buy; numbers where the venue writes strings are read the same.
+    expect(parseTransactions([{ date: 1551814435, tid: 83581899, price: '0.0353', type: 0, amount: '1' }], 'ethbtc')?.trades).toEqual([
+      { kind: 'trade', symbol: 'ethbtc', tradeId: '83581899', price: '0.0353', quantity: '1', side: 'buy', ts: 1551814435000 },
+    ]);
+  });
+
+  test('the REST trade is the websocket trade to the second: same id, price, quantity and side, the time cut to its second', () => {
+    const [live] = parseAll('ws_trade.json');
+    const t = live as Extract<VenueMessage, { kind: 'trade' }>;
+    // The same trade as transactions writes it.
+    const [fromRest] = parseTransactions([{ date: String(Math.floor(t.ts / 1_000)), tid: t.tradeId, price: t.price, type: '1', amount: t.quantity }], 'btcusd')!.trades;
+    const rest = toTradeEvent('bitstamp', btc, fromRest!, 1)!;
+    const ws = toTradeEvent('bitstamp', btc, t, 1)!;
+    expect({ ...rest, ts: 0 }).toEqual({ ...ws, ts: 0 });
+    expect(rest.ts).toBe(Math.floor(ws.ts / 1_000) * 1_000);
+    expect(rest.ts).not.toBe(ws.ts);
+  });
+
+  test('a body that is no list of transactions, or a row without its id, is not understood', () => {
+    expect(parseTransactions({ response_code: '400.002', response_explanation: 'Request rejected due to exceeded rate limit.' }, 'btcusd')).toBeUndefined();
+    expect(parseTransactions([{ date: '1551814435', price: '1', type: '0', amount: '1' }], 'btcusd')).toBeUndefined();
+    expect(parseTransactions([{ date: '1551814435', tid: '1', price: '1', type: '2', amount: '1' }], 'btcusd')).toBeUndefined();
   });
 });

@@ -1,8 +1,8 @@
 import { describe, expect, test } from 'vitest';
 import { BookSync } from '../bookSync.ts';
-import { selectMarkets } from '../normalize.ts';
+import { selectMarkets, toTradeEvent } from '../normalize.ts';
 import type { BookMessage, VenueMarket } from '../venue.ts';
-import { bybit, bybitLinear, parseInstruments } from '../venues/bybit.ts';
+import { bybit, bybitLinear, parseInstruments, parseRecentTrades } from '../venues/bybit.ts';
 import { cannedIo } from './cannedIo.ts';
 import { fixture, frames } from './fixtures.ts';
 import { countKinds, tradesOf } from './recorded.ts';
@@ -161,5 +161,42 @@ describe('bybit recorded frames (Tardis.dev samples, v5, 2023-2025): spot and li
     expect(parsed.flat().find((m) => m.kind === 'liquidation')).toMatchObject({ symbol: 'PIPPINUSDT', positionSide: 'short', ts: rows('allLiquidation.')[0]!.T });
     const books = parsed.flat().filter((m): m is BookMessage => m.kind === 'book');
     expect(books.map((b) => bybit.book.sequence!(b.lastId! - 1, b, false))).toEqual(books.map(() => 'apply'));
+  });
+});
+
+describe('bybit trade history (REST recent-trade: the latest trades only)', () => {
+  const rest = (venue: typeof bybit) => venue.history!.rest!;
+
+  test('continuity by time; the latest 60 spot or 1000 linear trades, the same request whatever the cursor', () => {
+    expect(bybit.history).toMatchObject({ continuity: 'time', rest: { latestOnly: 60 } });
+    expect(bybitLinear.history).toMatchObject({ continuity: 'time', rest: { latestOnly: 1000 } });
+    expect(rest(bybit).reachMs).toBeUndefined();
+    const spot = 'https://api.bybit.com/v5/market/recent-trade?category=spot&symbol=BTCUSDT&limit=60';
+    expect(rest(bybit).url('https://api.bybit.com', 'BTCUSDT', { ts: 1_672_052_955_758, tradeId: '2100000000007764263' })).toBe(spot);
+    expect(rest(bybit).url('https://api.bybit.com', 'BTCUSDT', { ts: 0 })).toBe(spot);
+    expect(rest(bybitLinear).url('https://api.bybit.com', 'BTCUSDT', { ts: 0 })).toBe('https://api.bybit.com/v5/market/recent-trade?category=linear&symbol=BTCUSDT&limit=1000');
+  });
+
+  test("the documentation's answer: execId (the websocket's i) is the id, side the taker's, time in ms; nothing more to page", () => {
+    expect(rest(bybit).parse(fixture('bybit', 'rest_recent_trade.json'), 'BTCUSDT')).toEqual({
+      trades: [{ kind: 'trade', symbol: 'BTCUSDT', tradeId: '2100000000007764263', price: '16618.49', quantity: '0.00012', side: 'buy', ts: 1672052955758 }],
+      more: false,
+    });
+    expect(rest(bybitLinear).parse).toBe(parseRecentTrades);
+  });
+
+  test('a REST trade is the websocket trade of the same execution: one id, price, base quantity, side and time', () => {
+    const [fromRest] = parseRecentTrades(fixture('bybit', 'rest_recent_trade.json'), 'BTCUSDT')!.trades;
+    // The same execution as the publicTrade topic writes it (docs: "Trade"): T, s, S, v, p, i.
+    const frame = JSON.stringify({ topic: 'publicTrade.BTCUSDT', type: 'snapshot', ts: 1672052955760, data: [{ T: 1672052955758, s: 'BTCUSDT', S: 'Buy', v: '0.00012', p: '16618.49', L: 'PlusTick', i: '2100000000007764263', BT: false }] });
+    const [fromWs] = bybit.parse(frame);
+    expect(toTradeEvent('bybit', btc, fromRest!, 1)).toEqual(toTradeEvent('bybit', btc, fromWs as NonNullable<typeof fromRest>, 1));
+  });
+
+  test("a refusal, another market's trades and a body that is no answer are not understood", () => {
+    expect(parseRecentTrades(fixture('bybit', 'rest_error.json'), 'BTCUSDT')).toBeUndefined();
+    expect(parseRecentTrades(fixture('bybit', 'rest_recent_trade.json'), 'ETHUSDT')).toBeUndefined();
+    expect(parseRecentTrades('access too frequent', 'BTCUSDT')).toBeUndefined();
+    expect(parseRecentTrades({ retCode: 0, retMsg: 'OK', result: { list: [{ symbol: 'BTCUSDT', price: '1', size: '1', side: 'Buy', time: '1' }] } }, 'BTCUSDT')).toBeUndefined();
   });
 });

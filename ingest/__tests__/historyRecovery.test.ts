@@ -18,6 +18,8 @@ interface ModelVenue {
   latestOnly?: number;
   /** Requests answered with an error before the venue answers. */
   failFirst?: number;
+  /** Every trade it holds at once, whatever the cursor (Bitstamp's last day). */
+  everything?: boolean;
 }
 
 /** A rule over a model venue: the url names the cursor, getJson answers the page after it. */
@@ -40,6 +42,7 @@ function modelRule(venue: ModelVenue, continuity: TradeHistoryRule['continuity']
       throw new Error('429 too many requests');
     }
     if (venue.latestOnly !== undefined) return { trades: venue.trades.slice(-venue.latestOnly), more: false };
+    if (venue.everything) return { trades: venue.trades, more: false };
     const params = new URL(url).searchParams;
     const seq = params.get('seq');
     const ts = Number(params.get('ts'));
@@ -177,5 +180,25 @@ describe('a venue whose ids say nothing (time)', () => {
     within.r.enqueue(timeGap(999_075, 999_095));
     await within.r.idle();
     expect(within.reports).toEqual([expect.objectContaining({ state: 'recovered', recovered: 2 })]);
+  });
+});
+
+describe('a venue whose integer ids rise with time (idsRise), its REST times coarser than the live ones', () => {
+  it('places trades by id: those after the last known in the same second are taken, the first live one and later ones are not', async () => {
+    // Times to the second, as Bitstamp's REST gives them; the bounds are live trades with millisecond times.
+    const second = 999_000;
+    const venue: ModelVenue = { trades: [104, 105, 106, 107, 108, 109, 110].map((id) => trade(undefined, second, String(id))), pageSize: 10, everything: true };
+    const { rule, getJson } = modelRule(venue, 'time');
+    const gap: FoundGap = { symbol: 'M', cause: 'reconnect', after: { ts: second + 734, tradeId: '105' }, until: { ts: second + 990, tradeId: '109' } };
+    const byId = recovery({ ...rule, idsRise: true }, getJson);
+    byId.r.enqueue(gap);
+    await byId.r.idle();
+    expect(byId.emitted.flat().map((t) => t.tradeId)).toEqual(['106', '107', '108']);
+    expect(byId.reports).toEqual([expect.objectContaining({ state: 'recovered', recovered: 3 })]);
+    // By time alone, every trade of that second would be before the last one known: none recovered.
+    const byTime = recovery(rule, getJson);
+    byTime.r.enqueue(gap);
+    await byTime.r.idle();
+    expect(byTime.emitted).toEqual([]);
   });
 });

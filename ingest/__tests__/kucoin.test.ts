@@ -2,7 +2,7 @@ import { describe, expect, test } from 'vitest';
 import { BookSync } from '../bookSync.ts';
 import { selectMarkets, toTradeEvent } from '../normalize.ts';
 import type { BookMessage, VenueMarket, VenueMessage } from '../venue.ts';
-import { kucoin, parseBullet, parseSymbols } from '../venues/kucoin.ts';
+import { kucoin, parseBullet, parseHistories, parseSymbols } from '../venues/kucoin.ts';
 import { cannedIo } from './cannedIo.ts';
 import { fixture, frames } from './fixtures.ts';
 import { countKinds, recordedSession, replayWithRest, tradesOf, type RecordedRest } from './recorded.ts';
@@ -207,5 +207,48 @@ describe('kucoin recorded session (cryptofeed, 2021-04-25, DAPPT-BTC level2 and 
     expect(outcome.snapshot).toBe('synced');
     expect(outcome.after.every((o) => o === 'applied' || o === 'stale')).toBe(true);
     expect(sync.resyncs).toBe(0);
+  });
+});
+
+describe('kucoin trade history (REST market/histories: the last 100 trades only)', () => {
+  const rest = () => kucoin.history!.rest!;
+
+  test('continuity by time; the latest 100 trades, the same request whatever the cursor', () => {
+    expect(kucoin.history).toMatchObject({ continuity: 'time', rest: { latestOnly: 100 } });
+    expect(rest().reachMs).toBeUndefined();
+    const url = 'https://api.kucoin.com/api/v1/market/histories?symbol=BTC-USDT';
+    expect(rest().url('https://api.kucoin.com', 'BTC-USDT', { ts: 1548848575203, tradeId: '1548764654235' })).toBe(url);
+    expect(rest().url('https://api.kucoin.com', 'BTC-USDT', { ts: 0 })).toBe(url);
+  });
+
+  test('a recorded answer: sequence the id, side the taker, the nanosecond number cut to its millisecond; nothing more', () => {
+    expect(rest().parse(fixture('kucoin', 'rest_recorded_histories.json'), 'ETH-BTC')).toEqual({
+      trades: [{ kind: 'trade', symbol: 'ETH-BTC', tradeId: '1548764654235', price: '0.03202', quantity: '0.6841354', side: 'sell', ts: 1548848575203 }],
+      more: false,
+    });
+  });
+
+  test('nanoseconds sent as a JSON number lose digits to double precision: whole milliseconds still come out whole, as the string would give them', () => {
+    const row = (time: number | string) => ({ code: '200000', data: [{ sequence: '1', price: '1', size: '1', side: 'buy', time }] });
+    const tsOf = (time: number | string) => parseHistories(row(time), 'BTC-USDT')!.trades[0]!.ts;
+    for (let ms = 1_767_225_600_000; ms < 1_767_225_600_000 + 5_000; ms += 7) {
+      // The number as JSON carries it: the double nearest ms x 1e6, which may lie just below it.
+      const sent = JSON.parse(JSON.stringify(ms * 1_000_000)) as number;
+      expect(tsOf(sent)).toBe(ms);
+      expect(tsOf(`${ms}000000`)).toBe(ms);
+    }
+    expect(tsOf(1545904567062140823)).toBe(1545904567062);
+  });
+
+  test('a REST trade is the websocket match of the same trade: one id (sequence = tradeId), price, base quantity, side and time', () => {
+    const [live] = parseAll('ws_trade.json');
+    const match = (fixture('kucoin', 'ws_trade.json') as { data: { sequence: string; price: string; size: string; side: string; time: string } }[])[0]!.data;
+    const [fromRest] = parseHistories({ code: '200000', data: [{ sequence: match.sequence, price: match.price, size: match.size, side: match.side, time: Number(match.time) }] }, 'BTC-USDT')!.trades;
+    expect(toTradeEvent('kucoin', btc, fromRest!, 1)).toEqual(toTradeEvent('kucoin', btc, live as NonNullable<typeof fromRest>, 1));
+  });
+
+  test('the refusal past the rate limit, and a row without its sequence, are not understood', () => {
+    expect(parseHistories(fixture('kucoin', 'rest_recorded_rate_limited.json'), 'BTC-USDT')).toBeUndefined();
+    expect(parseHistories({ code: '200000', data: [{ price: '1', size: '1', side: 'buy', time: 1 }] }, 'BTC-USDT')).toBeUndefined();
   });
 });

@@ -4,10 +4,28 @@
 // key liq:global (every liquidation: https://docs.bitfinex.com/reference/ws-public-status).
 // Data frames name a channel by the number the connection gave it when it subscribed (chanId), so
 // each connection has a session that remembers them. Pairs: GET /v2/conf/pub:list:pair:{exchange,futures}.
+// Trade history: GET /v2/trades/{symbol}/hist?start&limit&sort=1, the whole history, rows
+// [ID, MTS, AMOUNT, PRICE] as on the websocket, MTS >= start, at most 10,000 a page, 15 requests a
+// minute (https://docs.bitfinex.com/reference/rest-public-trades). Ids are the venue's across all
+// pairs (a pair's skip), so gaps are found by time.
 import { crc32 } from 'node:zlib';
 import { z } from 'zod';
 import type { OrderBook, RawLevel } from '../orderBook.ts';
-import { batches, catalogued, parseJson, unknown, type MarketListing, type VenueDescriptor, type VenueEndpoints, type VenueIo, type VenueMarket, type VenueMessage, type VenueSession } from '../venue.ts';
+import {
+  batches,
+  catalogued,
+  parseJson,
+  unknown,
+  type HistoryPage,
+  type MarketListing,
+  type TradeMessage,
+  type VenueDescriptor,
+  type VenueEndpoints,
+  type VenueIo,
+  type VenueMarket,
+  type VenueMessage,
+  type VenueSession,
+} from '../venue.ts';
 
 /** conf flag: a checksum message after every book change. */
 const OB_CHECKSUM = 131_072;
@@ -72,6 +90,21 @@ export function bitfinexChecksum(book: OrderBook): number {
 }
 
 type ChannelInfo = { channel: 'trades' | 'book'; symbol: string } | { channel: 'liquidations' };
+
+/** A trade row, on the websocket and in the REST history alike: AMOUNT signed by the taker's side, in base units. */
+function tradeOf(symbol: string, [id, mts, amount, price]: z.infer<typeof tradeRow>): TradeMessage {
+  return { kind: 'trade', symbol, tradeId: String(id), price: text(price), quantity: text(Math.abs(amount)), side: amount > 0 ? 'buy' : 'sell', ts: mts };
+}
+
+/** The most rows trades/hist gives per request (its `limit` maximum). */
+export const tradesPageSize = 10_000;
+
+/** One trades/hist page (oldest first with sort=1); a full page means the venue holds more after it. Undefined for an error (["error", code, text]). */
+export function parseTradesHistory(json: unknown, symbol: string): HistoryPage | undefined {
+  const rows = z.array(tradeRow).safeParse(json);
+  if (!rows.success) return undefined;
+  return { trades: rows.data.map((row) => tradeOf(symbol, row)), more: rows.data.length >= tradesPageSize };
+}
 
 /** A level as our book keeps it: side by the sign of AMOUNT, COUNT 0 as quantity 0. */
 function toLevel([price, count, amount]: z.infer<typeof bookRow>): { side: 'bid' | 'ask'; level: RawLevel } {
@@ -179,8 +212,7 @@ export function bitfinexSession(): VenueSession {
       if (first !== 'te') return Array.isArray(first) ? [{ kind: 'control', what: 'status', detail: 'trade snapshot' }] : unknown;
       const t = tradeRow.safeParse(second);
       if (!t.success) return unknown;
-      const [id, mts, amount, price] = t.data;
-      return [{ kind: 'trade', symbol: info.symbol, tradeId: String(id), price: text(price), quantity: text(Math.abs(amount)), side: amount > 0 ? 'buy' : 'sell', ts: mts }];
+      return [tradeOf(info.symbol, t.data)];
     },
     // Bitfinex unsubscribes by channel number; subscribing again brings a new snapshot.
     resubscribe(symbols) {
@@ -227,6 +259,18 @@ const shared = {
   parse: parseBitfinex,
   session: bitfinexSession,
   book: { checksum: bitfinexChecksum, depth: bookLength },
+  history: {
+    continuity: 'time',
+    // Integer trade ids rise with time (not consecutive per pair): a recovery places trades by id.
+    idsRise: true,
+    rest: {
+      // 15 requests a minute (the endpoint's page); past it the IP is refused for 60 s.
+      requestsPerSecond: 0.2,
+      // Paged on the millisecond: trades that share the cursor's come again and are dropped as at or before it.
+      url: (restBase, symbol, after) => `${restBase}/v2/trades/${encodeURIComponent(symbol)}/hist?start=${after.ts}&limit=${tradesPageSize}&sort=1`,
+      parse: parseTradesHistory,
+    },
+  },
 } satisfies Partial<VenueDescriptor>;
 
 export const bitfinex: VenueDescriptor = {

@@ -4,6 +4,11 @@
 // no timestamp). Keep-alive: text `ping`, answered by `pong`. Instruments:
 // GET /api/v1/instrument/active. Collected: inverse perpetuals (XBTUSD), whose sizes count USD
 // contracts: base = contracts x contract value / price (ingest/EVENTS.md).
+// Trade history: GET /api/v1/trade?symbol&startTime&count&reverse=false, the whole history, oldest
+// first from startTime (included), rows as the websocket's, at most 1000 a page; 30 requests a
+// minute without a key (https://www.bitmex.com/api/explorer/#!/Trade/Trade_get; ccxt's bitmex.ts;
+// the limit as BitMEX's REST page states it, quoted in ccxt#5565). Trade ids (trdMatchID) are
+// UUIDs: gaps are found by time.
 import { z } from 'zod';
 import type { RawLevel } from '../orderBook.ts';
 import {
@@ -12,7 +17,9 @@ import {
   parseJson,
   unknown,
   type BookMessage,
+  type HistoryPage,
   type MarketListing,
+  type TradeMessage,
   type VenueDescriptor,
   type VenueMessage,
   type VenueSession,
@@ -59,6 +66,19 @@ export function parseInstruments(json: unknown): MarketListing[] {
 /** BitMEX sends numbers; JavaScript prints them back as the shortest decimal that round-trips, i.e. as sent. */
 const decimal = (n: number) => String(n);
 
+/** A trade row, on the websocket and in the REST history alike: `side` is the taker's, `size` in contracts. */
+const tradeOf = (t: z.infer<typeof trade>): TradeMessage => ({ kind: 'trade', symbol: t.symbol, tradeId: t.trdMatchID, price: decimal(t.price), quantity: decimal(t.size), side: t.side === 'Buy' ? 'buy' : 'sell', ts: Date.parse(t.timestamp) });
+
+/** The most rows GET /trade gives per request (its `count` maximum). */
+export const tradePageSize = 1_000;
+
+/** One GET /trade page (oldest first); a full page means the venue holds more after it. Undefined for an error or another market's rows. */
+export function parseTradeHistory(json: unknown, symbol: string): HistoryPage | undefined {
+  const rows = z.array(trade).safeParse(json);
+  if (!rows.success || rows.data.some((t) => t.symbol !== symbol)) return undefined;
+  return { trades: rows.data.map(tradeOf), more: rows.data.length >= tradePageSize };
+}
+
 /** Trades, liquidations and control frames: what needs no memory of the connection. */
 function parseStateless(frame: string, e: z.infer<typeof envelope> | undefined): VenueMessage[] | undefined {
   if (!e) {
@@ -77,7 +97,7 @@ function parseStateless(frame: string, e: z.infer<typeof envelope> | undefined):
     if (e.action !== 'insert') return unknown;
     const rows = z.array(trade).safeParse(e.data);
     if (!rows.success) return unknown;
-    return rows.data.map((t) => ({ kind: 'trade', symbol: t.symbol, tradeId: t.trdMatchID, price: decimal(t.price), quantity: decimal(t.size), side: t.side === 'Buy' ? 'buy' : 'sell', ts: Date.parse(t.timestamp) }));
+    return rows.data.map(tradeOf);
   }
   if (e.table === 'liquidation') {
     // A liquidation order appears (insert) with its full quantity at the bankruptcy price; its later
@@ -193,5 +213,16 @@ export const bitmex: VenueDescriptor = {
     sequence: (lastId, u) => ((u.lastId ?? Infinity) <= lastId ? 'stale' : u.firstId === lastId + 1 ? 'apply' : 'gap'),
     // A fresh partial comes with a new subscription.
     resubscribe: (symbols) => [request('unsubscribe', symbols.map((s) => `orderBookL2:${s}`)), request('subscribe', symbols.map((s) => `orderBookL2:${s}`))],
+  },
+  history: {
+    continuity: 'time',
+    rest: {
+      // 30 requests a minute without a key; past it 429 (and an hour's ban for a client that keeps on).
+      requestsPerSecond: 0.4,
+      // Paged on the millisecond: trades that share the cursor's come again and are dropped as at or before it.
+      url: (restBase, symbol, after) =>
+        `${restBase}/api/v1/trade?symbol=${encodeURIComponent(symbol)}&startTime=${encodeURIComponent(new Date(after.ts).toISOString())}&count=${tradePageSize}&reverse=false`,
+      parse: parseTradeHistory,
+    },
   },
 };

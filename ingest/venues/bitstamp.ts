@@ -2,9 +2,14 @@
 // Channels: live_trades_{pair} (event "trade"), order_book_{pair} (event "data": the top 100 bids
 // and asks, whole, at every change). The diff channel has no sequence numbers, so a lost diff could
 // never be noticed: whole books cannot drift. Pairs: GET /api/v2/trading-pairs-info/.
+// Trade history: GET /api/v2/transactions/{pair}/?time=minute|hour|day: every trade of the last
+// minute, hour or day, newest first, no paging: nothing older than 24 h can be had (ccxt 4.5.84
+// bitstamp.js fetchTrades; https://www.bitstamp.net/api/#tag/Transactions-public). Its `date` is in
+// whole seconds where the websocket gives microseconds. Trade ids are numbered across all pairs:
+// a pair's ids skip, so gaps are found by time.
 import { z } from 'zod';
 import type { RawLevel } from '../orderBook.ts';
-import { batches, catalogued, parseJson, unknown, type MarketListing, type VenueDescriptor, type VenueMessage } from '../venue.ts';
+import { batches, catalogued, parseJson, unknown, type HistoryPage, type MarketListing, type TradeMessage, type VenueDescriptor, type VenueMessage } from '../venue.ts';
 
 const levels = z.array(z.tuple([z.string(), z.string()]));
 const envelope = z.object({ event: z.string(), channel: z.string().optional(), data: z.unknown() });
@@ -14,6 +19,11 @@ const trade = z
 const orderBook = z.object({ microtimestamp: z.string().regex(/^\d+$/), bids: levels, asks: levels }).loose();
 const error = z.object({ message: z.string().optional(), code: z.unknown().optional() }).loose();
 const pairs = z.array(z.object({ name: z.string(), url_symbol: z.string(), trading: z.string() }).loose());
+/** The venue writes every field as a string; numbers are taken too. */
+const digits = z.union([z.string().regex(/^\d+$/), z.number().int().nonnegative()]).transform(String);
+const transactions = z.array(
+  z.object({ date: digits, tid: digits, amount: z.string(), price: z.string(), type: z.union([z.literal('0'), z.literal('1'), z.literal(0), z.literal(1)]) }).loose(),
+);
 
 const tradesChannel = 'live_trades_';
 const bookChannel = 'order_book_';
@@ -70,6 +80,22 @@ export function parseBitstamp(text: string): VenueMessage[] {
   }
 }
 
+/** How far back `transactions?time=day` reaches, the longest window the venue serves. */
+const transactionsReachMs = 86_400_000;
+
+/**
+ * One transactions answer: every trade of the window, in one page (`more` false). `type` is the
+ * taker's side, as on the websocket; `date` is whole seconds, so the time is that second's start.
+ */
+export function parseTransactions(json: unknown, symbol: string): HistoryPage | undefined {
+  const rows = transactions.safeParse(json);
+  if (!rows.success) return undefined;
+  const trades = rows.data.map(
+    (t): TradeMessage => ({ kind: 'trade', symbol, tradeId: t.tid, price: t.price, quantity: t.amount, side: String(t.type) === '0' ? 'buy' : 'sell', ts: Number(t.date) * 1_000 }),
+  );
+  return { trades, more: false };
+}
+
 /** Channels per connection: the venue closes a connection that subscribes a 1,025th. */
 const channelsPerSocket = 1_000;
 
@@ -94,4 +120,18 @@ export const bitstamp: VenueDescriptor = {
   parse: parseBitstamp,
   // Every book message is the whole top 100: nothing to chain, and a lost message is healed by the next.
   book: { depth: 100 },
+  history: {
+    continuity: 'time',
+    // Exchange-wide integer ids rise with time; the REST time is to the second: a recovery places trades by id.
+    idsRise: true,
+    rest: {
+      reachMs: transactionsReachMs,
+      // 400 requests a second and 10,000 in 10 minutes per client (Bitstamp's API page as quoted by
+      // api-evangelist/bitstamp rate-limits.yml; older copies say 8,000): one request recovers a gap.
+      requestsPerSecond: 5,
+      // Always the whole day: `url` has no clock to pick the shortest window that covers the cursor.
+      url: (restBase, symbol) => `${restBase}/api/v2/transactions/${encodeURIComponent(symbol)}/?time=day`,
+      parse: parseTransactions,
+    },
+  },
 };

@@ -2,6 +2,10 @@
 // Topics: publicTrade, orderbook.50 (snapshot + deltas; `u` is a per-topic update id that is
 // normally continuous; a new snapshot, u = 1 after a service restart included, replaces the book),
 // allLiquidation (every liquidation, in 500 ms batches). Instruments: GET /v5/market/instruments-info.
+// Trade history: GET /v5/market/recent-trade serves the latest trades only (spot at most 60, linear
+// at most 1000), with no cursor and no time window (bybit-exchange/docs@072c197
+// docs/v5/market/recent-trade.mdx). Trade ids (execId, the websocket's `i`) are UUIDs on linear and
+// shared by all symbols on spot: they say nothing of what is missing, so gaps are found by time.
 import { z } from 'zod';
 import type { RawLevel } from '../orderBook.ts';
 import {
@@ -9,7 +13,9 @@ import {
   catalogued,
   parseJson,
   unknown,
+  type HistoryPage,
   type MarketListing,
+  type TradeHistoryRule,
   type VenueDescriptor,
   type VenueEndpoints,
   type VenueIo,
@@ -41,6 +47,10 @@ const restReply = z.object({ retCode: z.number(), retMsg: z.string().optional(),
 const instruments = z.object({
   list: z.array(z.object({ symbol: z.string(), status: z.string(), baseCoin: z.string(), quoteCoin: z.string(), contractType: z.string().optional() }).loose()),
   nextPageCursor: z.string().optional(),
+});
+
+const recentTrades = z.object({
+  list: z.array(z.object({ execId: z.string().min(1), symbol: z.string(), price: z.string(), size: z.string(), side: z.enum(['Buy', 'Sell']), time: z.string().regex(/^\d+$/) }).loose()),
 });
 
 const toRaw = (raw: z.infer<typeof levels>): RawLevel[] => raw.map(([p, q]) => [p, q]);
@@ -94,6 +104,36 @@ export function parseBybit(text: string): VenueMessage[] {
     }));
   }
   return unknown;
+}
+
+/** The most trades recent-trade serves per market (its `limit` maximum): the latest, nothing older. */
+const recentTradeDepth: Record<Category, number> = { spot: 60, linear: 1000 };
+
+/** One recent-trade answer: the market's latest trades (newest first), never more (`more` false). Undefined for a refusal or another market's trades. */
+export function parseRecentTrades(json: unknown, symbol: string): HistoryPage | undefined {
+  const reply = restReply.safeParse(json);
+  if (!reply.success || reply.data.retCode !== 0) return undefined;
+  const page = recentTrades.safeParse(reply.data.result);
+  if (!page.success || page.data.list.some((t) => t.symbol !== symbol)) return undefined;
+  // side is the taker's, as on the websocket; size in base units on spot and linear alike.
+  const trades = page.data.list.map((t) => ({ kind: 'trade' as const, symbol, tradeId: t.execId, price: t.price, quantity: t.size, side: t.side === 'Buy' ? ('buy' as const) : ('sell' as const), ts: Number(t.time) }));
+  return { trades, more: false };
+}
+
+function tradeHistory(category: Category): TradeHistoryRule {
+  return {
+    continuity: 'time',
+    // Spot ids are integers rising across the venue's markets; linear ids are UUIDs (placed by time).
+    ...(category === 'spot' ? { idsRise: true } : {}),
+    rest: {
+      latestOnly: recentTradeDepth[category],
+      // Bybit's IP limit is 600 requests in 5 s (docs/v5/rate-limit/rate-limit.mdx); one request recovers a gap.
+      requestsPerSecond: 10,
+      // No cursor: the latest trades are all there is.
+      url: (restBase, symbol) => `${restBase}/v5/market/recent-trade?category=${category}&symbol=${encodeURIComponent(symbol)}&limit=${recentTradeDepth[category]}`,
+      parse: parseRecentTrades,
+    },
+  };
 }
 
 /** Spot accepts at most 10 arguments per subscribe request. */
@@ -152,6 +192,7 @@ export const bybit: VenueDescriptor = {
   quotes: ['USDT', 'USDC'],
   listMarkets: listInstruments('spot'),
   sockets: (endpoints, markets) => bybitSockets(endpoints, 'spot', markets),
+  history: tradeHistory('spot'),
 };
 
 export const bybitLinear: VenueDescriptor = {
@@ -162,4 +203,5 @@ export const bybitLinear: VenueDescriptor = {
   quotes: ['USDT', 'USDC'],
   listMarkets: listInstruments('linear'),
   sockets: (endpoints, markets) => bybitSockets(endpoints, 'linear', markets),
+  history: tradeHistory('linear'),
 };

@@ -4,6 +4,11 @@
 // /market/level2 (book changes, each numbered; the book is a REST snapshot from
 // /api/v1/market/orderbook/level2_100 plus the changes numbered after its `sequence`).
 // Symbols: GET /api/v1/symbols.
+// Trade history: GET /api/v1/market/histories?symbol, the last 100 trades only, no paging
+// (Kucoin/kucoin-api-docs "Get Trade Histories"; ccxt: "pagination is not supported on the exchange
+// side anymore"). Its rows carry `sequence`, not `tradeId`: on the current matching engine the
+// websocket's tradeId is that sequence (ccxt 4.5.84's sample; the 2022 recordings also show hex
+// ids). Sequences advance with book events too, so gaps are found by time.
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { RawLevel } from '../orderBook.ts';
@@ -13,6 +18,7 @@ import {
   parseJson,
   unknown,
   type BookMessage,
+  type HistoryPage,
   type MarketListing,
   type ResolvedEndpoint,
   type SocketPlan,
@@ -41,6 +47,10 @@ const match = z
   .loose();
 /** Each change: [price, size, sequence]; size "0" removes the level. */
 const changes = z.array(z.tuple([z.string(), z.string(), z.string().regex(/^\d+$/)]));
+/** `time` is nanoseconds, which the venue sends as a JSON number (past double precision: not a safe integer) and some copies as a string. */
+const histories = rest(
+  z.array(z.object({ sequence: z.string().regex(/^\d+$/), price: z.string(), size: z.string(), side: z.enum(['buy', 'sell']), time: z.union([z.number().positive().refine(Number.isInteger), z.string().regex(/^\d{7,}$/)]) }).loose()),
+);
 const level2 = z
   .object({ symbol: z.string(), sequenceStart: z.number(), sequenceEnd: z.number(), time: z.number().optional(), changes: z.object({ bids: changes, asks: changes }) })
   .loose();
@@ -70,6 +80,32 @@ export function parseOrderbookSnapshot(json: unknown) {
 
 /** Nanoseconds since the epoch, as a decimal string, to whole milliseconds. */
 const nsToMs = (ns: string) => Number(ns.slice(0, -6));
+
+/**
+ * A nanosecond time the venue sent as a JSON number, to whole milliseconds. The number arrives
+ * rounded to a double (within 128 ns at today's times): the time rounded down to its millisecond,
+ * as the websocket's string gives it, save for the 256 ns before a millisecond's end.
+ */
+const nsNumberToMs = (ns: number) => Number((BigInt(ns) + 128n) / 1_000_000n);
+
+/** The most trades histories serves per market: the latest, nothing older. */
+const historiesDepth = 100;
+
+/** One histories answer: the market's last trades, never more (`more` false). `side` is the taker's. */
+export function parseHistories(json: unknown, symbol: string): HistoryPage | undefined {
+  const page = histories.safeParse(json);
+  if (!page.success) return undefined;
+  const trades = page.data.data.map((t) => ({
+    kind: 'trade' as const,
+    symbol,
+    tradeId: t.sequence,
+    price: t.price,
+    quantity: t.size,
+    side: t.side,
+    ts: typeof t.time === 'string' ? nsToMs(t.time) : nsNumberToMs(t.time),
+  }));
+  return { trades, more: false };
+}
 
 export function parseKucoin(text: string): VenueMessage[] {
   const e = envelope.safeParse(parseJson(text));
@@ -160,5 +196,17 @@ export const kucoin: VenueDescriptor = {
     // One change per message: those the snapshot holds are stale, then each must be the next number.
     sequence: (lastId, u) => ((u.lastId ?? Infinity) <= lastId ? 'stale' : u.firstId === lastId + 1 ? 'apply' : 'gap'),
     depth: 100,
+  },
+  history: {
+    continuity: 'time',
+    // The book sequence a trade carries rises with time: a recovery places trades by it.
+    idsRise: true,
+    rest: {
+      latestOnly: historiesDepth,
+      // Public endpoints share 2,000 weight per 30 s per IP; histories weighs 3 (about 22 a second). One request recovers a gap.
+      requestsPerSecond: 5,
+      url: (restBase, symbol) => `${restBase}/api/v1/market/histories?symbol=${encodeURIComponent(symbol)}`,
+      parse: parseHistories,
+    },
   },
 };

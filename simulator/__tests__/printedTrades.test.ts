@@ -43,3 +43,16 @@ test('a rate limit refuses past its requests in any second, and counts what it r
   expect(limit.take(1_100)).toBe(true);
   expect(limit.refused).toBe(3);
 });
+
+test('a limit over a longer window counts every request in it; a venue that blocks refuses all until the block ends', () => {
+  // Bitfinex: 15 requests a minute, then 60 s shut out.
+  const limit = new RestRateLimit(2, 60_000, 60_000);
+  expect([limit.take(0), limit.take(30_000), limit.take(59_000)]).toEqual([true, true, false]);
+  // The window has room again at 60 s, but the block from the refusal at 59 s lasts until 119 s.
+  expect([limit.take(60_500), limit.take(118_999)]).toEqual([false, false]);
+  expect(limit.take(119_000)).toBe(true);
+  expect(limit.refused).toBe(3);
+  // Without a block, a refusal shuts out nothing: the sliding window alone decides.
+  const open = new RestRateLimit(1, 1_000);
+  expect([open.take(0), open.take(999), open.take(1_000)]).toEqual([true, false, true]);
+});
