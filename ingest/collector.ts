@@ -172,8 +172,12 @@ function openSockets(parts: NativeParts, markets: readonly VenueMarket[]): void 
         // Trades printed while it is down are missed: the first trade after it comes back closes their gap.
         if (!connected) parts.missed.interrupted(plan.symbols);
       },
-      // The books the socket carries start over from the snapshots its subscription asks for.
-      onOpen: () => parts.books.restart(plan.symbols),
+      // The books the socket carries start over from the snapshots its subscription asks for; its
+      // markets are watched from now on, even before their first trade.
+      onOpen: () => {
+        parts.books.restart(plan.symbols);
+        parts.missed.watching(plan.symbols);
+      },
       onFrame: (text, receivedAt, generation) => readFrame(parts, socket, text, receivedAt, generation),
     });
     parts.sockets.push(socket);

@@ -59,6 +59,11 @@ export class MissedTrades {
     if (gap) this.#recovery.enqueue(gap);
   }
 
+  /** A socket subscribed these markets: each is watched from now if no trade of it is known. */
+  watching(symbols: readonly string[]): void {
+    this.#gaps.watching(symbols, this.#now());
+  }
+
   /** The stream of these markets stopped (a socket dropped), or the bus refused their trades. */
   interrupted(symbols: readonly string[], cause: 'reconnect' | 'overload' = 'reconnect'): void {
     this.#gaps.interrupted(symbols, this.#now(), cause);

@@ -62,6 +62,17 @@ export class TradeGaps {
     }
   }
 
+  /**
+   * These markets' stream started at `at` (a socket subscribed them): a market with no trade known
+   * yet is watched from then, so a drop before its first trade still has a start to recover from.
+   */
+  watching(symbols: readonly string[], at: number): void {
+    for (const symbol of symbols) {
+      const market = this.#of(symbol);
+      market.last ??= { ts: at };
+    }
+  }
+
   /** The stream of these markets stopped (a socket dropped) at `at`, or the bus refused their trades. */
   interrupted(symbols: readonly string[], at: number, cause: 'reconnect' | 'overload' = 'reconnect'): void {
     for (const symbol of symbols) {

@@ -88,3 +88,15 @@ describe('a start and a quiet market', () => {
     expect(gaps.observe(trade(undefined, 6_000))).toBeUndefined();
   });
 });
+
+describe('a market watched before its first trade', () => {
+  it('a drop before any trade still has a start: the time its stream was subscribed', () => {
+    const gaps = new TradeGaps('sequential');
+    gaps.watching(['M'], 50);
+    gaps.interrupted(['M'], 60);
+    expect(gaps.observe(trade(7, 90))).toEqual({ symbol: 'M', cause: 'reconnect', after: { ts: 50 }, until: { ts: 90, seq: 7, tradeId: 't7' } });
+    // Watching again does not move a market whose trades are known.
+    gaps.watching(['M'], 100);
+    expect(gaps.last('M')).toEqual({ ts: 90, seq: 7, tradeId: 't7' });
+  });
+});
