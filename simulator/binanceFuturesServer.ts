@@ -1,7 +1,9 @@
 // Binance USD-M futures' routed market streams (/public for depth, /market for trades and
-// liquidations) and REST API over the SIMULATED market model.
-import { binanceStreamRequests, depthSnapshot } from './binanceServer.ts';
-import { simulatedTickers, type ListingSpec } from './market.ts';
+// liquidations) and REST API over the SIMULATED market model. The aggregate trade history
+// (`/fapi/v1/aggTrades`) answers from the trades the venue printed, sent or not.
+import { binanceStreamRequests, depthSnapshot, historyRequest, numberParam } from './binanceServer.ts';
+import { simulatedTickers, type ListingSpec, type SimTrade } from './market.ts';
+import { RestRateLimit } from './printedTrades.ts';
 import type { SimVenueServer, VenueProtocol } from './venueServer.ts';
 
 /** Tiny-priced assets trade per 1000 units on Binance futures (1000PEPEUSDT). */
@@ -15,14 +17,48 @@ export function binanceFuturesListings(tickers: readonly string[] = simulatedTic
   );
 }
 
+/** The IP's request weight: 2,400 a minute; aggTrades weighs 20: 120 calls a minute. */
+const futuresWeightPerMinute = 2_400;
+export const binanceFuturesHistoryLimit = { limit: futuresWeightPerMinute / 20, windowMs: 60_000 };
+/** The venue's refusal of trades older than its window (its own two days; here, older than it keeps). */
+const outsideWindow = { status: 400, body: { code: -4166, msg: 'Search window is restricted to recent 2 days only.' } };
+
+/** Each simulated trade is its own aggregate (one taker order, one price), as the stream says. */
+const aggTradeRow = (t: SimTrade) => ({ a: t.id, p: t.price, q: t.qty, f: t.id, l: t.id, T: t.time, m: t.side === 'sell' });
+
+/**
+ * `GET /fapi/v1/aggTrades`: up to `limit` (default 500, at most 1000) aggregate trades from
+ * `fromId`, or from `startTime` (to `endTime`, less than an hour after), oldest first; neither: the
+ * latest. Asked for trades older than it keeps, it refuses as the venue does past its window.
+ */
+function aggTrades(server: SimVenueServer, url: URL, limiter: RestRateLimit) {
+  const refusal = `Too much request weight used; current limit is ${futuresWeightPerMinute} request weight per 1 MINUTE. Please use the websocket for live updates to avoid polling the API.`;
+  const asked = historyRequest(server, url, limiter, refusal);
+  if ('answer' in asked) return asked.answer;
+  const { symbol, limit } = asked;
+  const [fromId, startTime, endTime] = [numberParam(url, 'fromId'), numberParam(url, 'startTime'), numberParam(url, 'endTime')];
+  const oldest = server.printed.of(symbol)[0];
+  if (oldest && ((fromId !== undefined && fromId < oldest.id) || (startTime !== undefined && startTime < oldest.time))) return outsideWindow;
+  if (startTime !== undefined && endTime !== undefined && !(endTime - startTime < 3_600_000)) {
+    return { status: 400, body: { code: -1127, msg: 'More than 1 hours between startTime and endTime.' } };
+  }
+  let trades: SimTrade[];
+  if (fromId !== undefined) trades = server.printed.afterId(symbol, fromId - 1, limit);
+  else if (startTime !== undefined) trades = server.printed.between(symbol, startTime, endTime === undefined ? Infinity : endTime + 1, limit);
+  else trades = server.printed.latest(symbol, limit).reverse();
+  return { status: 200, body: trades.map(aggTradeRow) };
+}
+
 export function binanceFuturesProtocol(server: SimVenueServer): VenueProtocol {
   const bySymbol = new Map(server.listing.markets.map((m) => [m.symbol, m]));
   // A stream subscribed on the wrong route is accepted and never served, as on the venue.
   const streams = binanceStreamRequests(server, (c) => (c.url.pathname.startsWith('/market') ? 'market' : c.url.pathname.startsWith('/public') ? 'public' : 'legacy'));
   /** The venue pushes at most one liquidation per symbol per second. */
   const lastLiquidationAt = new Map<string, number>();
+  const historyLimit = new RestRateLimit(binanceFuturesHistoryLimit.limit, binanceFuturesHistoryLimit.windowMs);
   return {
     rest(url) {
+      if (url.pathname === '/fapi/v1/aggTrades') return aggTrades(server, url, historyLimit);
       if (url.pathname === '/fapi/v1/exchangeInfo') {
         return {
           status: 200,

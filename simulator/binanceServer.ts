@@ -1,6 +1,8 @@
 // Binance spot's public websocket streams and REST API over the SIMULATED market model: the
-// collector reads it exactly as it would read the venue.
-import { simulatedTickers, sortedLevels, type ListingSpec, type SimMarket } from './market.ts';
+// collector reads it exactly as it would read the venue. The trade history
+// (`/api/v3/historicalTrades`) answers from the trades the venue printed, sent or not.
+import { simulatedTickers, sortedLevels, type ListingSpec, type SimMarket, type SimTrade } from './market.ts';
+import { RestRateLimit } from './printedTrades.ts';
 import type { SimClient, SimVenueServer, VenueProtocol } from './venueServer.ts';
 
 export function binanceListings(tickers: readonly string[] = simulatedTickers): ListingSpec[] {
@@ -51,11 +53,62 @@ export function depthSnapshot(m: SimMarket, limit: number) {
   return { lastUpdateId: m.updateId, bids: sortedLevels(m.bids, 'bid', limit), asks: sortedLevels(m.asks, 'ask', limit) };
 }
 
+/** A whole-number query parameter; undefined when absent, NaN when not a number. */
+export function numberParam(url: URL, name: string): number | undefined {
+  const value = url.searchParams.get(name);
+  return value === null ? undefined : /^-?\d+$/.test(value) ? Number(value) : Number.NaN;
+}
+
+/**
+ * What both Binance trade histories check first: the IP's request weight (refused with -1003 and the
+ * limit's words), the symbol, and `limit` (default 500, at most 1000).
+ */
+export function historyRequest(server: SimVenueServer, url: URL, limiter: RestRateLimit, refusal: string): { answer: { status: number; body: unknown } } | { symbol: string; limit: number } {
+  if (!limiter.take()) return { answer: { status: 429, body: { code: -1003, msg: refusal } } };
+  const symbol = url.searchParams.get('symbol') ?? '';
+  if (!server.listing.markets.some((m) => m.symbol === symbol)) return { answer: { status: 400, body: { code: -1121, msg: 'Invalid symbol.' } } };
+  const limit = numberParam(url, 'limit') ?? 500;
+  if (!(limit >= 1 && limit <= 1_000)) return { answer: { status: 400, body: { code: -1130, msg: "Data sent for parameter 'limit' is not valid." } } };
+  return { symbol, limit };
+}
+
+/** The IP's request weight: 6,000 a minute; historicalTrades weighs 25: 240 calls a minute. */
+const spotWeightPerMinute = 6_000;
+export const binanceHistoryLimit = { limit: spotWeightPerMinute / 25, windowMs: 60_000 };
+
+/**
+ * `GET /api/v3/historicalTrades`: up to `limit` (default 500, at most 1000) trades from `fromId`
+ * up, oldest first; without fromId the latest. A fromId older than the venue keeps starts at the
+ * oldest it has (as `fromId=1` does on the venue, binance-public-data#376).
+ */
+function historicalTrades(server: SimVenueServer, url: URL, limiter: RestRateLimit) {
+  const refusal = `Too much request weight used; current limit is ${spotWeightPerMinute} request weight per 1 MINUTE. Please use WebSocket Streams for live updates to avoid polling the API.`;
+  const asked = historyRequest(server, url, limiter, refusal);
+  if ('answer' in asked) return asked.answer;
+  const { symbol, limit } = asked;
+  const fromId = numberParam(url, 'fromId');
+  const trades = fromId === undefined ? server.printed.latest(symbol, limit).reverse() : server.printed.afterId(symbol, fromId - 1, limit);
+  return { status: 200, body: trades.map(historicalTradeRow) };
+}
+
+/** A trade as historicalTrades writes it: isBuyerMaker when the taker sold. */
+const historicalTradeRow = (t: SimTrade) => ({
+  id: t.id,
+  price: t.price,
+  qty: t.qty,
+  quoteQty: String(Number(t.price) * Number(t.qty)),
+  time: t.time,
+  isBuyerMaker: t.side === 'sell',
+  isBestMatch: true,
+});
+
 export function binanceProtocol(server: SimVenueServer): VenueProtocol {
   const bySymbol = new Map(server.listing.markets.map((m) => [m.symbol, m]));
   const streams = binanceStreamRequests(server, () => 'spot');
+  const historyLimit = new RestRateLimit(binanceHistoryLimit.limit, binanceHistoryLimit.windowMs);
   return {
     rest(url) {
+      if (url.pathname === '/api/v3/historicalTrades') return historicalTrades(server, url, historyLimit);
       if (url.pathname === '/api/v3/exchangeInfo') {
         return {
           status: 200,

@@ -1,6 +1,9 @@
 // Coinbase Advanced Trade's market data websocket and public products REST over the SIMULATED
-// market model. Every message to a client carries that client's next sequence_num.
-import { simulatedTickers, sortedLevels, type ListingSpec, type SimMarket } from './market.ts';
+// market model. Every message to a client carries that client's next sequence_num. The Exchange
+// API's trade history (`/products/{id}/trades`, served on the same loopback host) answers from the
+// trades the venue printed, sent or not.
+import { simulatedTickers, sortedLevels, type ListingSpec, type SimMarket, type SimTrade } from './market.ts';
+import { RestRateLimit } from './printedTrades.ts';
 import type { SimClient, SimVenueServer, VenueProtocol } from './venueServer.ts';
 
 export function coinbaseListings(tickers: readonly string[] = simulatedTickers): ListingSpec[] {
@@ -9,12 +12,41 @@ export function coinbaseListings(tickers: readonly string[] = simulatedTickers):
 
 const channels = new Set(['market_trades', 'level2', 'heartbeats']);
 
+/** Public endpoints: 10 requests a second per IP (Exchange REST rate limits; the bursts of 15 it allows are not modelled). */
+export const coinbaseHistoryLimit = { limit: 10, windowMs: 1_000 };
+const tradesPageMax = 1_000;
+const productTrades = /^\/products\/([^/]+)\/trades$/;
+
+/** A trade as the Exchange API writes it: `side` is the maker's (the taker bought: a sell order was hit). */
+const exchangeTradeRow = (t: SimTrade) => ({ time: new Date(t.time).toISOString(), trade_id: t.id, price: t.price, size: t.qty, side: t.side === 'buy' ? 'sell' : 'buy' });
+
+/**
+ * `GET /products/{id}/trades`, newest first, up to `limit` (at most 1000, the default). Cursors are
+ * trade ids: `after` = older than it, `before` = newer than it; both bound a page between them.
+ * `before` alone is the page right after it.
+ */
+function exchangeTrades(server: SimVenueServer, url: URL, limiter: RestRateLimit) {
+  if (!limiter.take()) return { status: 429, body: { message: 'Public rate limit exceeded' } };
+  const symbol = decodeURIComponent(productTrades.exec(url.pathname)![1]!);
+  if (!server.listing.markets.some((m) => m.symbol === symbol)) return { status: 404, body: { message: 'NotFound' } };
+  const q = (name: string) => (url.searchParams.has(name) ? Number(url.searchParams.get(name)) : undefined);
+  const [after, before, asked] = [q('after'), q('before'), q('limit') ?? tradesPageMax];
+  if ([after, before, asked].some((v) => v !== undefined && !Number.isSafeInteger(v))) return { status: 400, body: { message: 'Invalid pagination parameter' } };
+  const limit = Math.min(Math.max(asked!, 1), tradesPageMax);
+  let trades: SimTrade[];
+  if (after !== undefined) trades = server.printed.beforeId(symbol, after, limit).filter((t) => before === undefined || t.id > before);
+  else if (before !== undefined) trades = server.printed.afterId(symbol, before, limit).reverse();
+  else trades = server.printed.latest(symbol, limit);
+  return { status: 200, body: trades.map(exchangeTradeRow) };
+}
+
 export function coinbaseProtocol(server: SimVenueServer): VenueProtocol {
   const bySymbol = new Map(server.listing.markets.map((m) => [m.symbol, m]));
   /** Recent trades per product, for the snapshot a market_trades subscription starts with. */
   const recent = new Map<string, unknown[]>();
   let heartbeatCounter = 0;
   let lastHeartbeat = 0;
+  const historyLimit = new RestRateLimit(coinbaseHistoryLimit.limit, coinbaseHistoryLimit.windowMs);
 
   const envelope = (c: SimClient, channel: string, events: unknown[]) => ({
     channel,
@@ -32,6 +64,7 @@ export function coinbaseProtocol(server: SimVenueServer): VenueProtocol {
 
   return {
     rest(url) {
+      if (productTrades.test(url.pathname)) return exchangeTrades(server, url, historyLimit);
       if (url.pathname !== '/api/v3/brokerage/market/products') return undefined;
       const list = server.listing.markets.map((m) => ({
         product_id: m.symbol,

@@ -1,7 +1,9 @@
 // Deribit's JSON-RPC websocket and instruments REST over the SIMULATED market model: linear USDC
 // and inverse USD perpetuals, trades (liquidations are trades flagged with the side being liquidated), books
-// chained by change_id, public/test.
+// chained by change_id, public/test. The trade history (`public/get_last_trades_by_instrument`, by
+// trade_seq) answers from the trades the venue printed, sent or not, liquidation trades among them.
 import { simulatedTickers, sortedLevels, type ListingSpec, type SimMarket, type SimTrade } from './market.ts';
+import { RestRateLimit } from './printedTrades.ts';
 import type { SimClient, SimVenueServer, VenueProtocol } from './venueServer.ts';
 
 export function deribitListings(tickers: readonly string[] = simulatedTickers): ListingSpec[] {
@@ -11,6 +13,18 @@ export function deribitListings(tickers: readonly string[] = simulatedTickers): 
 }
 
 const channelPattern = /^(trades|book)\.(.+)\.(100ms|agg2)$/;
+
+/** Public requests: credits refilled at about 20 a second (Deribit rate limits; the credit pool's burst is not modelled). */
+export const deribitHistoryLimit = { limit: 20, windowMs: 1_000 };
+const lastTradesMax = 1_000;
+
+/** The filters of get_last_trades_by_instrument: trade_seq and timestamp ranges, both ends included. */
+function matching(trades: readonly SimTrade[], url: URL): SimTrade[] {
+  const bound = (name: string, fallback: number) => (url.searchParams.has(name) ? Number(url.searchParams.get(name)) : fallback);
+  const [startSeq, endSeq] = [bound('start_seq', -Infinity), bound('end_seq', Infinity)];
+  const [startTs, endTs] = [bound('start_timestamp', -Infinity), bound('end_timestamp', Infinity)];
+  return trades.filter((t) => t.id >= startSeq && t.id <= endSeq && t.time >= startTs && t.time <= endTs);
+}
 
 export function deribitProtocol(server: SimVenueServer): VenueProtocol {
   const bySymbol = new Map(server.listing.markets.map((m) => [m.symbol, m]));
@@ -74,8 +88,31 @@ export function deribitProtocol(server: SimVenueServer): VenueProtocol {
     for (const c of channels) if (c.startsWith('book.')) server.send(client, snapshot(bySymbol.get(channelPattern.exec(c)![2]!)!, c));
   }
 
+  const historyLimit = new RestRateLimit(deribitHistoryLimit.limit, deribitHistoryLimit.windowMs);
+  const rpcError = (status: number, error: object) => ({ status, body: { jsonrpc: '2.0', error, ...stamps() } });
+
+  /**
+   * `public/get_last_trades_by_instrument`: the trades matching the filters, `count` of them (10 by
+   * default, at most 1000) from the oldest (`sorting=asc`) or the newest (otherwise), and whether
+   * more matched. Trades past the venue's memory are simply not there.
+   */
+  function lastTrades(url: URL) {
+    // The credit error is Deribit's; the HTTP status it comes with over REST is not documented.
+    if (!historyLimit.take()) return rpcError(429, { message: 'too_many_requests', code: 10028 });
+    const m = bySymbol.get(url.searchParams.get('instrument_name') ?? '');
+    if (!m) return rpcError(400, { message: 'Invalid params', data: { reason: 'wrong format', param: 'instrument_name' }, code: -32602 });
+    const count = url.searchParams.has('count') ? Number(url.searchParams.get('count')) : 10;
+    if (!Number.isSafeInteger(count) || count < 1 || count > lastTradesMax) return rpcError(400, { message: 'Invalid params', data: { reason: 'must be between 1 and 1000', param: 'count' }, code: -32602 });
+    // Liquidation trades are numbered after the step's trades but may be timed before them: order by number.
+    const matched = matching(server.printed.of(m.symbol), url).sort((a, b) => a.id - b.id);
+    const asc = url.searchParams.get('sorting') === 'asc';
+    const page = asc ? matched.slice(0, count) : matched.slice(-count).reverse();
+    return { status: 200, body: { jsonrpc: '2.0', result: { trades: page.map((t) => tradeRow(m, t)), has_more: matched.length > count }, ...stamps() } };
+  }
+
   return {
     rest(url) {
+      if (url.pathname === '/api/v2/public/get_last_trades_by_instrument') return lastTrades(url);
       if (url.pathname !== '/api/v2/public/get_instruments') return undefined;
       const result = server.listing.markets.map((m) => ({
         tick_size: m.tick,
@@ -108,6 +145,8 @@ export function deribitProtocol(server: SimVenueServer): VenueProtocol {
         liquidationTrades.push(t);
         rows.push(tradeRow(m, t, flag));
       });
+      // Liquidation trades are trades of the venue's sequence too: its history holds them.
+      server.printed.push(liquidationTrades);
       if (rows.length > 0 && server.publish(`trades:${m.symbol}`, () => notify(channel, rows))) {
         server.trades.push(...step.trades, ...liquidationTrades);
         server.liquidations.push(...step.liquidations);

@@ -1,6 +1,9 @@
 // Gate's spot websocket v4 and currency-pairs REST over the SIMULATED market model: spot.trades,
-// spot.obu (a full book on subscription, then updates numbered U..u), spot.ping.
-import { simulatedTickers, sortedLevels, type ListingSpec, type SimMarket } from './market.ts';
+// spot.obu (a full book on subscription, then updates numbered U..u), spot.ping. The trade history
+// (`/api/v4/spot/trades`) answers from the trades the venue printed, sent or not. Simulated trade ids
+// count each pair's trades (the venue's are exchange-wide), so the rows leave out `sequence_id`.
+import { simulatedTickers, sortedLevels, type ListingSpec, type SimMarket, type SimTrade } from './market.ts';
+import { RestRateLimit } from './printedTrades.ts';
 import type { SimClient, SimVenueServer, VenueProtocol } from './venueServer.ts';
 
 export function gateListings(tickers: readonly string[] = simulatedTickers): ListingSpec[] {
@@ -9,10 +12,49 @@ export function gateListings(tickers: readonly string[] = simulatedTickers): Lis
 
 const bookStream = /^ob\.(.+)\.(50|400)$/;
 
+/** Public endpoints: 200 requests per 10 s each. */
+export const gateHistoryLimit = { limit: 200, windowMs: 10_000 };
+const tradesPageMax = 1_000;
+
+const spotTradeRow = (t: SimTrade) => ({
+  id: String(t.id),
+  create_time: String(Math.floor(t.time / 1_000)),
+  create_time_ms: `${t.time}.000000`,
+  currency_pair: t.symbol,
+  side: t.side,
+  amount: t.qty,
+  price: t.price,
+});
+
+/**
+ * `GET /api/v4/spot/trades`, newest first, up to `limit` (100 by default, at most 1000): after
+ * `last_id` (before it with `reverse=true`), else within `from`..`to` (seconds; `to` defaults to now),
+ * else the latest. Trades past the venue's memory are simply not there.
+ */
+function spotTrades(server: SimVenueServer, url: URL, limiter: RestRateLimit) {
+  if (!limiter.take()) return { status: 429, body: { label: 'TOO_MANY_REQUESTS', message: 'Request rate limit exceeded' } };
+  const symbol = url.searchParams.get('currency_pair') ?? '';
+  if (!server.listing.markets.some((m) => m.symbol === symbol)) return { status: 400, body: { label: 'INVALID_CURRENCY_PAIR', message: `Invalid currency pair: ${symbol}` } };
+  const q = (name: string) => (url.searchParams.has(name) ? Number(url.searchParams.get(name)) : undefined);
+  const [lastId, from, to, limit] = [q('last_id'), q('from'), q('to'), q('limit') ?? 100];
+  if ([lastId, from, to, limit].some((v) => v !== undefined && !Number.isSafeInteger(v)) || limit < 1 || limit > tradesPageMax) {
+    return { status: 400, body: { label: 'INVALID_PARAM_VALUE', message: 'Invalid request parameter' } };
+  }
+  let trades: SimTrade[];
+  if (lastId !== undefined) {
+    trades = url.searchParams.get('reverse') === 'true' ? server.printed.beforeId(symbol, lastId, limit) : server.printed.afterId(symbol, lastId, limit).reverse();
+  } else if (from !== undefined || to !== undefined) {
+    const inRange = server.printed.between(symbol, (from ?? 0) * 1_000, to === undefined ? Infinity : (to + 1) * 1_000, Infinity);
+    trades = inRange.slice(-limit).reverse();
+  } else trades = server.printed.latest(symbol, limit);
+  return { status: 200, body: trades.map(spotTradeRow) };
+}
+
 export function gateProtocol(server: SimVenueServer): VenueProtocol {
   const bySymbol = new Map(server.listing.markets.map((m) => [m.symbol, m]));
   const connId = (c: SimClient) => `sim${c.openedAt.toString(16)}`;
   const times = () => ({ time: Math.floor(Date.now() / 1_000), time_ms: Date.now() });
+  const historyLimit = new RestRateLimit(gateHistoryLimit.limit, gateHistoryLimit.windowMs);
 
   const fullBook = (m: SimMarket, levels: number) => ({
     channel: 'spot.obu',
@@ -23,6 +65,7 @@ export function gateProtocol(server: SimVenueServer): VenueProtocol {
 
   return {
     rest(url) {
+      if (url.pathname === '/api/v4/spot/trades') return spotTrades(server, url, historyLimit);
       if (url.pathname !== '/api/v4/spot/currency_pairs') return undefined;
       const body = server.listing.markets.map((m) => ({
         id: m.symbol,

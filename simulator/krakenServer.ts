@@ -1,7 +1,10 @@
 // Kraken spot websocket v2 over the SIMULATED market model: instrument, trade and book channels,
-// checksums, heartbeats. Prices and quantities go out as JSON numbers, as Kraken sends them.
+// checksums, heartbeats. Prices and quantities go out as JSON numbers, as Kraken sends them. The REST
+// trade history (`/0/public/Trades`, pairs under their REST names) answers from the trades the
+// venue printed, sent or not.
 import { krakenBookChecksum } from './checksums.ts';
-import { simulatedTickers, sortedLevels, type ListingSpec, type SimMarket } from './market.ts';
+import { simulatedTickers, sortedLevels, type ListingSpec, type SimMarket, type SimTrade } from './market.ts';
+import { RestRateLimit } from './printedTrades.ts';
 import type { SimClient, SimVenueServer, VenueProtocol } from './venueServer.ts';
 
 export function krakenListings(tickers: readonly string[] = simulatedTickers): ListingSpec[] {
@@ -19,9 +22,44 @@ function touchesTop10(m: SimMarket, bids: [string, string][], asks: [string, str
   return bids.some(([p]) => Number(p) >= bidFloor) || asks.some(([p]) => Number(p) <= askCeiling);
 }
 
+/** Kraken's own names: REST keeps the legacy asset codes (XBT, XDG) where websocket v2 uses ISO ones. */
+const restCodes: Record<string, string> = { BTC: 'XBT', DOGE: 'XDG' };
+/** A pair's REST `altname` (what `pair=` takes) and the id its result is keyed by (XXBTZUSD for the oldest pairs). */
+const altname = (m: SimMarket) => `${restCodes[m.base] ?? m.base}${restCodes[m.quote] ?? m.quote}`;
+const pairIds: Record<string, string> = { XBTUSD: 'XXBTZUSD', ETHUSD: 'XETHZUSD', XRPUSD: 'XXRPZUSD', ETHXBT: 'XETHXXBT' };
+
+/** Public calls: a live probe held 1 a second (its burst of about 30 rapid ones is not modelled). */
+export const krakenHistoryLimit = { limit: 1, windowMs: 1_000 };
+const tradesPageMax = 1_000;
+const nanos = (ms: number) => BigInt(ms) * 1_000_000n;
+
+/** A REST row: price and volume at the pair's decimals, time in seconds, taker side, order type, misc, trade id. */
+const restRow = (t: SimTrade) => [t.price, t.qty, t.time / 1_000, t.side === 'buy' ? 'b' : 's', 'm', '', t.id];
+
+/**
+ * `GET /0/public/Trades?pair&since&count`: the trades after `since` (nanoseconds, or seconds for a
+ * short number), oldest first, up to `count` (1000 at most and by default), with `last` to continue
+ * from. A throttled or unknown request is answered 200 with an error, as Kraken does.
+ */
+function recentTrades(server: SimVenueServer, url: URL, limiter: RestRateLimit) {
+  if (!limiter.take()) return { status: 200, body: { error: ['EGeneral:Too many requests'] } };
+  const pair = url.searchParams.get('pair') ?? '';
+  const market = server.listing.markets.find((m) => altname(m) === pair);
+  if (!market) return { status: 200, body: { error: ['EQuery:Unknown asset pair'] } };
+  const since = url.searchParams.get('since') ?? '0';
+  const count = url.searchParams.has('count') ? Number(url.searchParams.get('count')) : tradesPageMax;
+  if (!/^\d{1,20}$/.test(since) || !Number.isSafeInteger(count)) return { status: 200, body: { error: ['EGeneral:Invalid arguments'] } };
+  const sinceNs = since.length > 11 ? BigInt(since) : BigInt(since) * 1_000_000_000n;
+  // Simulated times are whole milliseconds: after `since` is from the next millisecond on.
+  const rows = server.printed.between(market.symbol, Number(sinceNs / 1_000_000n) + 1, Infinity, Math.min(Math.max(count, 1), tradesPageMax));
+  const last = rows.length > 0 ? String(nanos(rows.at(-1)!.time)) : since;
+  return { status: 200, body: { error: [], result: { [pairIds[pair] ?? pair]: rows.map(restRow), last } } };
+}
+
 export function krakenProtocol(server: SimVenueServer): VenueProtocol {
   const bySymbol = new Map(server.listing.markets.map((m) => [m.symbol, m]));
   let lastHeartbeat = 0;
+  const historyLimit = new RestRateLimit(krakenHistoryLimit.limit, krakenHistoryLimit.windowMs);
   const times = () => {
     const now = new Date().toISOString();
     return { time_in: now, time_out: now };
@@ -75,7 +113,7 @@ export function krakenProtocol(server: SimVenueServer): VenueProtocol {
   }
 
   return {
-    rest: () => undefined,
+    rest: (url) => (url.pathname === '/0/public/Trades' ? recentTrades(server, url, historyLimit) : undefined),
     message(client, text) {
       let request: { method?: unknown; params?: unknown; req_id?: unknown };
       try {

@@ -1,7 +1,10 @@
 // OKX v5's public websocket and instruments REST over the SIMULATED market model, for spot
-// (instType SPOT) and linear perpetual swaps (SWAP, sizes in contracts of ctVal base units).
+// (instType SPOT) and linear perpetual swaps (SWAP, sizes in contracts of ctVal base units). The
+// trade history (`/api/v5/market/history-trades`, one row per fill) answers from the trades the
+// venue printed, sent or not. Each simulated trade is one fill, so each `trades` push says count 1.
 import { okxBookChecksum } from './checksums.ts';
-import { simulatedTickers, sortedLevels, type ListingSpec, type SimMarket } from './market.ts';
+import { simulatedTickers, sortedLevels, type ListingSpec, type SimMarket, type SimTrade } from './market.ts';
+import { RestRateLimit } from './printedTrades.ts';
 import type { SimClient, SimVenueServer, VenueProtocol } from './venueServer.ts';
 
 export function okxSpotListings(tickers: readonly string[] = simulatedTickers): ListingSpec[] {
@@ -18,11 +21,42 @@ const okxLevels = (levels: [string, string][]) => levels.map(([p, q]) => [p, q, 
 /** The checksum the venue sends: computed over its own book, in its own strings. */
 const checksumOf = (m: SimMarket) => okxBookChecksum(sortedLevels(m.bids, 'bid', 25), sortedLevels(m.asks, 'ask', 25));
 
+/** history-trades: 20 requests per 2 s per IP (OKX v5 docs). */
+export const okxHistoryLimit = { limit: 20, windowMs: 2_000 };
+const historyPageMax = 100;
+
+const fillRow = (t: SimTrade) => ({ instId: t.symbol, side: t.side, sz: t.qty, px: t.price, tradeId: String(t.id), ts: String(t.time) });
+const okxError = (code: string, msg: string) => ({ code, msg, data: [] });
+
+/**
+ * `GET /api/v5/market/history-trades`, newest first, up to `limit` (at most 100, the default).
+ * type 1: `after` = older than that tradeId, `before` = newer than it ("the latest data" when alone);
+ * type 2: `after` is a time. Ids past the venue's memory are simply not there.
+ */
+function historyTrades(server: SimVenueServer, url: URL, limiter: RestRateLimit) {
+  if (!limiter.take()) return { status: 429, body: { msg: 'Too Many Requests', code: '50011' } };
+  const symbol = url.searchParams.get('instId') ?? '';
+  if (!server.listing.markets.some((m) => m.symbol === symbol)) return { status: 200, body: okxError('51001', "Instrument ID doesn't exist.") };
+  const q = (name: string) => (url.searchParams.has(name) ? Number(url.searchParams.get(name)) : undefined);
+  const [type, after, before, asked] = [url.searchParams.get('type') ?? '1', q('after'), q('before'), q('limit') ?? historyPageMax];
+  if ([after, before, asked].some((v) => v !== undefined && !Number.isSafeInteger(v)) || (type !== '1' && type !== '2')) {
+    return { status: 400, body: okxError('51000', 'Parameter error') };
+  }
+  if (type === '2' && before !== undefined) return { status: 400, body: okxError('50039', "The before parameter isn't available for implementing timestamp pagination.") };
+  const limit = Math.min(Math.max(asked!, 1), historyPageMax);
+  let fills: SimTrade[];
+  if (type === '2') fills = server.printed.of(symbol).filter((t) => after === undefined || t.time < after).slice(-limit).reverse();
+  else if (after !== undefined) fills = server.printed.beforeId(symbol, after, limit).filter((t) => before === undefined || t.id > before);
+  else fills = server.printed.latest(symbol, limit).filter((t) => before === undefined || t.id > before);
+  return { status: 200, body: { code: '0', msg: '', data: fills.map(fillRow) } };
+}
+
 export function okxProtocol(server: SimVenueServer, instType: 'SPOT' | 'SWAP'): VenueProtocol {
   const bySymbol = new Map(server.listing.markets.map((m) => [m.symbol, m]));
   /** At most one liquidation order per contract per second. */
   const lastLiquidationAt = new Map<string, number>();
   const connId = (c: SimClient) => `sim${c.openedAt.toString(36)}`;
+  const historyLimit = new RestRateLimit(okxHistoryLimit.limit, okxHistoryLimit.windowMs);
 
   function instrument(m: SimMarket) {
     const [uly] = m.symbol.split('-SWAP');
@@ -44,6 +78,7 @@ export function okxProtocol(server: SimVenueServer, instType: 'SPOT' | 'SWAP'): 
 
   return {
     rest(url) {
+      if (url.pathname === '/api/v5/market/history-trades') return historyTrades(server, url, historyLimit);
       if (url.pathname !== '/api/v5/public/instruments') return undefined;
       const asked = url.searchParams.get('instType');
       return { status: 200, body: { code: '0', msg: '', data: asked === instType ? server.listing.markets.map(instrument) : [] } };

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { BookSync } from '../bookSync.ts';
-import { selectMarkets, toLiquidationEvent } from '../normalize.ts';
+import { selectMarkets, toLiquidationEvent, toTradeEvent } from '../normalize.ts';
 import type { BookMessage, VenueMarket, VenueMessage } from '../venue.ts';
 import { parseExchangeInfo } from '../venues/binance.ts';
 import { binanceFutures } from '../venues/binance-futures.ts';
@@ -14,8 +14,8 @@ const btc: VenueMarket = { symbol: 'BTCUSDT', base: 'BTC', quote: 'USDT', asset:
 describe('binance-futures messages', () => {
   test('aggregate trades: one id per taker order and price, taker side from the maker flag', () => {
     expect(parseAll('ws_trade.json')).toEqual([
-      { kind: 'trade', symbol: 'BTCUSDT', tradeId: '2290311001', price: '87010.10', quantity: '0.150', side: 'sell', ts: 1767225600128 },
-      { kind: 'trade', symbol: 'ETHUSDT', tradeId: '1888112', price: '2950.55', quantity: '3.412', side: 'buy', ts: 1767225600459 },
+      { kind: 'trade', symbol: 'BTCUSDT', tradeId: '2290311001', seq: 2290311001, price: '87010.10', quantity: '0.150', side: 'sell', ts: 1767225600128 },
+      { kind: 'trade', symbol: 'ETHUSDT', tradeId: '1888112', seq: 1888112, price: '2950.55', quantity: '3.412', side: 'buy', ts: 1767225600459 },
     ]);
   });
 
@@ -180,5 +180,47 @@ describe('binance-futures recorded frames (Tardis.dev samples): a forceOrder, an
     expect(parsed[1]).toEqual([{ kind: 'liquidation', symbol: o.s, liquidationId: `${o.T}-${o.S}-${o.z}@${o.ap}`, price: o.ap, quantity: o.z, positionSide: 'short', ts: o.T }]);
     expect('a' in recorded[0]!.data).toBe(false);
     expect(parsed[0]).toEqual([{ kind: 'unknown' }]);
+  });
+});
+
+describe('binance-futures trade history (aggTrades: the aggregate trades the collector reads)', () => {
+  const rest = binanceFutures.history!.rest!;
+
+  test('aggregate ids run consecutively per symbol over the whole recorded session', () => {
+    expect(binanceFutures.history!.continuity).toBe('sequential');
+    const trades = tradesOf(recordedSession('binance-futures').flatMap((f) => binanceFutures.parse(f.text)));
+    // The first aggregate id of each symbol in the recording, and how many follow it without a hole.
+    const runs = { SUSHIUSDT: [87353230, 40], CTKUSDT: [16599292, 38] } as const;
+    for (const [symbol, [first, count]] of Object.entries(runs)) {
+      expect(trades.filter((t) => t.symbol === symbol).map((t) => t.seq)).toEqual(Array.from({ length: count }, (_, i) => first + i));
+    }
+  });
+
+  test('url: 1000 aggregate trades from the one after the cursor; a time cursor from its millisecond', () => {
+    expect(rest.url('https://x', 'BTCUSDT', { ts: 1767225600128, seq: 2290311001 })).toBe('https://x/fapi/v1/aggTrades?symbol=BTCUSDT&fromId=2290311002&limit=1000');
+    expect(rest.url('https://x', 'BTCUSDT', { ts: 1767225600128 })).toBe('https://x/fapi/v1/aggTrades?symbol=BTCUSDT&startTime=1767225600128&limit=1000');
+  });
+
+  test('parse: the documented page; a full page may have more; the two-day refusal and the rate refusal are no page', () => {
+    expect(rest.parse(fixture('binance-futures', 'rest_agg_trades.json'), 'BTCUSDT')).toEqual({
+      trades: [{ kind: 'trade', symbol: 'BTCUSDT', tradeId: '26129', seq: 26129, price: '0.01633102', quantity: '4.70443515', side: 'sell', ts: 1498793709153 }],
+      more: false,
+    });
+    const full = Array.from({ length: 1_000 }, (_, i) => ({ a: 100 + i, p: '1.0', q: '2', f: 5_000 + i, l: 5_000 + i, T: 1_000 + i, m: false }));
+    expect(rest.parse(full, 'BTCUSDT')).toMatchObject({ more: true, trades: { length: 1_000 } });
+    expect(rest.parse(fixture('binance-futures', 'rest_search_window.json'), 'BTCUSDT')).toBeUndefined();
+    expect(rest.parse(fixture('binance-futures', 'rest_rate_limited.json'), 'BTCUSDT')).toBeUndefined();
+    // The two-day window measured live, not the year the page states; under the IP budget (20 of 2,400 a minute).
+    expect(rest.reachMs).toBe(2 * 86_400_000);
+    expect(rest.requestsPerSecond * 60 * 20).toBeLessThan(2_400);
+  });
+
+  test('a trade from a page is the event its aggTrade frame gives', () => {
+    // The first frame of ws_trade.json as aggTrades writes it (REST rows carry no event envelope).
+    const row = { a: 2290311001, p: '87010.10', q: '0.150', f: 5100200300, l: 5100200302, T: 1767225600128, m: true };
+    const [fromRest] = rest.parse([row], 'BTCUSDT')!.trades;
+    const [fromSocket] = tradesOf(parseAll('ws_trade.json'));
+    expect(fromRest).toEqual(fromSocket);
+    expect(toTradeEvent('binance-futures', btc, fromRest!, 3)).toEqual(toTradeEvent('binance-futures', btc, fromSocket!, 3));
   });
 });

@@ -5,7 +5,7 @@ import type { BookMessage, VenueMarket } from '../venue.ts';
 import { binance, binanceSockets, parseDepthUpdate, parseExchangeInfo } from '../venues/binance.ts';
 import { cannedIo } from './cannedIo.ts';
 import { fixture, frames } from './fixtures.ts';
-import { countKinds, recordedSession, replayWithRest, type RecordedRest } from './recorded.ts';
+import { countKinds, recordedSession, replayWithRest, type RecordedRest, type Trade } from './recorded.ts';
 
 const load = (name: string) => fixture('binance', name);
 const parseAll = (name: string) => frames('binance', name).flatMap(binance.parse);
@@ -14,7 +14,7 @@ const btc: VenueMarket = { symbol: 'BTCUSDT', base: 'BTC', quote: 'USDT', asset:
 describe('binance messages', () => {
   test('trades: taker side from the maker flag, ids and decimals as the venue sent them', () => {
     const [first, second] = parseAll('ws_trade.json');
-    expect(first).toEqual({ kind: 'trade', symbol: 'BTCUSDT', tradeId: '4812345601', price: '87012.45000000', quantity: '0.01520000', side: 'sell', ts: 1767225600121 });
+    expect(first).toEqual({ kind: 'trade', symbol: 'BTCUSDT', tradeId: '4812345601', seq: 4812345601, price: '87012.45000000', quantity: '0.01520000', side: 'sell', ts: 1767225600121 });
     expect(second).toMatchObject({ kind: 'trade', symbol: 'ETHUSDT', side: 'buy', price: '2951.10000000', quantity: '1.25000000' });
     expect(toTradeEvent('binance', btc, first as Extract<typeof first, { kind: 'trade' }>, 1767225600200)).toEqual({
       type: 'trade', venue: 'binance', market: 'BTCUSDT', asset: 'bitcoin', quote: 'USDT', tradeId: '4812345601',
@@ -202,7 +202,50 @@ describe('binance recorded frames (Tardis.dev samples, 2019): trades and diffs',
     expect(countKinds(parsed.flat())).toEqual({ trade: 2, book: 4 });
     recorded.forEach((f, i) => {
       if (f.data.e !== 'trade') return;
-      expect(parsed[i]).toEqual([{ kind: 'trade', symbol: 'BNBBTC', tradeId: String(f.data.t), price: f.data.p, quantity: f.data.q, side: f.data.m ? 'sell' : 'buy', ts: f.data.T }]);
+      expect(parsed[i]).toEqual([{ kind: 'trade', symbol: 'BNBBTC', tradeId: String(f.data.t), seq: f.data.t, price: f.data.p, quantity: f.data.q, side: f.data.m ? 'sell' : 'buy', ts: f.data.T }]);
     });
+  });
+});
+
+describe('binance trade history (historicalTrades)', () => {
+  const rest = binance.history!.rest!;
+  const docsPage = () => fixture('binance', 'rest_historical_trades.json');
+
+  test('trades are numbered consecutively per symbol: each recorded kline counts as many trades as its first and last ids span', () => {
+    expect(binance.history!.continuity).toBe('sequential');
+    const frames = recordedSession('binance', 'ws_recorded_kline_cryptofeed.json').map((f) => JSON.parse(f.text).data);
+    const klines = frames.filter((d) => d.e === 'kline').map((d) => d.k as { s: string; f: number; L: number; n: number });
+    expect(klines.map((k) => [k.s, k.n, k.L - k.f + 1])).toEqual([['NKNUSDT', 30, 30], ['LRCBTC', 1, 1]]);
+    // The aggregate trade printed in that minute ends on the kline's last trade id.
+    const nkn = frames.find((d) => d.e === 'aggTrade' && d.s === 'NKNUSDT');
+    expect(nkn.l).toBe(klines[0]!.L);
+  });
+
+  test('url: 1000 trades from the one after the cursor; a cursor without a number can only ask the latest', () => {
+    expect(rest.url('https://x', 'BTCUSDT', { ts: 1767225600121, seq: 4812345601 })).toBe('https://x/api/v3/historicalTrades?symbol=BTCUSDT&limit=1000&fromId=4812345602');
+    expect(rest.url('https://x', 'BTCUSDT', { ts: 1767225600121 })).toBe('https://x/api/v3/historicalTrades?symbol=BTCUSDT&limit=1000');
+  });
+
+  test('parse: the documented page, the taker side from isBuyerMaker; a short page is the last, a full one may have more; the refusal is no page', () => {
+    expect(rest.parse(docsPage(), 'BNBBTC')).toEqual({
+      trades: [{ kind: 'trade', symbol: 'BNBBTC', tradeId: '28457', seq: 28457, price: '4.00000100', quantity: '12.00000000', side: 'sell', ts: 1499865549590 }],
+      more: false,
+    });
+    const [row] = docsPage() as Record<string, unknown>[];
+    const full = Array.from({ length: 1_000 }, (_, i) => ({ ...row, id: 28457 + i, isBuyerMaker: false }));
+    const page = rest.parse(full, 'BNBBTC')!;
+    expect([page.more, page.trades.length, page.trades[999]?.seq, page.trades[0]?.side]).toEqual([true, 1_000, 29456, 'buy']);
+    expect(rest.parse(fixture('binance', 'rest_rate_limited.json'), 'BNBBTC')).toBeUndefined();
+    expect(rest.parse([{ ...row, price: 4.000001 }], 'BNBBTC')).toBeUndefined();
+  });
+
+  test('a trade from a page is the event its websocket frame gives; pace under the IP weight budget (25 of 6,000 a minute)', () => {
+    // The first frame of ws_trade.json as historicalTrades writes the same trade (the documented row's fields).
+    const row = { id: 4812345601, price: '87012.45000000', qty: '0.01520000', quoteQty: '1322.58924000', time: 1767225600121, isBuyerMaker: true, isBestMatch: true };
+    const [fromRest] = rest.parse([row], 'BTCUSDT')!.trades;
+    const [fromSocket] = parseAll('ws_trade.json') as Trade[];
+    expect(fromRest).toEqual(fromSocket);
+    expect(toTradeEvent('binance', btc, fromRest!, 7)).toEqual(toTradeEvent('binance', btc, fromSocket!, 7));
+    expect(rest.requestsPerSecond * 60 * 25).toBeLessThan(6_000);
   });
 });

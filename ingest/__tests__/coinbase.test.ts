@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { BookSync, ConnectionSequence } from '../bookSync.ts';
-import { selectMarkets } from '../normalize.ts';
+import { selectMarkets, toTradeEvent } from '../normalize.ts';
 import type { BookMessage, VenueMarket, VenueMessage } from '../venue.ts';
 import { coinbase, parseProducts } from '../venues/coinbase.ts';
 import { cannedIo } from './cannedIo.ts';
@@ -13,11 +13,11 @@ const btc: VenueMarket = { symbol: 'BTC-USD', base: 'BTC', quote: 'USD', asset: 
 const withoutSequence = (messages: VenueMessage[]) => messages.filter((m) => m.kind !== 'sequence');
 
 describe('coinbase messages', () => {
-  test('trades: the venue writes the maker side (BUY is a taker sell), RFC 3339 times to ms; the recent-trades snapshot is skipped', () => {
+  test('trades: the venue writes the maker side (BUY is a taker sell), RFC 3339 times to ms, a batch newest first (sent on oldest first); the recent-trades snapshot is skipped', () => {
     expect(parseAll('ws_trade.json')).toEqual([
       { kind: 'sequence', value: 12 },
-      { kind: 'trade', symbol: 'BTC-USD', tradeId: '771002', price: '87012.5', quantity: '0.2', side: 'sell', ts: 1767225600125 },
-      { kind: 'trade', symbol: 'BTC-USD', tradeId: '771001', price: '87012.4', quantity: '0.0152', side: 'buy', ts: 1767225600121 },
+      { kind: 'trade', symbol: 'BTC-USD', tradeId: '771001', seq: 771001, price: '87012.4', quantity: '0.0152', side: 'buy', ts: 1767225600121 },
+      { kind: 'trade', symbol: 'BTC-USD', tradeId: '771002', seq: 771002, price: '87012.5', quantity: '0.2', side: 'sell', ts: 1767225600125 },
       { kind: 'sequence', value: 13 },
     ]);
   });
@@ -194,5 +194,43 @@ describe('coinbase book sync', () => {
       { type: 'unsubscribe', product_ids: ['BTC-USD'], channel: 'level2' },
       { type: 'subscribe', product_ids: ['BTC-USD'], channel: 'level2' },
     ]);
+  });
+});
+
+describe('coinbase trade history (the Exchange API: pages of ids, newest first)', () => {
+  const rest = coinbase.history!.rest!;
+  const trades = () => parseAll('ws_recorded_session.json').filter((m): m is Extract<VenueMessage, { kind: 'trade' }> => m.kind === 'trade');
+
+  test('trade ids run consecutively per product: the recorded trades of BTC-USD, 1100253488 to 1100253497, in the order they printed (the batch lists them newest first)', () => {
+    expect(coinbase.history!.continuity).toBe('sequential');
+    expect(trades().map((t) => t.seq!)).toEqual(Array.from({ length: 10 }, (_, i) => 1100253488 + i));
+  });
+
+  test("url: on the Exchange API's host, the 1000 ids after the cursor (newer than it, older than it + 1001); an overridden base serves it too", () => {
+    expect(rest.url(coinbase.endpoints.rest, 'BTC-USD', { ts: 1, seq: 1100253488 })).toBe(
+      'https://api.exchange.coinbase.com/products/BTC-USD/trades?limit=1000&before=1100253488&after=1100254489',
+    );
+    expect(rest.url('http://127.0.0.1:9', 'ETH-USD', { ts: 1 })).toBe('http://127.0.0.1:9/products/ETH-USD/trades?limit=1000');
+  });
+
+  test("parse: the documented page, the maker's side turned to the taker's; an empty page is the last; the refusal is no page", () => {
+    expect(rest.parse(fixture('coinbase', 'rest_product_trades.json'), 'BTC-USD')).toEqual({
+      trades: [{ kind: 'trade', symbol: 'BTC-USD', tradeId: '86327327', seq: 86327327, price: '6225.32000000', quantity: '0.06469797', side: 'buy', ts: 1584664619860 }],
+      more: true,
+    });
+    expect(rest.parse([], 'BTC-USD')).toEqual({ trades: [], more: false });
+    expect(rest.parse(fixture('coinbase', 'rest_rate_limited.json'), 'BTC-USD')).toBeUndefined();
+    // Public endpoints: 10 requests a second per IP.
+    expect(rest.requestsPerSecond).toBeLessThan(10);
+    expect(rest.reachMs).toBeUndefined();
+  });
+
+  test('a trade from a page is the event of the same trade from market_trades', () => {
+    // The recorded trade 1100253488 (maker SELL) as the Exchange API writes a trade: id a number, side lower case.
+    const fromSocket = trades().find((t) => t.tradeId === '1100253488')!;
+    const row = { time: '2026-09-30T02:39:53.977543Z', trade_id: 1100253488, price: fromSocket.price, size: fromSocket.quantity, side: 'sell' };
+    const [fromRest] = rest.parse([row], 'BTC-USD')!.trades;
+    expect(fromRest).toEqual(fromSocket);
+    expect(toTradeEvent('coinbase', btc, fromRest!, 2)).toEqual(toTradeEvent('coinbase', btc, fromSocket, 2));
   });
 });

@@ -20,8 +20,8 @@ describe('deribit messages', () => {
   test('trades: `direction` is the taker side; linear perpetual amounts are base coins', () => {
     const parsed = parseAll('ws_trade.json');
     expect(parsed).toEqual([
-      { kind: 'trade', symbol: 'BTC_USDC-PERPETUAL', tradeId: 'USDC-2436803', price: '87012.4', quantity: '0.049', side: 'sell', ts: 1767225600121 },
-      { kind: 'trade', symbol: 'BTC_USDC-PERPETUAL', tradeId: 'USDC-2436804', price: '87012.5', quantity: '0.2', side: 'buy', ts: 1767225600125 },
+      { kind: 'trade', symbol: 'BTC_USDC-PERPETUAL', tradeId: 'USDC-2436803', seq: 501899, price: '87012.4', quantity: '0.049', side: 'sell', ts: 1767225600121 },
+      { kind: 'trade', symbol: 'BTC_USDC-PERPETUAL', tradeId: 'USDC-2436804', seq: 501900, price: '87012.5', quantity: '0.2', side: 'buy', ts: 1767225600125 },
     ]);
     expect(toTradeEvent('deribit', btc, parsed[0] as Extract<VenueMessage, { kind: 'trade' }>, 5)).toMatchObject({ asset: 'bitcoin', quote: 'USDC', quantity: 0.049, price: 87012.4 });
   });
@@ -43,7 +43,7 @@ describe('deribit messages', () => {
     // Hand-written in the format of "trades.{instrument_name}.{interval}": no fixture has a sell flagged M.
     const sold = { trade_seq: 88124, trade_id: 'USDC-2437004', timestamp: 1767225601020, tick_direction: 2, price: 2949.9, instrument_name: 'ETH_USDC-PERPETUAL', direction: 'sell', amount: 0.4, liquidation: 'M' };
     expect(deribit.parse(notification('trades.ETH_USDC-PERPETUAL.100ms', [sold]))).toEqual([
-      { kind: 'trade', symbol: 'ETH_USDC-PERPETUAL', tradeId: 'USDC-2437004', price: '2949.9', quantity: '0.4', side: 'sell', ts: 1767225601020 },
+      { kind: 'trade', symbol: 'ETH_USDC-PERPETUAL', tradeId: 'USDC-2437004', seq: 88124, price: '2949.9', quantity: '0.4', side: 'sell', ts: 1767225601020 },
       { kind: 'liquidation', symbol: 'ETH_USDC-PERPETUAL', liquidationId: 'USDC-2437004-M', price: '2949.9', quantity: '0.4', positionSide: 'short', ts: 1767225601020 },
     ]);
   });
@@ -217,5 +217,47 @@ describe('deribit recorded frames: option books of a cryptofeed session (2021-07
     const [first] = tradesOf(parsed[0]!);
     const raw = (recorded[0]!.params.data as { amount: number; price: number }[])[0]!;
     expect(toTradeEvent('deribit', perp, first!, 1)?.quantity).toBeCloseTo(raw.amount / raw.price, 12);
+  });
+});
+
+describe('deribit trade history (get_last_trades_by_instrument, by trade_seq)', () => {
+  const rest = deribit.history!.rest!;
+  const recorded = () => rest.parse(fixture('deribit', 'rest_recorded_last_trades.json'), 'ETH-PERPETUAL')!;
+
+  test('trade_seq numbers an instrument trades consecutively: the recorded BTC-PERPETUAL pair and the recorded page of ten', () => {
+    expect(deribit.history!.continuity).toBe('sequential');
+    const [first, second] = tradesOf(frames('deribit', 'ws_recorded_tardis.json').map(deribit.parse)[0]!);
+    expect([first?.seq, second?.seq]).toEqual([20944815, 20944816]);
+    expect(recorded().trades.map((t) => t.seq)).toEqual(Array.from({ length: 10 }, (_, i) => 203024587 + i));
+  });
+
+  test('url: 1000 trades from the next trade_seq, oldest first, older days included; a time cursor from its millisecond', () => {
+    expect(rest.url('https://x', 'BTC_USDC-PERPETUAL', { ts: 1767225600121, seq: 501899 })).toBe(
+      'https://x/api/v2/public/get_last_trades_by_instrument?instrument_name=BTC_USDC-PERPETUAL&start_seq=501900&count=1000&sorting=asc&include_old=true',
+    );
+    expect(rest.url('https://x', 'BTC-PERPETUAL', { ts: 1767225600121 })).toBe(
+      'https://x/api/v2/public/get_last_trades_by_instrument?instrument_name=BTC-PERPETUAL&start_timestamp=1767225600121&count=1000&sorting=asc&include_old=true',
+    );
+  });
+
+  test('parse: the recorded page with its has_more; the too_many_requests error is no page', () => {
+    const page = recorded();
+    expect(page.more).toBe(true);
+    expect(page.trades[9]).toEqual({ kind: 'trade', symbol: 'ETH-PERPETUAL', tradeId: 'ETH-284830854', seq: 203024596, price: '2968.3', quantity: '106', side: 'buy', ts: 1766332079917 });
+    expect(rest.parse({ jsonrpc: '2.0', result: { trades: [], has_more: false } }, 'ETH-PERPETUAL')).toEqual({ trades: [], more: false });
+    expect(rest.parse(fixture('deribit', 'rest_rate_limited.json'), 'ETH-PERPETUAL')).toBeUndefined();
+    // A row without trade_seq cannot be placed in the sequence.
+    const raw = fixture('deribit', 'rest_recorded_last_trades.json') as { result: { trades: Record<string, unknown>[] } };
+    const { trade_seq: _dropped, ...unnumbered } = raw.result.trades[0]!;
+    expect(rest.parse({ result: { trades: [unnumbered], has_more: false } }, 'ETH-PERPETUAL')).toBeUndefined();
+    expect(rest.requestsPerSecond).toBeLessThan(20);
+  });
+
+  test('a trade from a page is the event of the same trade from the websocket (the same object, the same conversion)', () => {
+    const [fromSocket] = tradesOf(parseAll('ws_trade.json'));
+    const frame = (fixture('deribit', 'ws_trade.json') as { params: { data: Record<string, unknown>[] } }[])[0]!;
+    const [fromRest] = rest.parse({ jsonrpc: '2.0', result: { trades: [frame.params.data[0]], has_more: false } }, 'BTC_USDC-PERPETUAL')!.trades;
+    expect(fromRest).toEqual(fromSocket);
+    expect(toTradeEvent('deribit', btc, fromRest!, 6)).toEqual(toTradeEvent('deribit', btc, fromSocket!, 6));
   });
 });

@@ -165,3 +165,43 @@ describe('gate recorded frames: spot.trades of a cryptofeed session (2021-04-22)
     expect(parsed[3]).toEqual([expect.objectContaining({ snapshot: false, firstId: obu[3]!.result.U, lastId: obu[3]!.result.u })]);
   });
 });
+
+describe('gate trade history (spot/trades after a trade id)', () => {
+  const rest = gate.history!.rest!;
+
+  test('live trade ids are exchange-wide, not consecutive per pair (the recorded NEO_BTC trades): gaps are found by time, trades carry no number', () => {
+    expect(gate.history!.continuity).toBe('time');
+    const neo = tradesOf(recordedSession('gate').flatMap((f) => gate.parse(f.text))).filter((t) => t.symbol === 'NEO_BTC');
+    expect(neo.map((t) => Number(t.tradeId))).toEqual([816995970, 816995982, 816996982, 816996983, 816997068]);
+    expect(neo.every((t) => t.seq === undefined)).toBe(true);
+  });
+
+  test("url: the 1000 trades after the cursor's trade id; a cursor without one asks from its second", () => {
+    expect(rest.url('https://x', 'BTC_USDT', { ts: 1767225600121, tradeId: '9321584411' })).toBe(
+      'https://x/api/v4/spot/trades?currency_pair=BTC_USDT&limit=1000&last_id=9321584411&reverse=false',
+    );
+    expect(rest.url('https://x', 'BTC_USDT', { ts: 1767225600121 })).toBe('https://x/api/v4/spot/trades?currency_pair=BTC_USDT&limit=1000&from=1767225600');
+  });
+
+  test('parse: a recorded row, time cut to ms; a full page may have more; the refusal is no page', () => {
+    expect(rest.parse(fixture('gate', 'rest_spot_trades.json'), 'ADA_USDT')).toEqual({
+      trades: [{ kind: 'trade', symbol: 'ADA_USDT', tradeId: '1852958144', price: '2.104', quantity: '307.078', side: 'sell', ts: 1634673259378 }],
+      more: false,
+    });
+    const [row] = fixture('gate', 'rest_spot_trades.json') as Record<string, unknown>[];
+    const full = Array.from({ length: 1_000 }, (_, i) => ({ ...row, id: String(1852958144 + i) }));
+    expect(rest.parse(full, 'ADA_USDT')).toMatchObject({ more: true, trades: { length: 1_000 } });
+    expect(rest.parse(fixture('gate', 'rest_rate_limited.json'), 'ADA_USDT')).toBeUndefined();
+    // 30 days by default; 200 requests per 10 s per endpoint.
+    expect(rest.reachMs).toBe(30 * 86_400_000);
+    expect(rest.requestsPerSecond).toBeLessThan(20);
+  });
+
+  test('a trade from a page is the event of the same trade from spot.trades (the id a string there, a number here)', () => {
+    const [fromSocket] = tradesOf(parseAll('ws_trade.json'));
+    const row = { id: '9321584411', create_time: '1767225600', create_time_ms: '1767225600121.4578', currency_pair: 'BTC_USDT', side: 'sell', amount: '0.0152', price: '87012.4' };
+    const [fromRest] = rest.parse([row], 'BTC_USDT')!.trades;
+    expect(fromRest).toEqual(fromSocket);
+    expect(toTradeEvent('gate', btc, fromRest!, 9)).toEqual(toTradeEvent('gate', btc, fromSocket!, 9));
+  });
+});

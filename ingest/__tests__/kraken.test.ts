@@ -1,11 +1,11 @@
 import { describe, expect, test } from 'vitest';
 import { BookSync } from '../bookSync.ts';
-import { selectMarkets } from '../normalize.ts';
+import { selectMarkets, toTradeEvent } from '../normalize.ts';
 import type { BookMessage, VenueIo, VenueMarket } from '../venue.ts';
-import { kraken, parseInstrumentSnapshot } from '../venues/kraken.ts';
+import { kraken, krakenRestPair, parseInstrumentSnapshot } from '../venues/kraken.ts';
 import { cannedIo } from './cannedIo.ts';
 import { fixture, frames } from './fixtures.ts';
-import { recordedSession } from './recorded.ts';
+import { recordedSession, tradesOf } from './recorded.ts';
 
 // Every parse runs inside a test: mutation testing activates a mutant only while tests run, so a
 // frame parsed while the suite is collected would be parsed by the unmutated code.
@@ -17,8 +17,8 @@ const btc: VenueMarket = { symbol: 'BTC/USD', base: 'BTC', quote: 'USD', asset: 
 describe('kraken messages', () => {
   test('trades: taker side, numbers back to their decimal text, microsecond times to ms; the snapshot is skipped', () => {
     expect(parseAll('ws_trade.json')).toEqual([
-      { kind: 'trade', symbol: 'BTC/USD', tradeId: '88123401', price: '87012.4', quantity: '0.0152', side: 'sell', ts: 1767225600121 },
-      { kind: 'trade', symbol: 'BTC/USD', tradeId: '88123402', price: '87012.5', quantity: '0.2', side: 'buy', ts: 1767225600125 },
+      { kind: 'trade', symbol: 'BTC/USD', tradeId: '88123401', seq: 88123401, price: '87012.4', quantity: '0.0152', side: 'sell', ts: 1767225600121 },
+      { kind: 'trade', symbol: 'BTC/USD', tradeId: '88123402', seq: 88123402, price: '87012.5', quantity: '0.2', side: 'buy', ts: 1767225600125 },
       { kind: 'control', what: 'status', detail: 'trade snapshot' },
     ]);
   });
@@ -171,5 +171,46 @@ describe('kraken book checksum on a recorded websocket v1 session (cryptofeed, 2
     const bestAsk = corrupted.book.topRaw('ask', 1)[0]!;
     const update = messages[1]!;
     expect(corrupted.onMessage({ ...update, asks: [...update.asks, [bestAsk[0], '0.00000001']] })).toBe('checksum');
+  });
+});
+
+describe('kraken trade history (REST Trades: since a time, oldest first)', () => {
+  const rest = kraken.history!.rest!;
+
+  test('REST pair names keep the legacy codes of BTC and DOGE; others are the v2 symbol without its slash', () => {
+    expect(['BTC/USD', 'DOGE/USD', 'ETH/BTC', 'SOL/USDT', 'XRP/USD'].map(krakenRestPair)).toEqual(['XBTUSD', 'XDGUSD', 'ETHXBT', 'SOLUSDT', 'XRPUSD']);
+  });
+
+  test("url: 1000 trades after the nanosecond before the cursor's millisecond, under the pair's REST name", () => {
+    expect(kraken.history!.continuity).toBe('sequential');
+    expect(rest.url('https://x', 'BTC/USD', { ts: 1767225600121, seq: 88123401 })).toBe('https://x/0/public/Trades?pair=XBTUSD&since=1767225600120999999&count=1000');
+  });
+
+  test('parse: the documented page (rows keyed by the pair id, beside `last`); times in seconds to ms; a short page is the last; errors are no page', () => {
+    expect(rest.parse(fixture('kraken', 'rest_recent_trades.json'), 'BTC/USD')).toEqual({
+      trades: [
+        { kind: 'trade', symbol: 'BTC/USD', tradeId: '61044952', seq: 61044952, price: '30243.40000', quantity: '0.34507674', side: 'buy', ts: 1688669597827 },
+        { kind: 'trade', symbol: 'BTC/USD', tradeId: '61044953', seq: 61044953, price: '30243.30000', quantity: '0.00376960', side: 'sell', ts: 1688669598280 },
+        { kind: 'trade', symbol: 'BTC/USD', tradeId: '61044956', seq: 61044956, price: '30243.30000', quantity: '0.01235716', side: 'sell', ts: 1688669602698 },
+      ],
+      more: false,
+    });
+    const row = ['1.0', '2.0', 1.5, 'b', 'm', '', 7];
+    const full = { error: [], result: { XXBTZUSD: Array.from({ length: 1_000 }, (_, i) => [...row.slice(0, 6), 7 + i]), last: '1' } };
+    expect(rest.parse(full, 'BTC/USD')).toMatchObject({ more: true, trades: { length: 1_000 } });
+    expect(rest.parse(fixture('kraken', 'rest_rate_limited.json'), 'BTC/USD')).toBeUndefined();
+    expect(rest.parse({ error: ['EQuery:Unknown asset pair'] }, 'BTC/USD')).toBeUndefined();
+    // A row without its trade id (rows before Kraken added it) cannot be told from the live trades.
+    expect(rest.parse({ error: [], result: { XXBTZUSD: [row.slice(0, 6)], last: '1' } }, 'BTC/USD')).toBeUndefined();
+    expect(rest.requestsPerSecond).toBeLessThan(1);
+  });
+
+  test('a trade from a page is the event of the same trade from the v2 feed (decimal text and microseconds differ, the event does not)', () => {
+    const [fromSocket] = tradesOf(parseAll('ws_trade.json'));
+    // The trade as REST writes it: strings at the pair's decimals, the time in seconds.
+    const page = { error: [], result: { XXBTZUSD: [['87012.40000', '0.01520000', 1767225600.121456, 's', 'm', '', 88123401]], last: '1767225600121456000' } };
+    const [fromRest] = rest.parse(page, 'BTC/USD')!.trades;
+    expect({ ...fromRest, price: fromSocket!.price, quantity: fromSocket!.quantity }).toEqual(fromSocket);
+    expect(toTradeEvent('kraken', btc, fromRest!, 8)).toEqual(toTradeEvent('kraken', btc, fromSocket!, 8));
   });
 });

@@ -18,8 +18,9 @@ const btcSwap: VenueMarket = { symbol: 'BTC-USDT-SWAP', base: 'BTC', quote: 'USD
 describe('okx messages', () => {
   test('trades: taker side as sent; swap sizes are contracts, converted with ctVal to base units', () => {
     const [first, second, swap] = parseAll('ws_trade.json') as Extract<VenueMessage, { kind: 'trade' }>[];
-    expect(first).toEqual({ kind: 'trade', symbol: 'BTC-USDT', tradeId: '730915421', price: '87012.4', quantity: '0.01520000', side: 'sell', ts: 1767225600121 });
-    expect(second).toMatchObject({ tradeId: '730915422', side: 'buy', quantity: '0.2' });
+    expect(first).toEqual({ kind: 'trade', symbol: 'BTC-USDT', tradeId: '730915421', seq: 730915421, fills: 1, price: '87012.4', quantity: '0.01520000', side: 'sell', ts: 1767225600121 });
+    // A push that aggregates three fills: its number is the last fill's, 730915422 to 730915424 after 730915421.
+    expect(second).toMatchObject({ tradeId: '730915424', seq: 730915424, fills: 3, side: 'buy', quantity: '0.2' });
     const spot: VenueMarket = { symbol: 'BTC-USDT', base: 'BTC', quote: 'USDT', asset: 'bitcoin', contractSize: '1' };
     expect(toTradeEvent('okx', spot, first!, 1)).toMatchObject({ quantity: 0.0152, price: 87012.4 });
     // 12 contracts of 0.1 ETH: 1.2 ETH, exactly (not 1.2000000000000002).
@@ -337,5 +338,47 @@ describe('okx recorded frames (Tardis.dev samples): spot and swap trades, a liqu
     expect(toTradeEvent('okx-swap', btcSwap, swapTrade, 1)?.quantity).toBe(Number(swapTrade.quantity) * Number(btcSwap.contractSize));
     const detail = recorded[3]!.data![0]!.details![0]!;
     expect(parsed[3]).toEqual([{ kind: 'liquidation', symbol: 'XRP-USD-230929', liquidationId: `${detail.ts}-${detail.side}-${detail.sz}@${detail.bkPx}`, price: detail.bkPx, quantity: detail.sz, positionSide: detail.posSide, ts: Number(detail.ts) }]);
+  });
+});
+
+describe('okx trade history (history-trades: one row per fill, newest first)', () => {
+  const rest = okx.history!.rest!;
+  const spot: VenueMarket = { symbol: 'BTC-USDT', base: 'BTC', quote: 'USDT', asset: 'bitcoin', contractSize: '1' };
+
+  test('fills are numbered consecutively per instrument: the recorded trades run without a hole', () => {
+    expect([okx.history, okxSwap.history].map((h) => h?.continuity)).toEqual(['sequential', 'sequential']);
+    const seqs = tradesOf(recordedSession('okx').flatMap((f) => okx.parse(f.text))).map((t) => t.seq!);
+    expect(seqs.length).toBe(69);
+    expect(seqs).toEqual(Array.from({ length: 69 }, (_, i) => 338476307 + i));
+  });
+
+  test('url: the page right after the cursor, newer than it and older than it + 101 (tradeId paging); without a number, the latest page', () => {
+    expect(rest.url('https://x', 'BTC-USDT', { ts: 1, seq: 730915421 })).toBe('https://x/api/v5/market/history-trades?instId=BTC-USDT&type=1&limit=100&before=730915421&after=730915522');
+    expect(rest.url('https://x', 'BTC-USDT-SWAP', { ts: 1 })).toBe('https://x/api/v5/market/history-trades?instId=BTC-USDT-SWAP&type=1&limit=100');
+  });
+
+  test('parse: the documented page, newest first, each fill its own number; an empty page is the last; the refusal (50011) is no page', () => {
+    expect(rest.parse(fixture('okx', 'rest_history_trades.json'), 'BTC-USDT')).toEqual({
+      trades: [
+        { kind: 'trade', symbol: 'BTC-USDT', tradeId: '242720720', seq: 242720720, price: '29963.2', quantity: '0.00001', side: 'sell', ts: 1654161646974 },
+        { kind: 'trade', symbol: 'BTC-USDT', tradeId: '242720719', seq: 242720719, price: '29964.1', quantity: '0.00001', side: 'sell', ts: 1654161641568 },
+      ],
+      more: true,
+    });
+    expect(rest.parse({ code: '0', msg: '', data: [] }, 'BTC-USDT')).toEqual({ trades: [], more: false });
+    expect(rest.parse(fixture('okx', 'rest_rate_limited.json'), 'BTC-USDT')).toBeUndefined();
+    // Three months of reach; under both published rates (10 and 20 requests per 2 s).
+    expect(rest.reachMs).toBe(90 * 86_400_000);
+    expect(rest.requestsPerSecond).toBeLessThan(5);
+    expect(okxSwap.history).toBe(okx.history);
+  });
+
+  test('a fill from a page is the event of its one-fill push', () => {
+    const row = { instId: 'BTC-USDT', side: 'sell', sz: '0.01520000', px: '87012.4', tradeId: '730915421', ts: '1767225600121' };
+    const [fromRest] = rest.parse({ code: '0', msg: '', data: [row] }, 'BTC-USDT')!.trades;
+    const [fromSocket] = tradesOf(parseAll('ws_trade.json'));
+    // The push says it is one fill (count 1); the row, being one, says nothing.
+    expect({ ...fromRest, fills: 1 }).toEqual(fromSocket);
+    expect(toTradeEvent('okx', spot, fromRest!, 4)).toEqual(toTradeEvent('okx', spot, fromSocket!, 4));
   });
 });

@@ -129,6 +129,32 @@ function eventsDoc({ venue }: Candidate): string[] {
   return missing;
 }
 
+/** The history system tests: a venue's case is named in one of them. */
+const historySystemTests = readdirSync(new URL('ingest/__tests__/', root)).filter((n) => /^history.*\.system\.test\.ts$/.test(n));
+
+/**
+ * The trade history: the descriptor's rule; a sequential venue's recorded-format trade frame carries
+ * its number; where it has a REST history, the parser test, the simulator and a history system test
+ * cover it.
+ */
+function history({ venue, file }: Candidate): string[] {
+  if (!file) return [noFile];
+  if (!venue.history) return [`ingest/venues/${file}.ts: history (how missed trades are found: continuity; and recovered: rest)`];
+  const missing: string[] = [];
+  if (venue.history.continuity === 'sequential') {
+    const tradeFrames = read(`ingest/venues/${file}/__fixtures__/ws_trade.json`);
+    const frames = tradeFrames === undefined ? [] : (JSON.parse(tradeFrames) as unknown[]).map((f) => (typeof f === 'string' ? f : JSON.stringify(f)));
+    const numbered = frames.flatMap((f) => venue.parse(f)).some((m) => m.kind === 'trade' && m.seq !== undefined);
+    if (!numbered) missing.push(`ingest/venues/${file}.ts: seq on the trades of ws_trade.json (history.continuity is sequential)`);
+  }
+  if (!venue.history.rest) return missing;
+  missing.push(...fileSays(`ingest/__tests__/${file}.test.ts`, 'tests of history.rest (url and parse)', (t) => /\.history\b/.test(t) && /\burl\(/.test(t)));
+  missing.push(...fileSays(`simulator/${camel(file)}Server.ts`, 'the REST trade history served from server.printed', (t) => t.includes('server.printed')));
+  const cased = historySystemTests.some((n) => read(`ingest/__tests__/${n}`)!.includes(`'${venue.id}'`));
+  if (!cased) missing.push(`ingest/__tests__/history*.system.test.ts: a case for '${venue.id}' (its REST history against the simulator)`);
+  return missing;
+}
+
 /** The checklist of ingest/venues/ADDING_A_VENUE.md, item by item: what a venue still lacks of each (empty: done). */
 const checklist: Record<string, (c: Candidate) => string[]> = {
   descriptor,
@@ -151,6 +177,7 @@ const checklist: Record<string, (c: Candidate) => string[]> = {
   loadgen,
   'events-doc': eventsDoc,
   readme: ({ venue }) => fileSays('README.md', `a row for ${venue.id} in the venue table`, (t) => t.split('\n').some((l) => l.startsWith('|') && firstCellNames(l, venue.id))),
+  history,
 };
 
 const venues = await candidates();

@@ -1,5 +1,7 @@
 // Binance spot market streams: https://developers.binance.com/docs/binance-spot-api-docs/web-socket-streams
-// Local book rules: same page, "How to manage a local order book correctly".
+// Local book rules: same page, "How to manage a local order book correctly". Trade history: REST
+// `GET /api/v3/historicalTrades` (https://developers.binance.com/docs/binance-spot-api-docs/rest-api,
+// "Old trade lookup"; binance/binance-spot-api-docs rest-api.md @a5e0bc3).
 import { z } from 'zod';
 import type { RawLevel } from '../orderBook.ts';
 import {
@@ -8,9 +10,13 @@ import {
   parseJson,
   unknown,
   type BookMessage,
+  type HistoryCursor,
+  type HistoryPage,
   type MarketListing,
   type RestSnapshot,
   type SocketPlan,
+  type TradeHistoryRule,
+  type TradeMessage,
   type VenueDescriptor,
   type VenueMarket,
   type VenueMessage,
@@ -24,6 +30,7 @@ const depthUpdate = z
   .object({ e: z.literal('depthUpdate'), E: z.number(), s: z.string(), U: z.number(), u: z.number(), pu: z.number().optional(), b: levels, a: levels })
   .loose();
 const depthSnapshot = z.object({ lastUpdateId: z.number(), bids: levels, asks: levels }).loose();
+const historicalTrade = z.object({ id: z.number(), price: z.string(), qty: z.string(), time: z.number(), isBuyerMaker: z.boolean() }).loose();
 const exchangeInfo = z.object({
   symbols: z.array(z.object({ symbol: z.string(), status: z.string(), baseAsset: z.string(), quoteAsset: z.string(), contractType: z.string().optional() }).loose()),
 });
@@ -101,8 +108,8 @@ function parseSpotPayload(data: Record<string, unknown>): VenueMessage[] | undef
   if (data.e === 'trade') {
     const t = trade.safeParse(data);
     if (!t.success) return undefined;
-    // m = the buyer was the maker, so the taker sold.
-    return [{ kind: 'trade', symbol: t.data.s, tradeId: String(t.data.t), price: t.data.p, quantity: t.data.q, side: t.data.m ? 'sell' : 'buy', ts: t.data.T }];
+    // m = the buyer was the maker, so the taker sold. `t` numbers the symbol's trades consecutively.
+    return [{ kind: 'trade', symbol: t.data.s, tradeId: String(t.data.t), seq: t.data.t, price: t.data.p, quantity: t.data.q, side: t.data.m ? 'sell' : 'buy', ts: t.data.T }];
   }
   if (data.e === 'depthUpdate') {
     const d = parseDepthUpdate(data);
@@ -110,6 +117,47 @@ function parseSpotPayload(data: Record<string, unknown>): VenueMessage[] | undef
   }
   return undefined;
 }
+
+/** Trades a page of Binance's trade histories holds (spot historicalTrades, USD-M aggTrades): the most they serve (default 500). */
+export const historyPageSize = 1_000;
+
+/**
+ * One page of a Binance trade history: rows from an id up, oldest first. A full page means more may
+ * follow; a shorter one reached the latest trade. Anything else (an error object) is no page.
+ */
+export function binanceHistoryPage<Row>(row: z.ZodType<Row>, json: unknown, toTrade: (row: Row) => TradeMessage): HistoryPage | undefined {
+  const rows = z.array(row).safeParse(json);
+  if (!rows.success) return undefined;
+  return { trades: rows.data.map(toTrade), more: rows.data.length >= historyPageSize };
+}
+
+/** One page of `GET /api/v3/historicalTrades`: isBuyerMaker means the taker sold. */
+export const parseHistoricalTrades = (json: unknown, symbol: string) =>
+  binanceHistoryPage(historicalTrade, json, (t) => ({ kind: 'trade', symbol, tradeId: String(t.id), seq: t.id, price: t.price, quantity: t.qty, side: t.isBuyerMaker ? 'sell' : 'buy', ts: t.time }));
+
+/**
+ * The page after `after`: from the next trade id. Without a number (a time cursor) the endpoint has
+ * no time parameter, and the latest trades are all it can give.
+ */
+function historicalTradesUrl(rest: string, symbol: string, after: HistoryCursor): string {
+  const from = after.seq === undefined ? '' : `&fromId=${after.seq + 1}`;
+  return `${rest}/api/v3/historicalTrades?symbol=${encodeURIComponent(symbol)}&limit=${historyPageSize}${from}`;
+}
+
+const history: TradeHistoryRule = {
+  // `t` numbers a symbol's trades consecutively: a recorded kline counts as many trades as its first
+  // and last ids span (ws_recorded_kline_cryptofeed.json), archive rows run 252195, 252196...
+  // (binance-public-data#30).
+  continuity: 'sequential',
+  rest: {
+    // Deep but not back to listing (fromId=1 on DOGEUSDT starts at 437921759: binance-public-data#376);
+    // no documented bound, so none is set. No API key since 2023-07-11 (CHANGELOG).
+    // Weight 25 of the IP's 6,000 a minute (4 pages a second at most); half, as depth snapshots draw on it too.
+    requestsPerSecond: 2,
+    url: historicalTradesUrl,
+    parse: parseHistoricalTrades,
+  },
+};
 
 export const binance: VenueDescriptor = {
   ...catalogued('binance'),
@@ -144,4 +192,5 @@ export const binance: VenueDescriptor = {
       return (fresh ? first <= next && next <= final : first === next) ? 'apply' : 'gap';
     },
   },
+  history,
 };

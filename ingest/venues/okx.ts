@@ -1,7 +1,8 @@
 // OKX v5 public websocket: https://www.okx.com/docs-v5/en/#overview-websocket
 // Channels: trades, books (snapshot + updates chained by seqId/prevSeqId, CRC32 checksum of the top
 // 25 levels), liquidation-orders (per instrument type). Instruments and contract values (ctVal):
-// GET /api/v5/public/instruments.
+// GET /api/v5/public/instruments. Trade history: GET /api/v5/market/history-trades
+// (https://www.okx.com/docs-v5/en/#order-book-trading-market-data-get-trades-history), per fill.
 import { crc32 } from 'node:zlib';
 import { z } from 'zod';
 import { decimalProduct } from '../decimal.ts';
@@ -12,7 +13,10 @@ import {
   parseJson,
   unknown,
   type BookRule,
+  type HistoryCursor,
+  type HistoryPage,
   type MarketListing,
+  type TradeHistoryRule,
   type VenueDescriptor,
   type VenueIo,
   type VenueEndpoints,
@@ -25,6 +29,11 @@ const arg = z.object({ channel: z.string(), instId: z.string().optional(), instT
 const event = z.object({ event: z.string(), code: z.string().optional(), msg: z.string().optional(), arg: arg.optional() }).loose();
 const trades = z.object({
   arg: arg.extend({ channel: z.literal('trades') }),
+  data: z.array(z.object({ instId: z.string(), tradeId: z.string(), px: z.string(), sz: z.string(), side: z.enum(['buy', 'sell']), ts: z.string(), count: z.string().optional() }).loose()),
+});
+/** history-trades rows: one per fill, no `count`. */
+const historyTrades = z.object({
+  code: z.literal('0'),
   data: z.array(z.object({ instId: z.string(), tradeId: z.string(), px: z.string(), sz: z.string(), side: z.enum(['buy', 'sell']), ts: z.string() }).loose()),
 });
 const books = z.object({
@@ -65,6 +74,10 @@ const instruments = z.object({
 
 const toRaw = (raw: z.infer<typeof levels>): RawLevel[] => raw.map(([p, q]) => [p, q]);
 const millis = (ts: string) => Number.parseInt(ts, 10);
+/** A trade id as its number in the instrument's sequence (OKX numbers each instrument's fills consecutively). */
+const numberOf = (tradeId: string) => (/^\d{1,15}$/.test(tradeId) ? { seq: Number(tradeId) } : {});
+/** Fills a `trades` push aggregates (`count`); absent in pushes recorded before OKX added it. */
+const fillsOf = (count: string | undefined) => (count !== undefined && /^[1-9]\d{0,5}$/.test(count) ? { fills: Number(count) } : {});
 
 /** Live spot pairs, or live linear swaps with their contract value in base units (ctVal x ctMult). */
 export function parseInstruments(json: unknown, instType: 'SPOT' | 'SWAP'): MarketListing[] {
@@ -126,8 +139,11 @@ export function parseOkx(text: string): VenueMessage[] {
   if (channel === 'trades') {
     const t = trades.safeParse(json);
     if (!t.success) return unknown;
-    // `side` is the taker's. A push can aggregate fills of one taker order at one price (`count`).
-    return t.data.data.map((d) => ({ kind: 'trade', symbol: d.instId, tradeId: d.tradeId, price: d.px, quantity: d.sz, side: d.side, ts: millis(d.ts) }));
+    // `side` is the taker's. A push can aggregate fills of one taker order at one price: `tradeId` is the
+    // last of its `count` fills ("tradeId = 123 and count = 3 ... aggregates 123, 122 and 121").
+    return t.data.data.map((d) => ({
+      kind: 'trade', symbol: d.instId, tradeId: d.tradeId, ...numberOf(d.tradeId), ...fillsOf(d.count), price: d.px, quantity: d.sz, side: d.side, ts: millis(d.ts),
+    }));
   }
   if (channel === 'books') {
     const b = books.safeParse(json);
@@ -195,6 +211,46 @@ function okxSockets(endpoints: VenueEndpoints, markets: readonly VenueMarket[], 
 const listInstruments = (instType: 'SPOT' | 'SWAP') => async (io: VenueIo, endpoints: VenueEndpoints) =>
   parseInstruments(await io.getJson(`${endpoints.rest}/api/v5/public/instruments?instType=${instType}`), instType);
 
+/** Fills a history-trades page holds: the most it serves. */
+const historyPageSize = 100;
+
+/**
+ * history-trades pages backwards: `after` = older than, `before` = newer than (tradeIds, `type=1`).
+ * The fills after trade L are asked as newer than L and older than L + 1 + a page: ids are
+ * consecutive, so that is the page right after L. Without a number only the latest page can be asked.
+ */
+function historyTradesUrl(rest: string, symbol: string, after: HistoryCursor): string {
+  const range = after.seq === undefined ? '' : `&before=${after.seq}&after=${after.seq + 1 + historyPageSize}`;
+  return `${rest}/api/v5/market/history-trades?instId=${encodeURIComponent(symbol)}&type=1&limit=${historyPageSize}${range}`;
+}
+
+/**
+ * One page, newest first, one fill per row. An empty page found nothing after the cursor; any other
+ * may have more after it (the page alone cannot tell: it holds no cursor).
+ */
+export function parseHistoryTrades(json: unknown): HistoryPage | undefined {
+  const page = historyTrades.safeParse(json);
+  if (!page.success) return undefined;
+  return {
+    trades: page.data.data.map((d) => ({ kind: 'trade', symbol: d.instId, tradeId: d.tradeId, ...numberOf(d.tradeId), price: d.px, quantity: d.sz, side: d.side, ts: millis(d.ts) })),
+    more: page.data.data.length > 0,
+  };
+}
+
+const history: TradeHistoryRule = {
+  // Fills are numbered consecutively per instrument: recorded pushes run 338476307, 338476308... (before
+  // `count`); a push that aggregates covers tradeId - count + 1 .. tradeId (OKX v5 docs, trades channel).
+  continuity: 'sequential',
+  rest: {
+    // "from the last 3 months with pagination" (docs); a live probe found 60 to 90 days (third-party, 2026-10).
+    reachMs: 90 * 86_400_000,
+    // 20 requests per 2 s per IP in the current docs, 10 per 2 s in older SDK copies: under both.
+    requestsPerSecond: 4,
+    url: historyTradesUrl,
+    parse: parseHistoryTrades,
+  },
+};
+
 const shared = {
   docs: 'https://www.okx.com/docs-v5/en/#overview-websocket',
   endpoints: { ws: 'wss://ws.okx.com:8443', rest: 'https://www.okx.com' },
@@ -203,6 +259,7 @@ const shared = {
   sendsPerSecond: 5,
   parse: parseOkx,
   book,
+  history,
 } satisfies Partial<VenueDescriptor>;
 
 export const okx: VenueDescriptor = {
