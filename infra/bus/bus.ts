@@ -87,6 +87,16 @@ export interface BusStats {
 export interface Bus {
   /** Short description for logs, e.g. `memory` or `kafka(127.0.0.1:9092)`. */
   readonly description: string;
+  /**
+   * Whether members of one consumer group may run in other processes (Kafka: true). Then records
+   * a member received but did not commit are delivered to a member in another process after a
+   * rebalance, while the first one may still be writing them somewhere (a member that lost its
+   * partitions, or died with a write on its way): a consumer that needs exactly-once storage must
+   * not trust what the store held when its partitions were assigned. False for the in-process bus:
+   * its members live and die with this process, so what one received never goes to a member
+   * elsewhere while the first may still be writing it.
+   */
+  readonly membersAcrossProcesses: boolean;
   /** Non-blocking: queues events for the next batch. */
   publish(events: readonly MarketEvent[]): void;
   /**

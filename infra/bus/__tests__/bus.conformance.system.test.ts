@@ -7,9 +7,12 @@ import { createKafkaBus } from '../kafkaBus.ts';
 import { createMemoryBus } from '../memoryBus.ts';
 import { until } from '../../../test/support/until.ts';
 
-/** Each adapter with its bound: records held per topic (memory) or waiting to be sent (Kafka). */
-const adapters: [string, (bound?: number) => Promise<Bus>][] = [
-  ['memory', async (bound) => createMemoryBus({ partitions: 3, maxRecordsPerTopic: bound })],
+/**
+ * Each adapter with its bound (records held per topic in memory, waiting to be sent for Kafka), and
+ * whether members of a group may run in other processes.
+ */
+const adapters: [string, (bound?: number) => Promise<Bus>, boolean][] = [
+  ['memory', async (bound) => createMemoryBus({ partitions: 3, maxRecordsPerTopic: bound }), false],
   [
     'kafka',
     async (bound) => {
@@ -18,6 +21,7 @@ const adapters: [string, (bound?: number) => Promise<Bus>][] = [
       // A short session timeout: the mock broker waits about that long to rebalance after a member leaves.
       return createKafkaBus({ brokers: brokers.split(','), lingerMs: 5, sessionTimeoutMs: 6_000, maxBuffered: bound });
     },
+    true,
   ],
 ];
 
@@ -45,8 +49,17 @@ function mixedFor(asset: string, steps: number, from = 0): MarketEvent[] {
   return out;
 }
 
-describe.each(adapters)('%s bus', (name, open) => {
+// The tests of each adapter run side by side (vitest starts five at a time): a Kafka test mostly
+// waits on the broker (a new group's first rebalance delay is 3 s), and each uses its own assets,
+// groups and bus.
+describe.concurrent.each(adapters)('%s bus', (name, open, acrossProcesses) => {
   const unique = () => randomUUID().slice(0, 8);
+
+  test('says whether members of a group may run in other processes', async () => {
+    const bus = await open();
+    expect(bus.membersAcrossProcesses).toBe(acrossProcesses);
+    await bus.close();
+  });
 
   test('delivers every event once, in order per asset, one partition per asset', async () => {
     const bus = await open();
@@ -110,21 +123,23 @@ describe.each(adapters)('%s bus', (name, open) => {
     await sub1.stop();
     const second: BusRecord<'trades'>[] = [];
     const sub2 = await bus.subscribe({ group, topics: ['trades'], onBatch: async (r) => void second.push(...r.filter((x) => x.event.asset === asset)) });
-    await until(() => second.length >= 10, 'redelivery');
-    await new Promise((r) => setTimeout(r, 300));
-    expect(second.map((r) => r.event.tradeId)).toEqual(Array.from({ length: 10 }, (_, i) => String(10 + i)));
+    // One more trade of the asset: what comes before it in its partition has come by the time it does.
+    bus.publish(tradesFor([asset], 21).slice(-1));
+    await until(() => second.some((r) => r.event.tradeId === '20'), 'the trade after the redelivery');
+    expect(second.map((r) => r.event.tradeId)).toEqual(Array.from({ length: 11 }, (_, i) => String(10 + i)));
     await sub2.stop();
     await bus.close();
   });
 
   /**
    * Ten trades of one asset to a new group: five, then five more whose first delivery fails. The
-   * first delivery is committed through its first `committed` records. What the group was handed, in order.
+   * first delivery is committed through its first `committed` records. What the group was handed,
+   * in order, up to an eleventh trade published once the redelivery came.
    */
   async function handedAroundAFailure(committed: number): Promise<{ trades: TradeEvent[]; got: string[] }> {
     const bus = await open();
     const asset = `f${unique()}`;
-    const trades = tradesFor([asset], 10);
+    const trades = tradesFor([asset], 11);
     let calls = 0;
     const got: string[] = [];
     let sub: Subscription | undefined;
@@ -144,10 +159,12 @@ describe.each(adapters)('%s bus', (name, open) => {
     bus.publish(trades.slice(0, 5));
     await bus.flush();
     await until(() => got.length >= 5, 'the first batch');
-    bus.publish(trades.slice(5));
+    bus.publish(trades.slice(5, 10));
     await bus.flush();
     await until(() => got.length >= 15 - committed, 'redelivery after a failure');
-    await new Promise((r) => setTimeout(r, 300));
+    // What comes before the eleventh in its partition has come by the time it does.
+    bus.publish(trades.slice(10));
+    await until(() => got.includes(trades[10]!.tradeId), 'the trade after the redelivery');
     await sub.stop();
     await bus.close();
     return { trades, got };
@@ -157,12 +174,14 @@ describe.each(adapters)('%s bus', (name, open) => {
     const { trades, got } = await handedAroundAFailure(0);
     // Nothing was committed, so the redelivery starts at the first trade, not at the failed batch.
     expect(got).toEqual([...trades.slice(0, 5), ...trades].map((t) => t.tradeId));
+    expect(got).toHaveLength(16);
   }, 60_000);
 
   test('a failed batch after a commit within the delivery makes the bus deliver again from that commit', async () => {
     const { trades, got } = await handedAroundAFailure(4);
     // Redelivered from the commit: the first batch's last trade, then the failed batch's.
     expect(got).toEqual([...trades.slice(0, 5), ...trades.slice(4)].map((t) => t.tradeId));
+    expect(got).toHaveLength(12);
   }, 60_000);
 
   // Kafka checks schemas where events cross processes; in-process events are valid by construction (ingest/normalize.ts).
@@ -171,15 +190,19 @@ describe.each(adapters)('%s bus', (name, open) => {
     const asset = `g${unique()}`;
     const a: string[] = [];
     const b: string[] = [];
-    const subA = await bus.subscribe({ group: `ga-${unique()}`, topics: ['trades'], onBatch: async (r) => void a.push(...r.filter((x) => x.event.asset === asset).map((x) => x.event.tradeId)) });
-    const subB = await bus.subscribe({ group: `gb-${unique()}`, topics: ['trades'], onBatch: async (r) => void b.push(...r.filter((x) => x.event.asset === asset).map((x) => x.event.tradeId)) });
-    const [good] = tradesFor([asset], 1);
+    const reader = (group: string, into: string[]) =>
+      bus.subscribe({ group, topics: ['trades'], onBatch: async (r) => void into.push(...r.filter((x) => x.event.asset === asset).map((x) => x.event.tradeId)) });
+    // Side by side: each Kafka member waits out the broker's first rebalance delay while it joins.
+    const [subA, subB] = await Promise.all([reader(`ga-${unique()}`, a), reader(`gb-${unique()}`, b)]);
+    const [good, after] = tradesFor([asset], 2);
     const invalid = name === 'kafka' ? [{ ...good!, price: -1 }, { ...good!, tradeId: '' }] : [];
     bus.publish([...invalid, good!]);
     await until(() => a.length >= 1 && b.length >= 1, 'both groups');
-    await new Promise((r) => setTimeout(r, 300));
-    expect(a).toEqual(['0']);
-    expect(b).toEqual(['0']);
+    // A valid trade after them: what comes before it in its partition has come by the time it does.
+    bus.publish([after!]);
+    await until(() => a.includes('1') && b.includes('1'), 'the trade after');
+    expect(a).toEqual(['0', '1']);
+    expect(b).toEqual(['0', '1']);
     expect(bus.stats().invalid).toBe(invalid.length);
     await subA.stop();
     await subB.stop();
@@ -195,22 +218,24 @@ describe.each(adapters)('%s bus', (name, open) => {
     bus.publish(mixedFor(`warm${unique()}`, 1));
     await bus.flush();
     // One group per topic, as the aggregator wires its three sinks; each commits what it received.
-    const subs: Subscription[] = [];
-    for (const topic of ['trades', 'books', 'liquidations'] as const) {
-      // Kafka may deliver before subscribe resolves: the first batches wait for the handle.
-      let ready: (s: Subscription) => void = () => {};
-      const handle = new Promise<Subscription>((resolve) => (ready = resolve));
-      const sub = await bus.subscribe({
-        group: `${topic}-${unique()}`,
-        topics: [topic],
-        onBatch: async (records) => {
-          counts[topic] += records.filter((r) => r.event.asset === asset).length;
-          await (await handle).commit(commitPositionsAfter(records));
-        },
-      });
-      ready(sub);
-      subs.push(sub);
-    }
+    // Side by side: each Kafka member waits out the broker's first rebalance delay while it joins.
+    const subs = await Promise.all(
+      (['trades', 'books', 'liquidations'] as const).map(async (topic) => {
+        // Kafka may deliver before subscribe resolves: the first batches wait for the handle.
+        let ready: (s: Subscription) => void = () => {};
+        const handle = new Promise<Subscription>((resolve) => (ready = resolve));
+        const sub = await bus.subscribe({
+          group: `${topic}-${unique()}`,
+          topics: [topic],
+          onBatch: async (records) => {
+            counts[topic] += records.filter((r) => r.event.asset === asset).length;
+            await (await handle).commit(commitPositionsAfter(records));
+          },
+        });
+        ready(sub);
+        return sub;
+      }),
+    );
     // 20 times the bound per topic, in steps of a sixth of it, each published once the bus holds room for it.
     const steps = 20 * bound;
     const step = bound / 6;
@@ -235,13 +260,22 @@ describe.each(adapters)('%s bus', (name, open) => {
   test('close sends what is still buffered', async () => {
     const publisher = await open();
     const asset = `z${unique()}`;
-    publisher.publish(tradesFor([asset], 30));
-    // No flush: close must do it. Read back with a fresh bus for Kafka, the same one for memory.
-    const reader = name === 'kafka' ? await open() : publisher;
+    const sent = tradesFor([asset], 30);
+    publisher.publish(sent);
+    // No flush: close must do it.
+    await publisher.close();
+    // Every event is out of the publisher's hands, none refused: Kafka counts an event published
+    // once the broker acknowledged it, the in-process bus once it is in its log.
+    expect(publisher.stats()).toMatchObject({ published: 30, dropped: 0 });
+    // Held: for Kafka, nothing left unsent; in process, the 30 in the log, which no group committed.
+    expect(publisher.stats().topics.trades.heldRecords).toBe(name === 'kafka' ? 0 : 30);
+    if (name !== 'kafka') return;
+    // Another process reading the topic after the close gets every one, in order.
+    const reader = await open();
     const got: string[] = [];
     const sub = await reader.subscribe({ group: `close-${unique()}`, topics: ['trades'], onBatch: async (r) => void got.push(...r.filter((x) => x.event.asset === asset).map((x) => x.event.tradeId)) });
-    if (reader !== publisher) await publisher.close();
-    await until(() => got.length >= 30, 'buffered events');
+    await until(() => got.length >= 30, 'the events sent by close');
+    expect(got).toEqual(sent.map((t) => t.tradeId));
     await sub.stop();
     await reader.close();
   });

@@ -148,6 +148,37 @@ test('a group whose members all stopped no longer holds the log; when it comes b
   await bus.close();
 });
 
+test('what the bus holds falls exactly as the slowest running group reading the topic commits, and as groups stop', async () => {
+  const bus = createMemoryBus();
+  const handed = new Map<string, BusRecord<'trades'>[]>();
+  const reader = (group: string) =>
+    bus.subscribe({ group, topics: ['trades'], onBatch: async (records: BusRecord<'trades'>[]) => void handed.set(group, [...(handed.get(group) ?? []), ...records]) });
+  const a = await reader('a');
+  const b = await reader('b');
+  // Reads another topic and never commits: it holds no trade back.
+  await bus.subscribe({ group: 'liquidations', topics: ['liquidations'], onBatch: async () => {} });
+  bus.publish([0, 1, 2, 3, 4, 5].map((i) => trade(i)));
+  await tick();
+  const held = () => bus.stats().topics.trades.heldRecords;
+  const commitThrough = (sub: Subscription, group: string, n: number) => sub.commit(commitPositionsAfter(handed.get(group)!.slice(0, n)));
+  expect(held()).toBe(6);
+  await commitThrough(a, 'a', 4);
+  expect(held()).toBe(6);
+  await commitThrough(b, 'b', 2);
+  expect(held()).toBe(4);
+  // `b` stops at 2: only `a`, at 4, holds now.
+  await b.stop();
+  expect(held()).toBe(2);
+  await commitThrough(a, 'a', 6);
+  expect(held()).toBe(0);
+  // The last reader stops with two it did not commit: with no group reading, they wait for the next.
+  bus.publish([trade(6), trade(7)]);
+  await tick();
+  await a.stop();
+  expect(held()).toBe(2);
+  await bus.close();
+});
+
 test('at the bound a trade is refused even when a book of its market is held', async () => {
   const bus = createMemoryBus({ maxRecordsPerTopic: 1 });
   bus.publish([book(0, 'BTCUSDT'), trade(0), trade(1)]);
