@@ -131,7 +131,7 @@ export class HistoryRecovery {
   /** Pages the venue's history from the gap's start until it reaches the gap's end. */
   async #page(gap: FoundGap, rest: NonNullable<TradeHistoryRule['rest']>): Promise<Paging> {
     const paging: Paging = { trades: [], reached: false, refused: false, shortOfStart: false };
-    const place = placement(this.#options.rule?.idsRise === true);
+    const place = placement(this.#options.rule?.idsRise === true, rest.timeResolutionMs ?? 1);
     if (rest.reachMs !== undefined && this.#now() - gap.after.ts > rest.reachMs) paging.shortOfStart = true;
     let cursor: HistoryCursor = gap.after;
     while (!this.#options.stopped()) {
@@ -208,9 +208,12 @@ function idNumber(id: string | undefined): bigint | undefined {
 /**
  * Where a trade falls against a gap's bounds: by number where the trade and the bound have one,
  * else by id where ids rise with time (`idsRise`) and both are integers, else by time (a trade at
- * the bound's time but with another id counts as after it: the sink drops what it holds).
+ * the bound's time, as coarse as the history's times, but with another id counts as after it:
+ * the sink drops what it holds).
  */
-function placement(idsRise: boolean) {
+function placement(idsRise: boolean, timeResolutionMs: number) {
+  /** A bound's time as the history writes times: a trade of the bound's own second may show an earlier time. */
+  const coarse = (ts: number) => Math.floor(ts / timeResolutionMs) * timeResolutionMs;
   const byId = (trade: TradeMessage, bound: HistoryCursor) => {
     if (!idsRise) return undefined;
     const a = idNumber(trade.tradeId);
@@ -230,7 +233,8 @@ function placement(idsRise: boolean) {
       if (trade.seq !== undefined && cursor.seq !== undefined) return trade.seq > cursor.seq;
       const cmp = byId(trade, cursor);
       if (cmp !== undefined) return cmp > 0;
-      return trade.ts > cursor.ts || (trade.ts === cursor.ts && trade.tradeId !== cursor.tradeId);
+      const from = coarse(cursor.ts);
+      return trade.ts > from || (trade.ts === from && trade.tradeId !== cursor.tradeId);
     },
     /** Inside the gap: before its end (the first live trade after it, or the time it was closed at). */
     isWithin(trade: TradeMessage, gap: FoundGap): boolean {

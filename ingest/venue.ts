@@ -167,6 +167,9 @@ export interface VenueSession {
   resubscribe?(symbols: readonly string[]): string[];
 }
 
+/** A trade id that is its number (Binance, OKX, Coinbase, Kraken): `TradeHistoryRule.seqOf` of those venues. */
+export const integerTradeNumber = (tradeId: string): number | undefined => (/^\d{1,15}$/.test(tradeId) ? Number(tradeId) : undefined);
+
 /** Where a recovery stands in a market's trades: after this trade (its number where the venue has them). */
 export interface HistoryCursor {
   ts: number;
@@ -218,6 +221,8 @@ export interface TradeHistoryRule {
     latestOnly?: number;
     /** Requests a second that recovery may send to this venue, under its documented limit. */
     requestsPerSecond: number;
+    /** The history's trade times are rounded down to this many ms (Bitstamp's REST: 1,000); default 1. */
+    timeResolutionMs?: number;
     /** The URL of the next page: trades after `after`, oldest first where the venue can. Pure. */
     url(restBase: string, symbol: string, after: HistoryCursor): string;
     /** One page. Pure; never throws; undefined for a body it does not understand. */

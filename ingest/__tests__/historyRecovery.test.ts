@@ -202,3 +202,21 @@ describe('a venue whose integer ids rise with time (idsRise), its REST times coa
     expect(byTime.emitted).toEqual([]);
   });
 });
+
+describe('a history whose times are coarser than the live ones (timeResolutionMs)', () => {
+  it('a trade of the start bound\'s own second is after a start without an id (a market watched from its subscription)', async () => {
+    const second = 999_000;
+    const venue: ModelVenue = { trades: [trade(undefined, second - 1_000, 'old'), trade(undefined, second, 'same'), trade(undefined, second + 1_000, 'next')], pageSize: 10, everything: true };
+    const { rule, getJson } = modelRule(venue, 'time', { timeResolutionMs: 1_000 });
+    const gap: FoundGap = { symbol: 'M', cause: 'reconnect', after: { ts: second + 874 }, until: { ts: second + 2_500 } };
+    const coarse = recovery(rule, getJson);
+    coarse.r.enqueue(gap);
+    await coarse.r.idle();
+    expect(coarse.emitted.flat().map((t) => t.tradeId)).toEqual(['same', 'next']);
+    // At the live times' resolution the trade of that second looks older than the start.
+    const exact = recovery({ ...rule, rest: { ...rule.rest!, timeResolutionMs: 1 } }, getJson);
+    exact.r.enqueue(gap);
+    await exact.r.idle();
+    expect(exact.emitted.flat().map((t) => t.tradeId)).toEqual(['next']);
+  });
+});

@@ -4,9 +4,10 @@
 // recovered, and each gap says how it ended.
 import { expect, test } from 'vitest';
 import type { GapEvent, TradeEvent } from '../../infra/events.ts';
-import type { SimulatedVenueId } from '../../simulator/simulator.ts';
+import { simulatedVenueIds, type SimulatedVenueId } from '../../simulator/simulator.ts';
 import type { SentTrade } from '../../simulator/venueServer.ts';
 import { untilValue } from '../../test/support/until.ts';
+import { findNativeVenue } from '../venues/registry.ts';
 import { startLive } from './liveVenue.ts';
 
 const key = (venue: string, market: string, id: string) => `${venue}/${market}/${id}`;
@@ -24,12 +25,7 @@ async function missingAfter(printed: readonly SentTrade[], published: () => Read
   );
 }
 
-test.each([
-  // A venue that numbers its trades: the first live trade after the outage names what is missing.
-  ['binance', 'sequential'],
-  // Full history, time only (trade ids are UUIDs): the gap runs from the last trade before to the first after.
-  ['bitmex', 'time'],
-] as [SimulatedVenueId, string][])('%s (%s): an outage misses trades, the REST history gives them back, each once; the gap ends recovered', async (id) => {
+test.each(simulatedVenueIds.map((id) => [id, findNativeVenue(id)!.history?.continuity ?? 'none'] as [SimulatedVenueId, string]))('%s (%s): an outage misses trades, the REST history gives them back, each once; the gap ends recovered', async (id) => {
   const live = await startLive(id, { seed: 11, sim: { tickers: ['BTC', 'ETH'], tradesPerSecondPerMarket: 4, liquidationsPerSecondPerMarket: 0 }, tuning: { backoff: { baseMs: 50, maxMs: 200 } } });
   const printed: SentTrade[] = [];
   // From the first trade received on: what was printed before the collector connected is not this test's.

@@ -5,7 +5,7 @@
 // Trade history: the trades we collect are aggregate trades (`@aggTrade`), recovered from
 // `GET /fapi/v1/aggTrades?fromId=` (https://developers.binance.com/docs/derivatives/usds-margined-futures/market-data/rest-api/Compressed-Aggregate-Trades-List).
 import { z } from 'zod';
-import { catalogued, type HistoryCursor, type TradeHistoryRule, type VenueDescriptor, type VenueMessage } from '../venue.ts';
+import { catalogued, integerTradeNumber, type HistoryCursor, type TradeHistoryRule, type VenueDescriptor, type VenueMessage } from '../venue.ts';
 import { binanceHistoryPage, binanceSockets, historyPageSize, parseBinanceFrame, parseDepthSnapshot, parseDepthUpdate, parseExchangeInfo } from './binance.ts';
 
 const aggTrade = z.object({ e: z.literal('aggTrade'), s: z.string(), a: z.number(), p: z.string(), q: z.string(), T: z.number(), m: z.boolean() }).loose();
@@ -70,6 +70,8 @@ const history: TradeHistoryRule = {
   // Aggregate ids are consecutive per symbol: insurance-fund and ADL fills are not aggregated, so
   // they leave holes only in the raw ids (`f`..`l`, binance-public-data#378), not in `a`.
   continuity: 'sequential',
+  // The stored trade id is the trade's number: a restart's recovery starts from it.
+  seqOf: integerTradeNumber,
   rest: {
     // The page says a year; live probes found two days: older `startTime` or `fromId` are refused with
     // 400 {"code":-4166,"msg":"Search window is restricted to recent 2 days only."} (two independent

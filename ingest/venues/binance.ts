@@ -4,23 +4,7 @@
 // "Old trade lookup"; binance/binance-spot-api-docs rest-api.md @a5e0bc3).
 import { z } from 'zod';
 import type { RawLevel } from '../orderBook.ts';
-import {
-  batches,
-  catalogued,
-  parseJson,
-  unknown,
-  type BookMessage,
-  type HistoryCursor,
-  type HistoryPage,
-  type MarketListing,
-  type RestSnapshot,
-  type SocketPlan,
-  type TradeHistoryRule,
-  type TradeMessage,
-  type VenueDescriptor,
-  type VenueMarket,
-  type VenueMessage,
-} from '../venue.ts';
+import { batches, catalogued, integerTradeNumber, parseJson, unknown, type BookMessage, type HistoryCursor, type HistoryPage, type MarketListing, type RestSnapshot, type SocketPlan, type TradeHistoryRule, type TradeMessage, type VenueDescriptor, type VenueMarket, type VenueMessage } from '../venue.ts';
 
 const levels = z.array(z.tuple([z.string(), z.string()]).rest(z.unknown()));
 const ack = z.object({ result: z.null(), id: z.union([z.number(), z.string()]) });
@@ -149,6 +133,8 @@ const history: TradeHistoryRule = {
   // and last ids span (ws_recorded_kline_cryptofeed.json), archive rows run 252195, 252196...
   // (binance-public-data#30).
   continuity: 'sequential',
+  // The stored trade id is the trade's number: a restart's recovery starts from it.
+  seqOf: integerTradeNumber,
   rest: {
     // Deep but not back to listing (fromId=1 on DOGEUSDT starts at 437921759: binance-public-data#376);
     // no documented bound, so none is set. No API key since 2023-07-11 (CHANGELOG).

@@ -129,6 +129,8 @@ export const bitstamp: VenueDescriptor = {
       // 400 requests a second and 10,000 in 10 minutes per client (Bitstamp's API page as quoted by
       // api-evangelist/bitstamp rate-limits.yml; older copies say 8,000): one request recovers a gap.
       requestsPerSecond: 5,
+      // Its `date` is in whole seconds (the websocket gives microseconds).
+      timeResolutionMs: 1_000,
       // Always the whole day: `url` has no clock to pick the shortest window that covers the cursor.
       url: (restBase, symbol) => `${restBase}/api/v2/transactions/${encodeURIComponent(symbol)}/?time=day`,
       parse: parseTransactions,

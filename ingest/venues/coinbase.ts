@@ -7,7 +7,7 @@
 // whose trade ids are the ones market_trades sends.
 import { z } from 'zod';
 import type { RawLevel } from '../orderBook.ts';
-import { batches, catalogued, parseJson, unknown } from '../venue.ts';
+import { batches, catalogued, integerTradeNumber, parseJson, unknown } from '../venue.ts';
 import type { HistoryCursor, HistoryPage, MarketListing, TradeHistoryRule, TradeMessage, VenueDescriptor, VenueMarket, VenueMessage } from '../venue.ts';
 
 const envelope = z.object({ channel: z.string(), timestamp: z.string(), sequence_num: z.number(), events: z.array(z.unknown()) }).loose();
@@ -138,6 +138,8 @@ const history: TradeHistoryRule = {
   // trade_id runs consecutively per product (recorded market_trades: 1100253488, ...489, ..., ...497),
   // with rare ids that never became trades (1,128 of 4.2 M, Koinju).
   continuity: 'sequential',
+  // The stored trade id is the trade's number: a restart's recovery starts from it.
+  seqOf: integerTradeNumber,
   rest: {
     // The whole history (Koinju, aggr-binaries page it from any id): no reach set.
     // Public endpoints: 10 requests a second per IP, bursts of 15 (Exchange REST rate limits).

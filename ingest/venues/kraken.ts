@@ -6,7 +6,7 @@
 import { crc32 } from 'node:zlib';
 import { z } from 'zod';
 import type { OrderBook, RawLevel } from '../orderBook.ts';
-import { batches, catalogued, parseJson, unknown } from '../venue.ts';
+import { batches, catalogued, integerTradeNumber, parseJson, unknown } from '../venue.ts';
 import type { HistoryCursor, HistoryPage, MarketListing, TradeHistoryRule, TradeMessage, VenueDescriptor, VenueMarket, VenueMessage } from '../venue.ts';
 
 const level = z.object({ price: z.number(), qty: z.number() });
@@ -144,6 +144,8 @@ export function parseRecentTrades(json: unknown, symbol: string): HistoryPage | 
 const history: TradeHistoryRule = {
   // v2 `trade_id`: "Sequential int" per book (websocket v1/v2 table); the docs' trade snapshot runs 4665846, 4665847.
   continuity: 'sequential',
+  // The stored trade id is the trade's number: a restart's recovery starts from it.
+  seqOf: integerTradeNumber,
   rest: {
     // "possible to retrieve the entire trading history" with `since` (Kraken support 218198197): no reach.
     // Public calls: a live probe was throttled after ~30 rapid calls and held 1 a second (third-party, 2026-07); half of it.

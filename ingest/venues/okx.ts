@@ -7,22 +7,7 @@ import { crc32 } from 'node:zlib';
 import { z } from 'zod';
 import { decimalProduct } from '../decimal.ts';
 import type { OrderBook, RawLevel } from '../orderBook.ts';
-import {
-  batches,
-  catalogued,
-  parseJson,
-  unknown,
-  type BookRule,
-  type HistoryCursor,
-  type HistoryPage,
-  type MarketListing,
-  type TradeHistoryRule,
-  type VenueDescriptor,
-  type VenueIo,
-  type VenueEndpoints,
-  type VenueMarket,
-  type VenueMessage,
-} from '../venue.ts';
+import { batches, catalogued, integerTradeNumber, parseJson, unknown, type BookRule, type HistoryCursor, type HistoryPage, type MarketListing, type TradeHistoryRule, type VenueDescriptor, type VenueEndpoints, type VenueIo, type VenueMarket, type VenueMessage } from '../venue.ts';
 
 const levels = z.array(z.tuple([z.string(), z.string()]).rest(z.string()));
 const arg = z.object({ channel: z.string(), instId: z.string().optional(), instType: z.string().optional() }).loose();
@@ -241,6 +226,8 @@ const history: TradeHistoryRule = {
   // Fills are numbered consecutively per instrument: recorded pushes run 338476307, 338476308... (before
   // `count`); a push that aggregates covers tradeId - count + 1 .. tradeId (OKX v5 docs, trades channel).
   continuity: 'sequential',
+  // The stored trade id is the trade's number: a restart's recovery starts from it.
+  seqOf: integerTradeNumber,
   rest: {
     // "from the last 3 months with pagination" (docs); a live probe found 60 to 90 days (third-party, 2026-10).
     reachMs: 90 * 86_400_000,
