@@ -150,6 +150,7 @@ export async function startCollector(options: CollectorOptions): Promise<Collect
     markets: () => markets.markets,
     unmapped: () => markets.unmapped,
     ready: () => started,
+    refused: (trades) => missed.refused(trades),
     metrics: shell.metrics,
     stop: shell.stop,
   };

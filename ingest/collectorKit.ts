@@ -5,7 +5,7 @@
 // the market set (marketSet.ts), re-listing (marketsRefresh.ts) and the emit path (emitPath.ts).
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Bus } from '../infra/bus/bus.ts';
-import type { BookEvent } from '../infra/events.ts';
+import type { BookEvent, TradeEvent } from '../infra/events.ts';
 import type { Logger } from '../infra/log.ts';
 import type { HistoryRecoveryStats } from './historyRecovery.ts';
 import type { VenueDescriptor, VenueMarket } from './venue.ts';
@@ -74,6 +74,8 @@ export interface Collector<Venue = VenueDescriptor> {
   metrics(): CollectorMetrics;
   /** Resolves once the markets are known and the streams are opening. */
   ready(): Promise<void>;
+  /** Trades of this venue the bus refused: the collector recovers them where its venue can (absent: it cannot). */
+  refused?(trades: readonly TradeEvent[]): void;
   stop(): Promise<void>;
 }
 

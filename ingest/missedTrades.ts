@@ -1,6 +1,7 @@
 // A collector's part that finds the trades it missed and recovers them: the gaps of each market
 // (ingest/tradeGaps.ts) fed by the live trades and the sockets' drops, a recovery from the venue's
 // REST history (ingest/historyRecovery.ts), and a clock for markets that went quiet after a drop.
+import type { TradeEvent } from '../infra/events.ts';
 import type { Logger } from '../infra/log.ts';
 import type { EmitPath } from './emitPath.ts';
 import { HistoryRecovery, type GapReport, type HistoryRecoveryStats } from './historyRecovery.ts';
@@ -30,12 +31,14 @@ export class MissedTrades {
   readonly #now: () => number;
   readonly #quietMs: number;
   readonly #timer: NodeJS.Timeout;
+  readonly #seqOf: ((tradeId: string) => number | undefined) | undefined;
 
   constructor(options: MissedTradesOptions) {
     const { venue, emitPath } = options;
     this.#now = options.now ?? Date.now;
     this.#quietMs = options.quietMs ?? 10_000;
     this.#gaps = new TradeGaps(venue.history?.continuity ?? 'time');
+    this.#seqOf = venue.history?.seqOf;
     this.#recovery = new HistoryRecovery({
       venueId: venue.id,
       rule: venue.history,
@@ -67,6 +70,15 @@ export class MissedTrades {
   /** The stream of these markets stopped (a socket dropped), or the bus refused their trades. */
   interrupted(symbols: readonly string[], cause: 'reconnect' | 'overload' = 'reconnect'): void {
     this.#gaps.interrupted(symbols, this.#now(), cause);
+  }
+
+  /** Trades the bus refused: each market's gap starts before its earliest one. */
+  refused(trades: readonly Pick<TradeEvent, 'market' | 'ts' | 'tradeId'>[]): void {
+    const seqOf = this.#seqOf;
+    for (const t of trades) {
+      const seq = seqOf?.(t.tradeId);
+      this.#gaps.refused(t.market, { ts: t.ts, ...(seq === undefined ? {} : { seq }) }, this.#now());
+    }
   }
 
   /** A delisted market is forgotten. */

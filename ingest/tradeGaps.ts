@@ -83,6 +83,18 @@ export class TradeGaps {
   }
 
   /**
+   * The bus refused this trade (published, then lost): what the market missed starts just before
+   * it, even where later trades got through; the next live trade closes the gap.
+   */
+  refused(symbol: string, trade: Pick<TradeMessage, 'ts' | 'seq'>, at: number): void {
+    const market = this.#of(symbol);
+    const before: HistoryCursor = { ts: trade.ts - 1, ...(trade.seq === undefined ? {} : { seq: trade.seq - 1 }) };
+    const earlier = !market.last || (before.seq !== undefined && market.last.seq !== undefined ? before.seq < market.last.seq : before.ts < market.last.ts);
+    if (earlier) market.last = before;
+    market.awaiting ??= { cause: 'overload', since: at };
+  }
+
+  /**
    * A live trade, in the venue's order. Returns the gap it closes: the trades between the last one
    * known and it, when the stream was interrupted, or when its number skips (sequential venues).
    */

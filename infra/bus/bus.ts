@@ -106,6 +106,12 @@ export interface Bus {
    */
   flush(): Promise<void>;
   subscribe<T extends Topic>(options: SubscribeOptions<T>): Promise<Subscription>;
+  /**
+   * Calls `listener` with events the bus refused (its bound reached, Kafka unreachable), as it
+   * refuses them: a collector marks their markets' trades as missed and recovers them. Returns the
+   * remover.
+   */
+  onRefused(listener: (events: readonly MarketEvent[]) => void): () => void;
   stats(): BusStats;
   /** Flushes, stops every subscription and releases connections. */
   close(): Promise<void>;

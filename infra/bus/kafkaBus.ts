@@ -104,6 +104,8 @@ export async function createKafkaBus(options: KafkaBusOptions): Promise<Bus> {
       };
     },
 
+    onRefused: (listener) => gate.onRefused(listener),
+
     stats,
 
     async close() {

@@ -1,7 +1,7 @@
 import type { Message, Producer } from 'kafkajs';
 import type { MarketEvent, Topic } from '../events.ts';
 import type { Logger } from '../log.ts';
-import { encodeEvent } from './kafkaCodec.ts';
+import { decodeEvent, encodeEvent } from './kafkaCodec.ts';
 import type { Held } from './partitionLog.ts';
 import { ProducerBuffer } from './producerBuffer.ts';
 import type { PublishGate } from './publishGate.ts';
@@ -44,7 +44,7 @@ export class KafkaSender {
       const topic = this.#gate.validate(event);
       if (!topic) continue;
       if (this.#buffer.full) {
-        this.#gate.refuse(topic, { reason: 'producer buffer full', pending: this.#buffer.waiting });
+        this.#gate.refuse(topic, { reason: 'producer buffer full', pending: this.#buffer.waiting }, 1, [event]);
         continue;
       }
       this.#buffer.push(topic, encodeEvent(event));
@@ -97,7 +97,10 @@ export class KafkaSender {
     } catch (err) {
       // kafkajs has already retried; keep the events in front (bounded) and try again later.
       this.#lastSendFailed = true;
-      for (const { topic } of this.#buffer.failed()) this.#gate.refuse(topic, { reason: 'kafka unavailable', pending: this.#options.maxBuffered });
+      for (const { topic, message } of this.#buffer.failed()) {
+        const event = decodeEvent(topic, message.value);
+        this.#gate.refuse(topic, { reason: 'kafka unavailable', pending: this.#options.maxBuffered }, 1, event ? [event] : []);
+      }
       this.#options.log?.error({ err, events: batch.length }, 'kafka produce failed; will retry');
       this.#schedule(produceRetryMs);
       return false;

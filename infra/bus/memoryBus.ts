@@ -92,7 +92,7 @@ export function createMemoryBus(options: MemoryBusOptions = {}): Bus {
         return;
       }
       const slowest = report.slowestOn(topic);
-      gate.refuse(topic, { group: slowest?.group, lag: slowest?.records, ...bound.held() });
+      gate.refuse(topic, { group: slowest?.group, lag: slowest?.records, ...bound.held() }, 1, [event]);
       return;
     }
     const plog = logsOf(topic)[partitionOf(event.asset, partitions)]!;
@@ -151,6 +151,8 @@ export function createMemoryBus(options: MemoryBusOptions = {}): Bus {
     flush: async () => {},
 
     subscribe,
+
+    onRefused: (listener) => gate.onRefused(listener),
 
     stats: () => report.stats(),
 

@@ -39,8 +39,17 @@ export class PublishGate {
     this.#counts.get(topic)!.conflated += 1;
   }
 
-  /** Counts `n` events of `topic` refused at the adapter's bound, and says so loudly. */
-  refuse(topic: Topic, context: Record<string, unknown>, n = 1): void {
+  readonly #refusalListeners = new Set<(events: readonly MarketEvent[]) => void>();
+
+  /** Calls `listener` with the events refused from now on (where the adapter still has them). */
+  onRefused(listener: (events: readonly MarketEvent[]) => void): () => void {
+    this.#refusalListeners.add(listener);
+    return () => void this.#refusalListeners.delete(listener);
+  }
+
+  /** Counts `n` events of `topic` refused at the adapter's bound, and says so loudly; `events` go to the refusal listeners. */
+  refuse(topic: Topic, context: Record<string, unknown>, n = 1, events: readonly MarketEvent[] = []): void {
+    if (events.length > 0) for (const listener of this.#refusalListeners) listener(events);
     const counts = this.#counts.get(topic)!;
     counts.dropped += n;
     const now = Date.now();

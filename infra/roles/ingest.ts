@@ -1,12 +1,12 @@
 import { startCcxtCollector } from '../../ingest/ccxtCollector.ts';
 import { startCollector } from '../../ingest/collector.ts';
-import type { CollectorMetrics } from '../../ingest/collectorKit.ts';
+import type { Collector, CollectorMetrics } from '../../ingest/collectorKit.ts';
 import { lastStoredTrades } from '../../ingest/lastStoredTrades.ts';
 import { venueEndpoints, type HistoryCursor, type VenueDescriptor, type VenueEndpoints } from '../../ingest/venue.ts';
 import type { CcxtVenue } from '../../ingest/venues/ccxtVenues.ts';
 import type { Bus } from '../bus/bus.ts';
 import type { Config } from '../config.ts';
-import type { MarketEvent } from '../events.ts';
+import type { MarketEvent, TradeEvent } from '../events.ts';
 import type { StoreCalls } from '../store.ts';
 import { sampledCounter, sampledGauge } from '../metrics.ts';
 import type { RoleContext } from './context.ts';
@@ -38,6 +38,8 @@ export interface IngestWorkerData {
 
 /** What the collectors' worker tells its parent, beside its life (workerThread.ts). */
 export type IngestWorkerMessage = { type: 'events'; json: string } | { type: 'metrics'; collectors: CollectorMetrics[] };
+/** What the parent tells the collectors' worker, beside 'stop': trades the bus refused. */
+export type IngestParentMessage = { type: 'refused'; json: string };
 
 /**
  * Where the collectors' recoveries start after a restart: the last trade `store` holds of each
@@ -57,15 +59,32 @@ export async function readLastStored({ config, log }: Pick<RoleContext, 'config'
   }
 }
 
+/** What the role keeps of a running collector. */
+export type RunningCollector = Pick<Collector<unknown>, 'metrics' | 'refused'>;
+
+/** Trades the bus refused go back to their venue's collector, which recovers them where it can. */
+export function routeRefused(collectors: readonly RunningCollector[], events: readonly MarketEvent[]): void {
+  const trades = Map.groupBy(
+    events.filter((e): e is TradeEvent => e.type === 'trade'),
+    (t) => t.venue,
+  );
+  for (const c of collectors) {
+    const refused = trades.get(c.metrics().venue);
+    if (refused) c.refused?.(refused);
+  }
+}
+
 /** The ingest role in this thread: one collector per selected venue, publishing to the bus; their metrics and readiness check. */
 export async function startIngest(ctx: RoleContext, bus: Bus, selection: IngestSelection): Promise<void> {
   const collectors = await startCollectors(ctx, bus, selection);
+  const stopRouting = bus.onRefused((events) => routeRefused(collectors, events));
+  ctx.life.add('refused trades to their collectors', async () => stopRouting());
   observeCollectors(ctx, () => collectors.map((c) => c.metrics()));
 }
 
 /** Starts the selected collectors; each one's stop (then a flush of the bus) is registered in `ctx.life`. */
-export async function startCollectors({ config, log, life }: Pick<RoleContext, 'config' | 'log' | 'life'>, bus: Pick<Bus, 'publish' | 'flush'>, selection: IngestSelection): Promise<{ metrics(): CollectorMetrics }[]> {
-  const collectors: { metrics(): CollectorMetrics }[] = [];
+export async function startCollectors({ config, log, life }: Pick<RoleContext, 'config' | 'log' | 'life'>, bus: Pick<Bus, 'publish' | 'flush'>, selection: IngestSelection): Promise<RunningCollector[]> {
+  const collectors: RunningCollector[] = [];
   const stopThenFlush = (stop: () => Promise<void>) => async () => {
     await stop();
     await bus.flush();
@@ -105,7 +124,7 @@ export async function startIngestWorker(ctx: RoleContext, bus: Bus, selection: I
   };
   let collectors: CollectorMetrics[] = [];
   let receivedAt = Date.now();
-  await startWorkerThread<IngestWorkerMessage>(ctx, 'ingest', new URL('./ingestWorker.ts', import.meta.url), data, (message) => {
+  const worker = await startWorkerThread<IngestWorkerMessage>(ctx, 'ingest', new URL('./ingestWorker.ts', import.meta.url), data, (message) => {
     switch (message.type) {
       case 'events':
         bus.publish(JSON.parse(message.json) as MarketEvent[]);
@@ -116,6 +135,12 @@ export async function startIngestWorker(ctx: RoleContext, bus: Bus, selection: I
         return;
     }
   });
+  // The worker's collectors recover what the bus refused of their trades.
+  const stopRouting = bus.onRefused((events) => {
+    const trades = events.filter((e) => e.type === 'trade');
+    if (trades.length > 0) worker.postMessage({ type: 'refused', json: JSON.stringify(trades) } satisfies IngestParentMessage);
+  });
+  ctx.life.add('refused trades to the collectors worker', async () => stopRouting());
   // The last report, its ages brought up to now.
   observeCollectors(ctx, () => collectors.map((m) => (m.lastMessageAgeMs === undefined ? m : { ...m, lastMessageAgeMs: m.lastMessageAgeMs + Date.now() - receivedAt })));
 }

@@ -7,7 +7,7 @@ import { findCcxtVenue, findNativeVenue } from '../../ingest/venues/registry.ts'
 import type { Bus } from '../bus/bus.ts';
 import type { MarketEvent } from '../events.ts';
 import { createLogger } from '../log.ts';
-import { startCollectors, type IngestWorkerData, type IngestWorkerMessage } from './ingest.ts';
+import { routeRefused, startCollectors, type IngestParentMessage, type IngestWorkerData, type IngestWorkerMessage } from './ingest.ts';
 import { Lifecycle } from './lifecycle.ts';
 import { lowerThreadPriority } from './threadPriority.ts';
 import { answerParent, type WorkerLifeMessage } from './workerThread.ts';
@@ -60,6 +60,9 @@ const collectors = await startCollectors({ config: data.config, log, life }, bus
   assets: data.assets && new Set(data.assets),
   endpointsOf: (venue) => data.endpoints[venue.id],
   ...(data.lastStored ? { lastStored: new Map(Object.entries(data.lastStored).map(([venue, markets]) => [venue, new Map(markets)])) } : {}),
+});
+port.on('message', (message: IngestParentMessage | { type: 'stop' }) => {
+  if (message.type === 'refused') routeRefused(collectors, JSON.parse(message.json) as MarketEvent[]);
 });
 report = () => post({ type: 'metrics', collectors: collectors.map((c) => c.metrics()) });
 report();

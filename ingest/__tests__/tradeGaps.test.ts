@@ -100,3 +100,21 @@ describe('a market watched before its first trade', () => {
     expect(gaps.last('M')).toEqual({ ts: 90, seq: 7, tradeId: 't7' });
   });
 });
+
+describe('trades the bus refused', () => {
+  it('the gap starts before the earliest refused trade, even where later ones got through; its cause is the overload', () => {
+    const gaps = new TradeGaps('sequential');
+    for (const s of [5, 6, 7, 8, 9, 10]) gaps.observe(trade(s, s * 10));
+    gaps.refused('M', { ts: 80, seq: 8 }, 100);
+    gaps.refused('M', { ts: 90, seq: 9 }, 101);
+    expect(gaps.observe(trade(11, 110))).toMatchObject({ cause: 'overload', after: { ts: 79, seq: 7 }, missing: { first: 8, last: 10 } });
+  });
+
+  it('a venue without numbers: from just before the refused trade, by time', () => {
+    const gaps = new TradeGaps('time');
+    gaps.observe(trade(undefined, 100));
+    gaps.observe(trade(undefined, 200));
+    gaps.refused('M', { ts: 150 }, 300);
+    expect(gaps.observe(trade(undefined, 400))).toEqual({ symbol: 'M', cause: 'overload', after: { ts: 149 }, until: { ts: 400, tradeId: 't400' } });
+  });
+});

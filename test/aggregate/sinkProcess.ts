@@ -28,6 +28,7 @@ const bus: Bus = CRASH_AT_COMMIT
   ? {
       description: kafka.description,
       membersAcrossProcesses: kafka.membersAcrossProcesses,
+      onRefused: (listener) => kafka.onRefused(listener),
       publish: (e) => kafka.publish(e),
       flush: () => kafka.flush(),
       stats: () => kafka.stats(),

@@ -58,6 +58,21 @@ test('a group that never commits fills its topic only: its events are refused, c
   await bus.close();
 });
 
+test('every event refused at the bound goes to the refusal listeners, as it is refused; a book conflated is not refused', async () => {
+  const bus = createMemoryBus({ maxRecordsPerTopic: 3 });
+  await bus.subscribe({ group: 'stuck', topics: ['trades', 'books'], onBatch: async () => {} });
+  const refused: string[] = [];
+  const stop = bus.onRefused((events) => refused.push(...events.map((e) => (e.type === 'trade' ? `t${e.tradeId}` : e.type))));
+  bus.publish([trade(1), trade(2), trade(3), trade(4), trade(5)]);
+  bus.publish([book(1, 'A'), book(2, 'B'), book(3, 'C'), book(4, 'C')]);
+  expect(refused).toEqual(['t4', 't5']);
+  stop();
+  bus.publish([trade(6)]);
+  expect(refused).toEqual(['t4', 't5']);
+  expect(bus.stats().topics.trades).toMatchObject({ published: 3, dropped: 3 });
+  await bus.close();
+});
+
 test('at the bound a book replaces the same market\'s newest book that no reader has been handed; the reader then gets the newest state', async () => {
   const bus = createMemoryBus({ maxRecordsPerTopic: 10 });
   // The reader takes one batch and holds it: what it was handed cannot change any more.
