@@ -2,13 +2,12 @@
 // Unix domain socket in MDS_DATA_DIR (chDB lets one process open the store, so the CLI cannot).
 // Only the socket's owner may connect (mode 0600): the machine's operator, as the data itself.
 // Protocol: one JSON request line per connection, one JSON answer line back.
-import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { chmodSync, lstatSync, mkdirSync, renameSync, rmSync } from 'node:fs';
-import { connect, createServer, type Server, type Socket } from 'node:net';
-import { join, resolve } from 'node:path';
+import { connect, type Socket } from 'node:net';
+import { resolve } from 'node:path';
 import { z } from 'zod';
 import type { Logger } from '../infra/log.ts';
+import { serveOwnerOnly, SocketTakenError } from '../infra/ownerSocket.ts';
 import { redactCredentials } from '../infra/redact.ts';
 import { keyPrefixLength, type ApiKeyInfo, type KeyAdmin } from './keys.ts';
 
@@ -46,9 +45,7 @@ export class AdminRefusedError extends Error {
 }
 
 /** The socket path holds something this process must not replace: a live channel, or not a socket. */
-export class AdminSocketTakenError extends Error {
-  override name = 'AdminSocketTakenError';
-}
+export const AdminSocketTakenError = SocketTakenError;
 
 export interface AdminChannel {
   readonly path: string;
@@ -105,19 +102,6 @@ function serve(socket: Socket, keys: KeyAdmin, log: Logger): void {
   });
 }
 
-/** Whether a process answers on the socket at `path`. */
-async function answers(path: string): Promise<boolean> {
-  const socket = connect(path);
-  try {
-    await once(socket, 'connect');
-    return true;
-  } catch {
-    return false;
-  } finally {
-    socket.destroy();
-  }
-}
-
 /**
  * Serves `keys` on a Unix socket at `path`, readable and writable by its owner only. The socket is
  * made in a private directory and renamed into place, so it is never reachable with a wider mode,
@@ -125,32 +109,7 @@ async function answers(path: string): Promise<boolean> {
  * AdminSocketTakenError when a live channel answers there, or the path is not a socket.
  */
 export async function serveAdminChannel(path: string, keys: KeyAdmin, log: Logger): Promise<AdminChannel> {
-  const existing = lstatSync(path, { throwIfNoEntry: false });
-  if (existing && !existing.isSocket()) throw new AdminSocketTakenError(`${path} exists and is not a socket; move it away`);
-  if (existing && (await answers(path))) throw new AdminSocketTakenError(`another process serves the admin channel at ${path}`);
-  // Half-open: a client ends its side after its request line and still reads the answer.
-  const server: Server = createServer({ allowHalfOpen: true }, (socket) => serve(socket, keys, log));
-  const privateDir = join(resolve(path, '..'), `.admin-${randomBytes(6).toString('hex')}`);
-  mkdirSync(privateDir, { mode: 0o700 });
-  try {
-    const bound = join(privateDir, 's');
-    server.listen(bound);
-    await once(server, 'listening');
-    chmodSync(bound, 0o600);
-    renameSync(bound, path);
-  } catch (err) {
-    server.close();
-    throw err;
-  } finally {
-    rmSync(privateDir, { recursive: true, force: true });
-  }
-  return {
-    path,
-    async close() {
-      await new Promise<void>((done) => server.close(() => done()));
-      rmSync(path, { force: true });
-    },
-  };
+  return serveOwnerOnly(path, 'admin channel', (socket) => serve(socket, keys, log));
 }
 
 /**

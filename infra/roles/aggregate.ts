@@ -67,7 +67,8 @@ export async function startAggregate(ctx: RoleContext, { store, activity }: Role
       const at = activity.lastInsertAt('trades');
       return at === undefined ? { ok: false, reason: 'no trade inserted yet' } : withinMs('lastTradeInsertAgeMs', Date.now() - at, config.READY_MAX_INGEST_AGE_MS, 'no trade inserted for');
     },
-  });  return { index };
+  });
+  return { index };
 }
 
 /**
