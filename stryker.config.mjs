@@ -107,6 +107,21 @@ const groups = [
       ]
     : []),
   {
+    // The migration lock: taken once, renewed while held, released (and no longer renewed).
+    mutate: ['infra/migrationLock.ts'],
+    tests: ['infra/__tests__/migrate.store.test.ts'],
+  },
+  {
+    // The stream hub: subscriptions, what a (re)subscribed client gets first, limits.
+    mutate: ['api/stream/hub.ts'],
+    tests: ['api/__tests__/stream.store.test.ts'],
+  },
+  {
+    // Missed trades: gaps found from the live trades and sockets, and their recovery from a venue's history.
+    mutate: ['ingest/tradeGaps.ts', 'ingest/historyRecovery.ts'],
+    tests: ['ingest/__tests__/tradeGaps.test.ts', 'ingest/__tests__/historyRecovery.test.ts'],
+  },
+  {
     mutate: ['api/responseCache.ts'],
     tests: ['api/__tests__/responseCache.test.ts', 'api/__tests__/cachedHandler.system.test.ts'],
   },

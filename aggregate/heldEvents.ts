@@ -58,10 +58,20 @@ export async function latestHeldFrom<T extends Topic>(store: StoreCalls, target:
   return { from, latest: new Map(rows.map((r) => [marketKey(r.venue, r.market), r.latest])) };
 }
 
-/** Keys (`eventKey`) of the given events that the table already holds. */
+/**
+ * How far from an event's time its stored copy may be: a venue's REST history can give a trade's
+ * time coarser than its stream did (Bitstamp: to the second, rounded down), and a recovered copy
+ * must still be found.
+ */
+export const lookupToleranceMs = 1_000;
+
+/** Keys (`eventKey`) of the given events that the table already holds (at their time, give or take `lookupToleranceMs`). */
 export async function heldKeys<T extends Topic>(store: StoreCalls, target: DedupedTable<T>, events: readonly EventOfTopic[T][]): Promise<Set<string>> {
   if (events.length === 0) return new Set();
-  const { from, to, scopes } = spanOf(target, events);
+  const span = spanOf(target, events);
+  const { scopes } = span;
+  const from = span.from - lookupToleranceMs;
+  const to = span.to + lookupToleranceMs;
   const rows = await store.rows<{ venue: string; market: string; id: string }>(
     `SELECT venue, market, {idColumn:Identifier} AS id FROM {table:Identifier}
      WHERE {scopeColumn:Identifier} IN {scopes:Array(String)}

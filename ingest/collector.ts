@@ -7,6 +7,7 @@ import type { Logger } from '../infra/log.ts';
 import { recoveryCounts, startCollectorShell, sharedTuningDefaults, type Collector, type CollectorCounts, type SharedTuning } from './collectorKit.ts';
 import { EmitPath, RotationDuplicates, type Reported } from './emitPath.ts';
 import type { GapReport } from './historyRecovery.ts';
+import type { FoundGap } from './tradeGaps.ts';
 import { logResolved, MarketSet, type MarketChange } from './marketSet.ts';
 import { MarketsRefresh } from './marketsRefresh.ts';
 import { MissedTrades } from './missedTrades.ts';
@@ -42,6 +43,8 @@ export interface CollectorOptions {
    * it was not running is recovered from there. Unset: it is not known (no store to ask).
    */
   lastStored?: ReadonlyMap<string, HistoryCursor>;
+  /** Gaps of this venue a previous run opened and did not end (read from the store): recovered again. */
+  unfinishedGaps?: readonly FoundGap[];
 }
 
 /** Counted by the collector itself; connection counts come from the sockets. */
@@ -132,6 +135,7 @@ export async function startCollector(options: CollectorOptions): Promise<Collect
     if (shell.stopped() || !listings) return;
     const { added } = markets.apply(listings);
     for (const m of added) parts.books.follow(m);
+    missed.resume((options.unfinishedGaps ?? []).filter((g) => markets.has(g.symbol)));
     logResolved(log, markets);
     openSockets(parts, added);
   })();

@@ -107,20 +107,19 @@ export class HistoryRecovery {
   }
 
   async #recover(gap: FoundGap): Promise<void> {
-    const gapId = `${gap.cause}:${gap.after.seq ?? gap.after.ts}:${this.#now()}`;
+    const gapId = gap.gapId ?? `${gap.cause}:${gap.after.seq ?? gap.after.ts}:${this.#now()}`;
     const missing = gap.missing ? gap.missing.last - gap.missing.first + 1 : undefined;
     const rest = this.#options.rule?.rest;
     if (!rest) {
       this.#end({ gapId, gap, state: 'unrecoverable', reason: 'no_rest_history', recovered: 0, ...(missing === undefined ? {} : { missing, absent: missing }) });
       return;
     }
-    if (missing !== undefined) this.#options.report({ gapId, gap, state: 'open', recovered: 0, missing });
+    // Every gap is on record while it is recovered (a restart or a crash may cut its recovery short).
+    this.#options.report({ gapId, gap, state: 'open', recovered: 0, ...(missing === undefined ? {} : { missing }) });
     const paging = await this.#page(gap, rest);
     this.#stats.recoveredTrades += paging.trades.length;
-    const report = this.#outcome(gapId, gap, paging, missing);
-    // A reconnect or a restart that missed nothing is no gap.
-    if (report.state === 'recovered' && report.recovered === 0 && missing === undefined) return;
-    this.#end(report);
+    // Ended, even where nothing was missing (a reconnect that missed nothing: recovered, 0 trades).
+    this.#end(this.#outcome(gapId, gap, paging, missing));
   }
 
   #end(report: GapReport): void {

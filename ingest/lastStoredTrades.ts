@@ -2,6 +2,7 @@
 // a venue's markets. Read from market_seconds (a row per market and second, far smaller than
 // trades) for the latest second, then from trades for that market's trades of its last millisecond.
 import type { StoreCalls } from '../infra/store.ts';
+import type { FoundGap, GapCause } from './tradeGaps.ts';
 import type { HistoryCursor } from './venue.ts';
 
 /** The last stored trade of each market of each venue, within `withinMs` of `now`: venue -> market symbol -> cursor. */
@@ -44,4 +45,36 @@ function lastOf(ids: readonly string[], ts: number, seqOf: ((tradeId: string) =>
     if (seq !== undefined && (best.seq === undefined || seq > best.seq)) best = { ts, tradeId, seq };
   }
   return best;
+}
+
+/**
+ * Gaps a previous run opened and did not end (its process died while it recovered them), within
+ * `withinMs` of `now`: venue -> gaps, each with its id, to be recovered again and ended.
+ */
+export async function unfinishedGaps(store: StoreCalls, venueIds: readonly string[], withinMs: number, now = Date.now()): Promise<Map<string, FoundGap[]>> {
+  const rows = await store.rows<{ venue: string; market: string; gapId: string; cause: GapCause; fromTs: number; toTs: number; fromSeq: number | null; toSeq: number | null }>(
+    `SELECT venue, market, gap_id AS gapId, toString(any(cause)) AS cause,
+            toUnixTimestamp64Milli(min(from_ts)) AS fromTs, toUnixTimestamp64Milli(max(to_ts)) AS toTs, any(from_seq) AS fromSeq, any(to_seq) AS toSeq
+     FROM trade_gaps
+     WHERE venue IN {venues:Array(String)} AND ts >= fromUnixTimestamp64Milli({from:Int64}, 'UTC')
+     GROUP BY venue, market, gap_id
+     HAVING argMax(state, version) = 'open'`,
+    { venues: venueIds, from: now - withinMs },
+  );
+  const out = new Map<string, FoundGap[]>();
+  for (const r of rows) {
+    const numbered = r.fromSeq !== null && r.toSeq !== null;
+    const gap: FoundGap = {
+      symbol: r.market,
+      cause: r.cause,
+      gapId: r.gapId,
+      after: { ts: Number(r.fromTs), ...(numbered ? { seq: Number(r.fromSeq) - 1 } : {}) },
+      until: { ts: Number(r.toTs), ...(numbered ? { seq: Number(r.toSeq) + 1 } : {}) },
+      ...(numbered ? { missing: { first: Number(r.fromSeq), last: Number(r.toSeq) } } : {}),
+    };
+    const list = out.get(r.venue);
+    if (list) list.push(gap);
+    else out.set(r.venue, [gap]);
+  }
+  return out;
 }

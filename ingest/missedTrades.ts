@@ -5,7 +5,7 @@ import type { TradeEvent } from '../infra/events.ts';
 import type { Logger } from '../infra/log.ts';
 import type { EmitPath } from './emitPath.ts';
 import { HistoryRecovery, type GapReport, type HistoryRecoveryStats } from './historyRecovery.ts';
-import { TradeGaps } from './tradeGaps.ts';
+import { TradeGaps, type FoundGap } from './tradeGaps.ts';
 import type { HistoryCursor, TradeMessage, VenueDescriptor, VenueIo } from './venue.ts';
 
 export interface MissedTradesOptions {
@@ -54,6 +54,11 @@ export class MissedTrades {
     if (options.lastStored) this.#gaps.started(options.lastStored, this.#now());
     this.#timer = setInterval(() => this.#closeQuiet(), Math.max(100, Math.floor(this.#quietMs / 4)));
     this.#timer.unref();
+  }
+
+  /** Gaps a previous run opened and did not end: recovered again (their ids kept), before the new ones. */
+  resume(gaps: readonly FoundGap[]): void {
+    for (const gap of gaps) this.#recovery.enqueue(gap);
   }
 
   /** A live trade (the emit path's observer). */

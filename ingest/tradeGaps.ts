@@ -18,12 +18,17 @@ export interface FoundGap {
   until: HistoryCursor;
   /** Sequential venues: the numbers missing, first to last (both included); undefined where unknown. */
   missing?: { first: number; last: number };
+  /** A gap a previous run opened and did not end (read back from the store): its id, kept. */
+  gapId?: string;
 }
 
 interface MarketTrades {
   last?: HistoryCursor;
-  /** Set while the stream was interrupted (or since a start) and no trade has come since. */
-  awaiting?: { cause: GapCause; since: number };
+  /**
+   * Set while the stream was interrupted (or since a start) and no trade has come since; `backAt`
+   * once a socket carries the market again.
+   */
+  awaiting?: { cause: GapCause; since: number; backAt?: number };
 }
 
 /** The cursor of a trade: its time, number (the last of its fills) and id. */
@@ -70,6 +75,8 @@ export class TradeGaps {
     for (const symbol of symbols) {
       const market = this.#of(symbol);
       market.last ??= { ts: at };
+      // The stream is back: a market quiet from now on has its gap closed after `quietMs` (see due).
+      if (market.awaiting) market.awaiting.backAt = at;
     }
   }
 
@@ -117,13 +124,15 @@ export class TradeGaps {
   }
 
   /**
-   * Markets interrupted for `quietMs` or more with no trade since: a quiet market's gap ends at
-   * `now` (what it missed is recovered up to then; its live stream carries what follows).
+   * Markets whose stream has been back for `quietMs` or more with no trade since: a quiet market's
+   * gap ends at `now` (what it missed is recovered up to then; its live stream carries what
+   * follows). A market whose stream is still down waits: what it misses meanwhile is its gap too.
    */
   due(now: number, quietMs: number): FoundGap[] {
     const gaps: FoundGap[] = [];
     for (const [symbol, market] of this.#markets) {
-      if (!market.awaiting || !market.last || now - market.awaiting.since < quietMs) continue;
+      const backAt = market.awaiting?.backAt;
+      if (!market.awaiting || !market.last || backAt === undefined || now - backAt < quietMs) continue;
       gaps.push({ symbol, cause: market.awaiting.cause, after: market.last, until: { ts: now } });
       market.awaiting = undefined;
       // The recovery covers what came before now; the live stream carries what follows.

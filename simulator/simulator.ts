@@ -72,6 +72,8 @@ export interface Simulator {
   /** Stops (and restarts) the market: no trades, no book changes, sockets stay open. */
   pause(): void;
   resume(): void;
+  /** Sets every market's trade rate from now on (a burst, and back). */
+  setTradesPerSecondPerMarket(perSecond: number): void;
   /** `SimVenueServer.onTradeSent` on every venue: each trade sent, as a collector stores it; nothing kept. Returns the remover. */
   onTradeSent(listener: (sent: SentTrade) => void): () => void;
   /** `SimVenueServer.onTradePrinted` on every venue: each trade printed, sent or not. Returns the remover. */
@@ -123,6 +125,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     reference: (base, quote) => model.reference(base, quote),
     pause: () => void (paused = true),
     resume: () => void (paused = false),
+    setTradesPerSecondPerMarket: (perSecond) => void (model.options.tradesPerSecondPerMarket = perSecond),
     onTradeSent(listener) {
       const removers = [...servers.values()].map((s) => s.onTradeSent(listener));
       return () => removers.forEach((remove) => remove());

@@ -127,6 +127,8 @@ export class SimVenueServer {
     this.liquidations = new SentHistory<SimLiquidation>(retain);
     this.printed = new PrintedTrades(options.retainPrinted ?? defaultRetainPrinted);
     this.#http.on('upgrade', (req, socket, head) => {
+      // A client that dies mid-handshake (a collector killed) resets its socket: not the venue's error.
+      socket.on('error', () => socket.destroy());
       if (Date.now() < this.#downUntil) {
         socket.end('HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\n\r\n');
         return;
@@ -278,6 +280,8 @@ export class SimVenueServer {
     const client: SimClient = { socket, url: new URL(req.url ?? '/', 'http://localhost'), openedAt: Date.now(), topics: new Set(), sequence: 0 };
     this.clients.add(client);
     socket.on('close', () => this.clients.delete(client));
+    // A client killed with its socket open resets it: the socket closes, the venue goes on.
+    socket.on('error', () => socket.terminate());
     // A stalled venue answers nothing, not even a websocket ping: that is what tells it from a quiet market.
     socket.on('ping', (data) => {
       if (!this.stalled) socket.pong(data);

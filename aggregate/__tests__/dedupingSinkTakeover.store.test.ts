@@ -110,3 +110,20 @@ test('on the in-process bus (members in one process) the sink writes no intents'
   await sink.stop();
   expect(await store.rows("SELECT count() AS n FROM sink_intents WHERE consumer_group = 'to-local'")).toEqual([{ n: 0 }]);
 });
+
+test('a copy of a stored trade whose time a venue rounded down (a REST history to the second) is found and not stored again', async () => {
+  const asset = 'takeoverd';
+  const live = { ...trade(asset, 1), ts: t0 + 734 };
+  const bus = createMemoryBus();
+  const sink = await startTradeSink({ bus, store, log: silentLog, batchRows: 1, batchMs: 10, group: 'to-coarse' });
+  bus.publish([live]);
+  await until(() => sink.stats().inserted === 1, 'the live copy stored');
+  // A later trade makes the market's bound later than both copies: the coarse copy is looked up.
+  bus.publish([trade(asset, 2)]);
+  await until(() => sink.stats().inserted === 2, 'a later trade stored');
+  bus.publish([{ ...live, ts: t0, receivedAt: t0 + 5_000 }]);
+  await until(() => sink.stats().received === 3 && sink.stats().inserted + sink.stats().duplicates === 3, 'the coarse copy judged');
+  await sink.stop();
+  expect(sink.stats()).toMatchObject({ inserted: 2, duplicates: 1 });
+  expect(await counts(asset)).toMatchObject({ raw: 2, distinct: 2 });
+});

@@ -25,7 +25,7 @@ const gaps: GapEvent[] = [
   gap('bitcoin', 'b1', 2, 'unrecoverable', T - 30 * minute, T - 20 * minute, 'beyond_rest_reach'),
   // bitcoin: 5 to 4 hours ago, open at first, then recovered: not a hole any more.
   gap('bitcoin', 'b2', 1, 'open', T - 5 * hour, T - 4 * hour),
-  gap('bitcoin', 'b2', 2, 'recovered', T - 5 * hour, T - 4 * hour),
+  { ...gap('bitcoin', 'b2', 2, 'recovered', T - 5 * hour, T - 4 * hour), recovered: 12 },
   // litecoin: three days ago, partly recovered, the venue refusing.
   gap('litecoin', 'l1', 2, 'partly_recovered', T - 3 * day, T - 3 * day + 10 * minute, 'venue_refused'),
 ];
@@ -69,4 +69,11 @@ test('ohlc: the same rule over the span of the candles served', async () => {
   expect(await ohlc('bitcoin/ohlc?interval=1m')).toMatchObject({ coverage: 'partial', gaps: [bitcoinHole] });
   expect(await ohlc(`bitcoin/ohlc?interval=1h&from=${T - 10 * hour}&to=${T - 2 * hour}`)).toMatchObject({ coverage: 'full', gaps: [] });
   expect(await ohlc(`litecoin/ohlc?interval=1h&from=${T - 4 * day}&to=${T - 2 * day}`)).toMatchObject({ coverage: 'partial', gaps: [expect.objectContaining({ state: 'partly_recovered' })] });
+});
+
+test('the status page counts each venue\'s gaps of the last 24 h: open, ended unrecovered, and the trades recovered', async () => {
+  const status = (await api.getWithoutKey('/status.json')).json as { venues: { venue: string; gaps: unknown }[] };
+  // kraken: b1 unrecoverable and b2 recovered (12 trades) within 24 h; l1 ended three days ago.
+  expect(status.venues.find((v) => v.venue === 'kraken')?.gaps).toEqual({ open: 0, unrecovered: 1, recoveredTrades: 12 });
+  expect(status.venues.filter((v) => v.venue !== 'kraken').every((v) => JSON.stringify(v.gaps) === JSON.stringify({ open: 0, unrecovered: 0, recoveredTrades: 0 }))).toBe(true);
 });

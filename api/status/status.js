@@ -135,6 +135,8 @@ function renderVenues(venues, now) {
       cell('Markets up', `${v.connectedMarkets}/${v.markets}`, true),
       cell('Trades/s', fixed(v.tradesPerSecond, 1), true),
       cell('Last trade', v.lastTradeAt === null ? '—' : age(now - v.lastTradeAt), true),
+      cell('Gaps 24h', `${v.gaps.open} open, ${v.gaps.unrecovered} unrecovered`, true, v.gaps.unrecovered > 0 ? { class: 'num state-partial' } : {}),
+      cell('Recovered 24h', String(v.gaps.recoveredTrades), true),
       cell('Msgs/s*', p ? fixed(p.messagesPerSecond, 1) : '—', true),
       cell('Last message*', p ? age(p.lastMessageAgeMs) : '—', true),
       cell('Resyncs*', p ? String(p.resyncs) : '—', true),
@@ -144,7 +146,7 @@ function renderVenues(venues, now) {
     return tr;
   });
   const empty = el('tr');
-  empty.append(el('td', 'empty', 'no venue has reported a connection yet', { colspan: '10' }));
+  empty.append(el('td', 'empty', 'no venue has reported a connection yet', { colspan: '12' }));
   byId('venues').tBodies[0].replaceChildren(...(rows.length ? rows : [empty]));
 }
 

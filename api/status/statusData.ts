@@ -11,6 +11,9 @@ import { ProcessStatusReader, type ProcessStatus, type ProcessStatusSources } fr
 const sql = (name: string) => readFileSync(new URL(`./${name}.sql`, import.meta.url), 'utf8');
 const venueConnectionsSql = sql('venueConnections');
 const venueTradesSql = sql('venueTrades');
+const venueGapsSql = sql('venueGaps');
+/** Gaps of missed trades are shown over this window. */
+const gapsLookbackS = 86_400;
 const sparklinesSql = sql('sparklines');
 const exclusionsSql = sql('exclusions');
 const indexLagSql = sql('indexLag');
@@ -48,6 +51,13 @@ const statusVenue = z.object({
   connectedMarkets: z.number().int(),
   tradesPerSecond: z.number().describe('trades stored over the last minute, per second'),
   lastTradeAt: nullableNumber.describe('last stored trade in the last 10 minutes'),
+  gaps: z
+    .object({
+      open: z.number().int().describe('being recovered from the venue now'),
+      unrecovered: z.number().int().describe('ended partly recovered or unrecoverable (trade_gaps says why)'),
+      recoveredTrades: z.number().int().describe("trades recovered from the venue's REST history"),
+    })
+    .describe('gaps of missed trades whose last state came in the last 24 h (a socket down, a restart, an overload)'),
   process: z
     .object({
       connected: z.boolean(),
@@ -107,16 +117,18 @@ export async function loadIndexLagMs(store: StoreCalls, now: number): Promise<nu
   return row ? now - (row.latest + 1) * 1000 : undefined;
 }
 
-/** Every venue with a connection status in the store or a collector here; and the trades stored per second, every venue. */
+/** Every venue with a connection status or a gap in the store, or a collector here; and the trades stored per second, every venue. */
 async function loadVenues(store: StoreCalls, now: number, inProcess: ProcessStatus | undefined): Promise<{ venues: StatusResponse['venues']; tradesPerSecond: number }> {
   const nowS = Math.floor(now / 1000);
-  const [connections, trades] = await Promise.all([
+  const [connections, trades, gapRows] = await Promise.all([
     store.rows<{ venue: string; markets: number; connectedMarkets: number }>(venueConnectionsSql),
     store.rows<{ venue: string; trades: number; lastTradeAt: number }>(venueTradesSql, { from_s: nowS - lastTradeLookbackS, rate_from_s: nowS - tradeRateWindowS }),
+    store.rows<{ venue: string; open: number; unrecovered: number; recoveredTrades: number }>(venueGapsSql, { from_s: nowS - gapsLookbackS }),
   ]);
+  const gapsOf = new Map(gapRows.map((g) => [g.venue, { open: Number(g.open), unrecovered: Number(g.unrecovered), recoveredTrades: Number(g.recoveredTrades) }]));
   const connectionsOf = new Map(connections.map((c) => [c.venue, c]));
   const tradesOf = new Map(trades.map((t) => [t.venue, t]));
-  const ids = new Set([...connectionsOf.keys(), ...(inProcess?.venues.keys() ?? [])]);
+  const ids = new Set([...connectionsOf.keys(), ...(inProcess?.venues.keys() ?? []), ...gapsOf.keys()]);
   const venues = [...ids].sort().map((venue) => {
     const stored = connectionsOf.get(venue);
     const here = inProcess?.venues.get(venue) ?? null;
@@ -133,6 +145,7 @@ async function loadVenues(store: StoreCalls, now: number, inProcess: ProcessStat
       connectedMarkets,
       tradesPerSecond: Number(traded?.trades ?? 0) / tradeRateWindowS,
       lastTradeAt: traded ? Number(traded.lastTradeAt) : null,
+      gaps: gapsOf.get(venue) ?? { open: 0, unrecovered: 0, recoveredTrades: 0 },
       process: here,
     };
   });

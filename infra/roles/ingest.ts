@@ -1,7 +1,8 @@
 import { startCcxtCollector } from '../../ingest/ccxtCollector.ts';
 import { startCollector } from '../../ingest/collector.ts';
 import type { Collector, CollectorMetrics } from '../../ingest/collectorKit.ts';
-import { lastStoredTrades } from '../../ingest/lastStoredTrades.ts';
+import { lastStoredTrades, unfinishedGaps } from '../../ingest/lastStoredTrades.ts';
+import type { FoundGap } from '../../ingest/tradeGaps.ts';
 import { venueEndpoints, type HistoryCursor, type VenueDescriptor, type VenueEndpoints } from '../../ingest/venue.ts';
 import type { CcxtVenue } from '../../ingest/venues/ccxtVenues.ts';
 import type { Bus } from '../bus/bus.ts';
@@ -20,6 +21,8 @@ export interface IngestSelection {
   endpointsOf?: (venue: VenueDescriptor) => VenueEndpoints | undefined;
   /** Per venue, the last trade the store holds of each market: where recovery starts after a restart. */
   lastStored?: ReadonlyMap<string, ReadonlyMap<string, HistoryCursor>>;
+  /** Per venue, gaps a previous run opened and did not end: recovered again at start. */
+  unfinishedGaps?: ReadonlyMap<string, readonly FoundGap[]>;
 }
 
 /** What the collectors' worker thread (ingestWorker.ts) is started with. */
@@ -32,6 +35,8 @@ export interface IngestWorkerData {
   endpoints: Record<string, VenueEndpoints>;
   /** IngestSelection.lastStored, as plain data: venue -> [market symbol, cursor][]. */
   lastStored: Record<string, [string, HistoryCursor][]> | undefined;
+  /** IngestSelection.unfinishedGaps, as plain data. */
+  unfinishedGaps: Record<string, FoundGap[]> | undefined;
   /** Readable log lines: the parent's stdout is a terminal (a worker's stdout never is). */
   prettyLog: boolean;
 }
@@ -46,16 +51,22 @@ export type IngestParentMessage = { type: 'refused'; json: string };
  * market of the selected venues (none when there is no store to ask: then what was printed while
  * this process was down is not recovered, and the log says so).
  */
-export async function readLastStored({ config, log }: Pick<RoleContext, 'config' | 'log'>, store: StoreCalls | undefined, selection: Pick<IngestSelection, 'venues'>): Promise<IngestSelection['lastStored']> {
+export async function readLastStored(
+  { config, log }: Pick<RoleContext, 'config' | 'log'>,
+  store: StoreCalls | undefined,
+  selection: Pick<IngestSelection, 'venues'>,
+): Promise<Pick<IngestSelection, 'lastStored' | 'unfinishedGaps'>> {
   if (!store) {
     log.warn('no store to read the last stored trades from (CLICKHOUSE_URL): trades printed while the collectors were down are not recovered');
-    return undefined;
+    return {};
   }
+  const withinMs = config.INGEST_RECOVERY_START_HOURS * 3_600_000;
   try {
-    return await lastStoredTrades(store, selection.venues, config.INGEST_RECOVERY_START_HOURS * 3_600_000);
+    const [lastStored, unfinished] = await Promise.all([lastStoredTrades(store, selection.venues, withinMs), unfinishedGaps(store, selection.venues.map((v) => v.id), withinMs)]);
+    return { lastStored, unfinishedGaps: unfinished };
   } catch (err) {
     log.warn({ err }, 'the last stored trades could not be read: trades printed while the collectors were down are not recovered');
-    return undefined;
+    return {};
   }
 }
 
@@ -92,7 +103,17 @@ export async function startCollectors({ config, log, life }: Pick<RoleContext, '
   for (const venue of selection.venues) {
     const endpoints = selection.endpointsOf?.(venue) ?? venueEndpoints(venue);
     const lastStored = selection.lastStored?.get(venue.id);
-    const collector = await startCollector({ venue, endpoints, bus, log, assets: selection.assets, tuning: { marketsRefreshMs: config.INGEST_MARKETS_REFRESH_MIN * 60_000 }, ...(lastStored ? { lastStored } : {}) });
+    const unfinishedGaps = selection.unfinishedGaps?.get(venue.id);
+    const collector = await startCollector({
+      venue,
+      endpoints,
+      bus,
+      log,
+      assets: selection.assets,
+      tuning: { marketsRefreshMs: config.INGEST_MARKETS_REFRESH_MIN * 60_000 },
+      ...(lastStored ? { lastStored } : {}),
+      ...(unfinishedGaps ? { unfinishedGaps } : {}),
+    });
     collectors.push(collector);
     life.add(`collector:${venue.id}`, stopThenFlush(() => collector.stop()));
   }
@@ -120,6 +141,7 @@ export async function startIngestWorker(ctx: RoleContext, bus: Bus, selection: I
     // Resolved here: the demo's simulator, and the environment's overrides, live in this thread.
     endpoints: Object.fromEntries(selection.venues.map((v) => [v.id, selection.endpointsOf?.(v) ?? venueEndpoints(v)])),
     lastStored: selection.lastStored && Object.fromEntries([...selection.lastStored].map(([venue, markets]) => [venue, [...markets]])),
+    unfinishedGaps: selection.unfinishedGaps && Object.fromEntries([...selection.unfinishedGaps].map(([venue, gaps]) => [venue, [...gaps]])),
     prettyLog: process.stdout.isTTY === true,
   };
   let collectors: CollectorMetrics[] = [];

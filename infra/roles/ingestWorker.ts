@@ -60,6 +60,7 @@ const collectors = await startCollectors({ config: data.config, log, life }, bus
   assets: data.assets && new Set(data.assets),
   endpointsOf: (venue) => data.endpoints[venue.id],
   ...(data.lastStored ? { lastStored: new Map(Object.entries(data.lastStored).map(([venue, markets]) => [venue, new Map(markets)])) } : {}),
+  ...(data.unfinishedGaps ? { unfinishedGaps: new Map(Object.entries(data.unfinishedGaps)) } : {}),
 });
 port.on('message', (message: IngestParentMessage | { type: 'stop' }) => {
   if (message.type === 'refused') routeRefused(collectors, JSON.parse(message.json) as MarketEvent[]);

@@ -136,7 +136,7 @@ async function startParts(role: Role, parts: Parts, ctx: RoleContext, { selectio
   const demo = demoRole && (await demoRole.startDemoWorld(ctx));
   if (demo) ctx.config = demo.config;
   const opened = parts.aggregate || parts.api || parts.jobs ? await (await import('./store.ts')).openRoleStore(ctx, { migrate: parts.whole }) : undefined;
-  if (demo && opened) await demo.seed(opened.store);
+  if (demo && opened) await demo.importHistory(opened.store);
   // An API replica reads the trades of the bus for its stream; alone on the in-process bus it would read nothing.
   const bus = parts.ingest || parts.aggregate || (parts.api && ctx.config.KAFKA_BROKERS) ? await (await import('./bus.ts')).openRoleBus(ctx, !parts.whole) : undefined;
   const aggregate = parts.aggregate && opened && bus ? await (await import('./aggregate.ts')).startAggregate(ctx, opened, bus) : undefined;
@@ -144,9 +144,9 @@ async function startParts(role: Role, parts: Parts, ctx: RoleContext, { selectio
   if (opened) await (await import('./storeChannel.ts')).startStoreChannel(ctx, opened, aggregate?.index);
   if (parts.ingest && bus && selection) {
     const { readLastStored, startIngest, startIngestWorker } = await import('./ingest.ts');
-    const lastStored = await readLastStored(ctx, opened?.store ?? (await storeToRead(ctx)), selection);
+    const where = await readLastStored(ctx, opened?.store ?? (await storeToRead(ctx)), selection);
     // Beside the API, the collectors get a thread of their own: their frames must not hold its event loop.
-    await (parts.api ? startIngestWorker : startIngest)(ctx, bus, { ...selection, endpointsOf: demo?.endpointsOf, lastStored });
+    await (parts.api ? startIngestWorker : startIngest)(ctx, bus, { ...selection, endpointsOf: demo?.endpointsOf, ...where });
   }
   if (parts.jobs && opened) {
     const [{ startJobs }, { serviceJobs }] = await Promise.all([import('../jobs.ts'), import('./jobList.ts')]);

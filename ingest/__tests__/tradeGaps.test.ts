@@ -75,17 +75,20 @@ describe('a start and a quiet market', () => {
     expect(gaps.observe(trade(3, 120, undefined, 'N'))).toEqual({ symbol: 'N', cause: 'restart', after: { ts: 7, tradeId: 'x' }, until: { ts: 120, seq: 3, tradeId: 't3' } });
   });
 
-  it('a market interrupted and then quiet for quietMs gets its gap up to now, and once only', () => {
+  it('a market whose stream came back and stayed quiet for quietMs gets its gap up to now, and once only', () => {
     const gaps = new TradeGaps('time');
     gaps.observe(trade(undefined, 100));
     gaps.observe(trade(undefined, 100, undefined, 'N'));
     gaps.interrupted(['M', 'N'], 200);
     gaps.observe(trade(undefined, 250, undefined, 'N'));
-    expect(gaps.due(1_000, 1_000)).toEqual([]);
-    expect(gaps.due(1_200, 1_000)).toEqual([{ symbol: 'M', cause: 'reconnect', after: { ts: 100, tradeId: 't100' }, until: { ts: 1_200 } }]);
+    // Still down long after the drop: not closed, what it misses meanwhile belongs to the gap.
     expect(gaps.due(5_000, 1_000)).toEqual([]);
+    gaps.watching(['M', 'N'], 5_000);
+    expect(gaps.due(5_999, 1_000)).toEqual([]);
+    expect(gaps.due(6_200, 1_000)).toEqual([{ symbol: 'M', cause: 'reconnect', after: { ts: 100, tradeId: 't100' }, until: { ts: 6_200 } }]);
+    expect(gaps.due(9_000, 1_000)).toEqual([]);
     // The recovery covered up to then: the next live trade opens nothing.
-    expect(gaps.observe(trade(undefined, 6_000))).toBeUndefined();
+    expect(gaps.observe(trade(undefined, 10_000))).toBeUndefined();
   });
 });
 

@@ -148,8 +148,8 @@ const history: TradeHistoryRule = {
   seqOf: integerTradeNumber,
   rest: {
     // "possible to retrieve the entire trading history" with `since` (Kraken support 218198197): no reach.
-    // Public calls: a live probe was throttled after ~30 rapid calls and held 1 a second (third-party, 2026-07); half of it.
-    requestsPerSecond: 0.5,
+    // Public calls: a live probe was throttled after ~30 rapid calls and held 1 a second (third-party, 2026-07); just under it.
+    requestsPerSecond: 0.9,
     url: recentTradesUrl,
     parse: parseRecentTrades,
   },

@@ -1,0 +1,64 @@
+// Where a restart's recovery starts: the last trade the store holds of each market, and the gaps a
+// run that died opened and did not end. On a real chDB store, written the way the service writes.
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import { startGapSink } from '../../aggregate/gapSink.ts';
+import { createMemoryBus } from '../../infra/bus/memoryBus.ts';
+import type { GapEvent } from '../../infra/events.ts';
+import type { Store } from '../../infra/store.ts';
+import { openTestStore, silentLog, trade } from '../../test/support/harness.ts';
+import { until } from '../../test/support/until.ts';
+import { lastStoredTrades, unfinishedGaps } from '../lastStoredTrades.ts';
+import { integerTradeNumber } from '../venue.ts';
+
+let store: Store;
+let dispose: () => Promise<void>;
+beforeAll(async () => ({ store, dispose } = await openTestStore()));
+afterAll(async () => dispose());
+
+const now = Date.UTC(2026, 10, 27, 12);
+const base = { asset: 'bitcoin', quote: 'USDT', price: 100, quantity: 1 };
+
+test('the last stored trade of each market of each venue: by number where the id is one, within the window', async () => {
+  await store.insert('trades', [
+    trade({ ...base, venue: 'binance', market: 'BTCUSDT', trade_id: '41', ts: now - 60_000 }),
+    // Two at the last millisecond: the higher number is the last.
+    trade({ ...base, venue: 'binance', market: 'BTCUSDT', trade_id: '43', ts: now - 5_000 }),
+    trade({ ...base, venue: 'binance', market: 'BTCUSDT', trade_id: '42', ts: now - 5_000 }),
+    trade({ ...base, venue: 'bitmex', market: 'XBTUSD', quote: 'USD', trade_id: 'uuid-b', ts: now - 7_000 }),
+    // Older than the window: not a start.
+    trade({ ...base, venue: 'binance', market: 'ETHUSDT', asset: 'ethereum', trade_id: '9', ts: now - 3 * 3_600_000 }),
+    // Another venue, not asked.
+    trade({ ...base, venue: 'okx', market: 'BTC-USDT', trade_id: '5', ts: now - 1_000 }),
+  ]);
+  const last = await lastStoredTrades(store, [{ id: 'binance', history: { seqOf: integerTradeNumber } }, { id: 'bitmex' }], 3_600_000, now);
+  expect([...last.keys()].sort()).toEqual(['binance', 'bitmex']);
+  expect(Object.fromEntries(last.get('binance')!)).toEqual({ BTCUSDT: { ts: now - 5_000, tradeId: '43', seq: 43 } });
+  expect(Object.fromEntries(last.get('bitmex')!)).toEqual({ XBTUSD: { ts: now - 7_000, tradeId: 'uuid-b' } });
+});
+
+test('gaps a run opened and did not end come back with their id and span; ended ones do not', async () => {
+  const gap = (gapId: string, version: number, state: GapEvent['state'], more: Partial<GapEvent> = {}): GapEvent => ({
+    type: 'gap', venue: 'binance', market: 'BTCUSDT', asset: 'bitcoin', quote: 'USDT', ts: now - 10_000 + version, receivedAt: now - 10_000 + version,
+    gapId, version, cause: 'reconnect', state, fromTs: now - 20_000, toTs: now - 15_000, recovered: 0, ...more,
+  });
+  const bus = createMemoryBus();
+  const sink = await startGapSink({ bus, store, log: silentLog, batchRows: 1, batchMs: 10 });
+  const events = [
+    gap('left-open', 1, 'open', { fromSeq: 100, toSeq: 104, missing: 5 }),
+    gap('ended', 1, 'open'),
+    gap('ended', 2, 'recovered', { recovered: 3 }),
+    gap('time-open', 1, 'open', { market: 'ETHUSDT', asset: 'ethereum', cause: 'restart' }),
+  ];
+  bus.publish(events);
+  await until(() => sink.stats().inserted === events.length, 'the gaps stored');
+  await sink.stop();
+  const open = await unfinishedGaps(store, ['binance'], 3_600_000, now);
+  expect(open.get('binance')!.sort((a, b) => a.symbol.localeCompare(b.symbol))).toEqual([
+    {
+      symbol: 'BTCUSDT', cause: 'reconnect', gapId: 'left-open',
+      after: { ts: now - 20_000, seq: 99 }, until: { ts: now - 15_000, seq: 105 }, missing: { first: 100, last: 104 },
+    },
+    { symbol: 'ETHUSDT', cause: 'restart', gapId: 'time-open', after: { ts: now - 20_000 }, until: { ts: now - 15_000 } },
+  ]);
+  expect((await unfinishedGaps(store, ['bitmex'], 3_600_000, now)).size).toBe(0);
+});

@@ -1,0 +1,96 @@
+// The soak's service: the whole embedded service (`main.ts all`) as a process of its own, which the
+// soak may kill with SIGKILL and start again on the same data directory, as an operator's host would.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream, readFileSync, type WriteStream } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { until } from './support/until.ts';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+
+export function rssMbOf(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) / 1024 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export async function getJson(url: string, key?: string): Promise<{ status: number; body: unknown }> {
+  try {
+    const res = await fetch(url, { headers: key ? { 'x-api-key': key } : {}, signal: AbortSignal.timeout(5_000) });
+    return { status: res.status, body: await res.json().catch(() => undefined) };
+  } catch {
+    return { status: 0, body: undefined };
+  }
+}
+
+export class SoakService {
+  readonly base: string;
+  readonly #env: NodeJS.ProcessEnv;
+  readonly #args: string[];
+  readonly #log: WriteStream;
+  #child: ChildProcess | undefined;
+  /** The exit code of the current process once it exited; undefined while it runs. */
+  #exited: number | null | undefined;
+  /** Set while the soak itself has killed the process (a planned death, not a failure). */
+  #killedOnPurpose = false;
+
+  constructor(options: { port: number; env: NodeJS.ProcessEnv; venues: readonly string[]; logFile: string }) {
+    this.base = `http://127.0.0.1:${options.port}`;
+    this.#env = options.env;
+    this.#args = [join(root, 'infra/roles/main.ts'), 'all', '--venues', options.venues.join(',')];
+    this.#log = createWriteStream(options.logFile, { flags: 'a' });
+  }
+
+  get pid(): number | undefined {
+    return this.#child?.pid;
+  }
+
+  /** The exit code when the process ended without the soak killing it. */
+  get failedExit(): number | null | undefined {
+    return this.#killedOnPurpose ? undefined : this.#exited;
+  }
+
+  /** Starts the process and resolves once its API answers /health. */
+  async start(): Promise<void> {
+    this.#exited = undefined;
+    this.#killedOnPurpose = false;
+    const child = spawn(process.execPath, this.#args, { env: this.#env, stdio: ['ignore', 'pipe', 'pipe'] });
+    child.stdout!.pipe(this.#log, { end: false });
+    child.stderr!.pipe(this.#log, { end: false });
+    child.once('exit', (code) => (this.#exited = code));
+    this.#child = child;
+    await until(
+      async () => {
+        if (this.#exited !== undefined) throw new Error(`soak: the service exited (${this.#exited}) at start; its log: ${this.#log.path}`);
+        return (await getJson(`${this.base}/health`)).status === 200;
+      },
+      'soak: the API to listen',
+      { timeoutMs: 120_000, everyMs: 250 },
+    );
+  }
+
+  /** SIGKILL: no stop sequence, what the in-process bus held is lost. */
+  async kill(): Promise<void> {
+    this.#killedOnPurpose = true;
+    const child = this.#child!;
+    const exited = new Promise<void>((resolve) => (this.#exited !== undefined ? resolve() : child.once('exit', () => resolve())));
+    child.kill('SIGKILL');
+    await exited;
+  }
+
+  /** SIGTERM, and its exit code. */
+  async stop(): Promise<number | null> {
+    const child = this.#child!;
+    if (this.#exited === undefined) {
+      const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+      child.kill('SIGTERM');
+      await exited;
+    }
+    this.#log.end();
+    return this.#exited ?? null;
+  }
+}
