@@ -1,3 +1,4 @@
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
 import { defineConfig } from 'vitest/config';
 
 // Three projects, by what a test file needs (its name says which):
@@ -8,10 +9,30 @@ import { defineConfig } from 'vitest/config';
 // `npm test` runs all three; `npm test -- --project unit` the first alone.
 const exclude = ['node_modules/**', 'data/**', '.tmp/**', '.stryker-tmp*/**'];
 
+/** Files that take minutes: started first, so the run does not end waiting on one of them. */
+const longFirst = ['test/soak.system.test.ts', 'test/splitDeployment.system.test.ts', 'ingest/__tests__/recovery.system.test.ts', 'infra/__tests__/operations.system.test.ts'];
+
+/** The long files, then system, store and unit files (each in vitest's own order): the long ones overlap the many short ones. */
+class LongFirstSequencer extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const rank = (spec: TestSpecification) => {
+      const long = longFirst.findIndex((path) => spec.moduleId.endsWith(path));
+      if (long >= 0) return long;
+      return longFirst.length + ['system', 'store', 'unit'].indexOf(spec.project.name);
+    };
+    const sorted = await super.sort(files);
+    return sorted.map((spec, i) => ({ spec, i })).sort((a, b) => rank(a.spec) - rank(b.spec) || a.i - b.i).map(({ spec }) => spec);
+  }
+}
+
 export default defineConfig({
   test: {
     // chDB binds one data directory per process: every test file gets its own process.
     pool: 'forks',
+    // Three files at once on the 2-core machines CI runs on: most of a file's time is spent waiting
+    // (on chDB, sockets, child processes), not computing.
+    maxWorkers: 3,
+    sequence: { sequencer: LongFirstSequencer },
     testTimeout: 60_000,
     hookTimeout: 120_000,
     projects: [

@@ -40,6 +40,16 @@ export interface ImportSettings {
   target: ImportTarget;
   /** Trades newer than `now - liveHorizonMs` are refused. */
   now: number;
+  /**
+   * How recent an imported trade may be (default `liveHorizonMs`): 0 where no trade sink runs beside
+   * the import, so none trusts what it last stored (the demo imports its history before its sinks start).
+   */
+  liveHorizonMs?: number;
+  /**
+   * The index history is computed from this time on (unix ms), not from the first imported trade:
+   * the demo's sparse weeks need no index before the last day (its 30 d changes are read from candles).
+   */
+  indexFrom?: number;
   /** Read the file again even when it was imported whole (what the store holds is still not stored twice). */
   force: boolean;
   contracts?: ContractSizes;
@@ -217,7 +227,7 @@ export class FileImport {
     if (this.#job.markets && !this.#job.markets.has(row.market)) return countRefusal(counts, refusals.otherMarket);
     const market = this.#marketOf(row.market);
     if (refusedMarket(market)) return countRefusal(counts, market.refused);
-    if (row.ts > this.#settings.now - liveHorizonMs) return countRefusal(counts, refusals.tooNew);
+    if (row.ts > this.#settings.now - (this.#settings.liveHorizonMs ?? liveHorizonMs)) return countRefusal(counts, refusals.tooNew);
     const quantity = row.baseQuantity ?? (market.contractSize === '1' ? row.quantity : String(decimalProduct(row.quantity, market.contractSize)));
     let rows = chunk.markets.get(row.market);
     if (!rows) chunk.markets.set(row.market, (rows = { market, tsv: new TsvBuffer(), from: row.ts, to: row.ts, increasing: digitsOnly.test(row.tradeId), lastId: '' }));

@@ -62,7 +62,9 @@ export async function importFiles(jobs: readonly FileJob[], settings: ImportSett
   // Every file whose trades are stored and whose index is not computed: this run's, and any an earlier run left.
   const pending: ImportFileRecord[] = await loadInsertedFiles(settings.target);
   const index: IndexSpanOutcome[] = [];
-  for (const span of spanGroups(pending.flatMap((r) => (r.stored ? [r.stored] : [])), dayMs)) {
+  const indexFrom = settings.indexFrom ?? -Infinity;
+  const clipped = pending.flatMap((r) => (r.stored && r.stored.to >= indexFrom ? [{ from: Math.max(r.stored.from, indexFrom), to: r.stored.to }] : []));
+  for (const span of spanGroups(clipped, dayMs)) {
     hooks.onIndexStart?.(span);
     index.push(await settings.target.computeIndex(span));
   }

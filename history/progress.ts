@@ -1,8 +1,8 @@
 // What `npm run import` shows on stderr while it runs: on a terminal a bar redrawn in place, else a
 // plain line every few seconds; and the summary at the end, on stdout. Formatting is pure; the
 // reporter only decides when to write.
-import type { FileOutcome, RunSummary } from './importRun.ts';
-import type { FailedFile } from './importRun.ts';
+import type { FileOutcome } from './importFile.ts';
+import type { FailedFile, RunSummary } from './importRun.ts';
 import { refusedTotal, type RowCounts } from './importFiles.ts';
 
 const count = (n: number) => n.toLocaleString('en-US');

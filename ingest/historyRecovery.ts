@@ -70,7 +70,7 @@ interface Paging {
 export class HistoryRecovery {
   readonly #options: HistoryRecoveryOptions;
   readonly #now: () => number;
-  readonly #queue: FoundGap[] = [];
+  readonly #queue: (FoundGap & { gapId: string })[] = [];
   #running: Promise<void> | undefined;
   #lastRequestAt = -Infinity;
   readonly #stats: HistoryRecoveryStats = { pending: 0, requests: 0, failedRequests: 0, recoveredTrades: 0, gaps: { recovered: 0, partly_recovered: 0, unrecoverable: 0 } };
@@ -84,9 +84,14 @@ export class HistoryRecovery {
     return { ...this.#stats, pending: this.#queue.length + (this.#running ? 1 : 0), gaps: { ...this.#stats.gaps } };
   }
 
-  /** Queues a gap; recovery runs one gap at a time. */
+  /**
+   * Queues a gap, and puts it on record at once (a process that dies before its turn leaves it open
+   * in the store, and the next run recovers it); recovery runs one gap at a time.
+   */
   enqueue(gap: FoundGap): void {
-    this.#queue.push(gap);
+    const queued = { ...gap, gapId: gap.gapId ?? `${gap.cause}:${gap.after.seq ?? gap.after.ts}:${this.#now()}` };
+    if (this.#options.rule?.rest) this.#options.report({ gapId: queued.gapId, gap: queued, state: 'open', recovered: 0, ...(gap.missing ? { missing: gap.missing.last - gap.missing.first + 1 } : {}) });
+    this.#queue.push(queued);
     this.#running ??= this.#drain().finally(() => (this.#running = undefined));
   }
 
@@ -106,16 +111,14 @@ export class HistoryRecovery {
     }
   }
 
-  async #recover(gap: FoundGap): Promise<void> {
-    const gapId = gap.gapId ?? `${gap.cause}:${gap.after.seq ?? gap.after.ts}:${this.#now()}`;
+  async #recover(gap: FoundGap & { gapId: string }): Promise<void> {
+    const { gapId } = gap;
     const missing = gap.missing ? gap.missing.last - gap.missing.first + 1 : undefined;
     const rest = this.#options.rule?.rest;
     if (!rest) {
       this.#end({ gapId, gap, state: 'unrecoverable', reason: 'no_rest_history', recovered: 0, ...(missing === undefined ? {} : { missing, absent: missing }) });
       return;
     }
-    // Every gap is on record while it is recovered (a restart or a crash may cut its recovery short).
-    this.#options.report({ gapId, gap, state: 'open', recovered: 0, ...(missing === undefined ? {} : { missing }) });
     const paging = await this.#page(gap, rest);
     this.#stats.recoveredTrades += paging.trades.length;
     // Ended, even where nothing was missing (a reconnect that missed nothing: recovered, 0 trades).

@@ -48,18 +48,23 @@ function lastOf(ids: readonly string[], ts: number, seqOf: ((tradeId: string) =>
 }
 
 /**
- * Gaps a previous run opened and did not end (its process died while it recovered them), within
- * `withinMs` of `now`: venue -> gaps, each with its id, to be recovered again and ended.
+ * Gaps a previous run left to recover again, within `withinMs` of `now`: those it opened and did
+ * not end (its process died while it recovered them), and those that ended in the last
+ * `endedWithinMs`: their trades may have been on the in-process bus, not yet stored, when it died
+ * (a recovered trade can be older than live trades already stored, so the last stored trade does
+ * not cover it). Recovering one again stores only what the table lacks. Venue -> gaps, each with
+ * its id and its highest version.
  */
-export async function unfinishedGaps(store: StoreCalls, venueIds: readonly string[], withinMs: number, now = Date.now()): Promise<Map<string, FoundGap[]>> {
-  const rows = await store.rows<{ venue: string; market: string; gapId: string; cause: GapCause; fromTs: number; toTs: number; fromSeq: number | null; toSeq: number | null }>(
+export async function unfinishedGaps(store: StoreCalls, venueIds: readonly string[], withinMs: number, now = Date.now(), endedWithinMs = 10 * 60_000): Promise<Map<string, FoundGap[]>> {
+  const rows = await store.rows<{ venue: string; market: string; gapId: string; cause: GapCause; fromTs: number; toTs: number; fromSeq: number | null; toSeq: number | null; maxVersion: number }>(
     `SELECT venue, market, gap_id AS gapId, toString(any(cause)) AS cause,
-            toUnixTimestamp64Milli(min(from_ts)) AS fromTs, toUnixTimestamp64Milli(max(to_ts)) AS toTs, any(from_seq) AS fromSeq, any(to_seq) AS toSeq
+            toUnixTimestamp64Milli(min(from_ts)) AS fromTs, toUnixTimestamp64Milli(max(to_ts)) AS toTs, any(from_seq) AS fromSeq, any(to_seq) AS toSeq,
+            max(version) AS maxVersion
      FROM trade_gaps
      WHERE venue IN {venues:Array(String)} AND ts >= fromUnixTimestamp64Milli({from:Int64}, 'UTC')
      GROUP BY venue, market, gap_id
-     HAVING argMax(state, version) = 'open'`,
-    { venues: venueIds, from: now - withinMs },
+     HAVING argMax(state, version) = 'open' OR max(ts) >= fromUnixTimestamp64Milli({endedFrom:Int64}, 'UTC')`,
+    { venues: venueIds, from: now - withinMs, endedFrom: now - endedWithinMs },
   );
   const out = new Map<string, FoundGap[]>();
   for (const r of rows) {
@@ -68,6 +73,7 @@ export async function unfinishedGaps(store: StoreCalls, venueIds: readonly strin
       symbol: r.market,
       cause: r.cause,
       gapId: r.gapId,
+      versionBase: Number(r.maxVersion),
       after: { ts: Number(r.fromTs), ...(numbered ? { seq: Number(r.fromSeq) - 1 } : {}) },
       until: { ts: Number(r.toTs), ...(numbered ? { seq: Number(r.toSeq) + 1 } : {}) },
       ...(numbered ? { missing: { first: Number(r.fromSeq), last: Number(r.toSeq) } } : {}),

@@ -87,8 +87,8 @@ export function statusEvents(venue: string, markets: readonly VenueMarket[], con
 }
 
 /**
- * A gap's state as our event: `open` is its first version, an end its second (published whether
- * or not the open one was).
+ * A gap's state as our event: `open` is its first version, an end its second; a gap a previous run
+ * left (recovered again after a restart) counts on from the versions it has.
  */
 export function toGapEvent(venue: string, market: VenueMarket, report: GapReport, at: number): GapEvent {
   const { gap } = report;
@@ -101,7 +101,7 @@ export function toGapEvent(venue: string, market: VenueMarket, report: GapReport
     ts: at,
     receivedAt: at,
     gapId: report.gapId,
-    version: report.state === 'open' ? 1 : 2,
+    version: (gap.versionBase ?? 0) + (report.state === 'open' ? 1 : 2),
     cause: gap.cause,
     state: report.state,
     ...(report.reason === undefined ? {} : { reason: report.reason }),

@@ -18,8 +18,10 @@ export interface FoundGap {
   until: HistoryCursor;
   /** Sequential venues: the numbers missing, first to last (both included); undefined where unknown. */
   missing?: { first: number; last: number };
-  /** A gap a previous run opened and did not end (read back from the store): its id, kept. */
+  /** A gap a previous run opened (read back from the store): its id, kept... */
   gapId?: string;
+  /** ...and the highest version it has there: this run's states come after it. */
+  versionBase?: number;
 }
 
 interface MarketTrades {

@@ -11,6 +11,12 @@ const startPrices: Record<string, number> = {
   AAVE: 150, ALGO: 0.18, PEPE: 0.00001, MKR: 2_000, GRT: 0.2,
 };
 
+/**
+ * A market's trade numbers start above this: the demo's SIMULATED history (simulator/archiveFiles.ts)
+ * numbers its trades just below the first live one, and needs room there.
+ */
+export const firstTradeIdFloor = 1_000_001;
+
 /** Tickers the simulator prices (the catalog's non-stablecoin assets). */
 export const simulatedTickers = Object.keys(startPrices);
 
@@ -236,7 +242,7 @@ export class VenueListing {
       priceDecimals,
       qtyDecimals,
       tick: 10 ** -priceDecimals,
-      nextTradeId: 1 + Math.floor(this.#random() * 1e6),
+      nextTradeId: firstTradeIdFloor + Math.floor(this.#random() * 1e6),
       updateId: 1_000 + Math.floor(this.#random() * 1e6),
       bids: new Map(),
       asks: new Map(),

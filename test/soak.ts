@@ -266,7 +266,13 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
 
   const simulator = await startSimulator({ seed: 7, tickMs: 250, tradesPerSecondPerMarket: options.tradesPerSecondPerMarket ?? 1 });
   const delivered = new Set<string>();
-  const stopDelivered = simulator.onTradeSent((t) => delivered.add(tradeKey(t.venue, t.market, t.tradeId)));
+  /** Per market, the time of the first trade a socket delivered to the service: where it began to follow the market. */
+  const firstDelivered = new Map<string, number>();
+  const stopDelivered = simulator.onTradeSent((t) => {
+    delivered.add(tradeKey(t.venue, t.market, t.tradeId));
+    const market = `${t.venue}\u0000${t.market}`;
+    if (!firstDelivered.has(market)) firstDelivered.set(market, t.trade.time);
+  });
   const printed: SentTrade[] = [];
   let recording = false;
   const stopPrinted = simulator.onTradePrinted((t) => recording && printed.push(t));
@@ -299,7 +305,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
   stopPrinted();
   await simulator.close();
   if (code !== 0) failures.push(`the service exited with ${code} on SIGTERM`);
-  const figures = await verify({ dataDir, printed, state, end, options, failures, delivered: delivered.size, recovered: state.recoveredBeforeKills + (last?.recovered ?? 0), busDropped: last?.dropped ?? 0 });
+  const figures = await verify({ dataDir, printed, firstDelivered, state, end, options, failures, delivered: delivered.size, recovered: state.recoveredBeforeKills + (last?.recovered ?? 0), busDropped: last?.dropped ?? 0 });
   if (options.keep) {
     // For a look afterwards: every trade printed in the run, when, and whether a socket got it.
     const lines = printed.map((p) => JSON.stringify([p.venue, p.market, p.tradeId, p.trade.time, delivered.has(tradeKey(p.venue, p.market, p.tradeId))]));
@@ -312,6 +318,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
 async function verify(run: {
   dataDir: string;
   printed: readonly SentTrade[];
+  firstDelivered: ReadonlyMap<string, number>;
   state: RunState;
   end: number;
   options: SoakOptions;
@@ -323,7 +330,7 @@ async function verify(run: {
   const { state, options, failures, end } = run;
   const store = await openStore({ MDS_DATA_DIR: run.dataDir, CLICKHOUSE_DATABASE: 'mds', CLICKHOUSE_URL: undefined });
   try {
-    const trades = await accountTrades(store, run.printed, { from: state.start, to: end });
+    const trades = await accountTrades(store, run.printed, { from: state.start, to: end }, run.firstDelivered);
     if (trades.unaccounted.length > 0) failures.push(`${trades.unaccounted.length} printed trades are neither stored nor in a recorded gap, e.g. ${trades.unaccounted.slice(0, 3).join(', ')}`);
     if (trades.unexpected.length > 0) failures.push(`${trades.unexpected.length} stored trades were never printed, e.g. ${trades.unexpected.slice(0, 3).join(', ')}`);
     if (trades.duplicates > 0) failures.push(`${trades.duplicates} trades stored more than once`);

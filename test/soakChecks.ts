@@ -8,7 +8,7 @@ import type { SentTrade } from '../simulator/venueServer.ts';
 export const tradeKey = (venue: string, market: string, tradeId: string) => `${venue}\u0000${market}\u0000${tradeId}`;
 
 export interface TradeAccount {
-  /** Printed on a market the service collects, within the run. */
+  /** Printed on a market the service collects, within the run, from the first trade a socket carried to it. */
   printed: number;
   /** Of those, stored (each once or more). */
   stored: number;
@@ -39,8 +39,12 @@ function gapReasonOf(trade: SentTrade, gaps: ReadonlyMap<string, GapRow[]>): str
   return undefined;
 }
 
-/** Accounts for every printed trade of the markets the service collects (those it stored any trade of). */
-export async function accountTrades(store: Store, printed: readonly SentTrade[], window: { from: number; to: number }): Promise<TradeAccount> {
+/**
+ * Accounts for every printed trade of the markets the service collects (those it stored any trade
+ * of), from the first trade of each market a socket delivered (`firstDelivered`, by market key):
+ * before its subscription took effect the service had not started to follow the market.
+ */
+export async function accountTrades(store: Store, printed: readonly SentTrade[], window: { from: number; to: number }, firstDelivered: ReadonlyMap<string, number>): Promise<TradeAccount> {
   const rows = await store.rows<{ venue: string; market: string; id: string; n: number; ts: number }>(
     'SELECT venue, market, trade_id AS id, count() AS n, toUnixTimestamp64Milli(min(ts)) AS ts FROM trades GROUP BY venue, market, trade_id',
   );
@@ -59,7 +63,8 @@ export async function accountTrades(store: Store, printed: readonly SentTrade[],
   const account: TradeAccount = { printed: 0, stored: 0, duplicates: 0, unrecoverable: {}, unaccounted: [], unexpected: [] };
   const printedKeys = new Set<string>();
   for (const p of printed) {
-    if (!collected.has(`${p.venue}\u0000${p.market}`)) continue;
+    const market = `${p.venue}\u0000${p.market}`;
+    if (!collected.has(market) || p.trade.time < (firstDelivered.get(market) ?? Infinity)) continue;
     const key = tradeKey(p.venue, p.market, p.tradeId);
     printedKeys.add(key);
     account.printed += 1;
@@ -75,7 +80,8 @@ export async function accountTrades(store: Store, printed: readonly SentTrade[],
   }
   for (const r of rows) {
     const key = tradeKey(r.venue, r.market, r.id);
-    if (Number(r.ts) >= window.from && Number(r.ts) <= window.to && !printedKeys.has(key)) account.unexpected.push(key.replaceAll('\u0000', '/'));
+    const from = Math.max(window.from, firstDelivered.get(`${r.venue}\u0000${r.market}`) ?? Infinity);
+    if (Number(r.ts) >= from && Number(r.ts) <= window.to && !printedKeys.has(key)) account.unexpected.push(key.replaceAll('\u0000', '/'));
   }
   return account;
 }

@@ -151,6 +151,29 @@ test('trades newer than 2 hours ago are refused: they are the live collectors\''
   expect(tooNew + summary.counts.held).toBe(150);
 });
 
+test('with no sink beside the import (liveHorizonMs 0, the demo), trades up to `now` are stored; later ones are still refused', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'mds-horizon-'));
+  const path = join(dir, 'ETHUSDT-trades-2026-09-17.csv');
+  const at = Date.UTC(2026, 8, 17, 16, 28, 3);
+  const rows = [
+    [7001, at - 30 * 60_000],
+    [7002, at - 60_000],
+    [7003, at + 60_000],
+  ];
+  writeFileSync(path, rows.map(([id, ts]) => `${id},2300.50000000,0.10000000,230.05000000,${ts},False,True\n`).join(''));
+  const job: FileJob = { ...jobOf('binance', 'binance/BTCUSDT-trades-2024-12-31.first217.csv'), path, name: 'ETHUSDT-trades-2026-09-17.csv', market: 'ETHUSDT', period: { daily: '2026-09-17' } };
+  const byDefault = await importFiles([job], { target, now: at, force: false, chunkRows: 100 });
+  expect(byDefault.counts).toMatchObject({ read: 3, new: 0 });
+  expect(byDefault.counts.refused.get(refusals.tooNew)).toBe(3);
+  const noSink = await importFiles([job], { target, now: at, force: true, chunkRows: 100, liveHorizonMs: 0 });
+  expect(noSink.counts).toMatchObject({ read: 3, new: 2 });
+  expect(noSink.counts.refused.get(refusals.tooNew)).toBe(1);
+  expect((await storedOf('binance', 'ETHUSDT')).map((r) => [r.trade_id, r.ts])).toEqual([
+    ['7001', at - 30 * 60_000],
+    ['7002', at - 60_000],
+  ]);
+});
+
 test('BitMEX: a .csv.gz of every market, the asked ones imported, base units from homeNotional', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'mds-bitmex-'));
   const path = join(dir, '20200504.csv.gz');

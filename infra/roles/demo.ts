@@ -2,12 +2,14 @@ import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync, wr
 import { dirname, resolve } from 'node:path';
 import { etfFlowsDemoDir } from '../../aggregate/jobs/etfFlows.ts';
 import { fxDemoSnapshotFile } from '../../aggregate/jobs/fxReference.ts';
+import { indexSettingsFromConfig } from '../../aggregate/indexRunner.ts';
 import { KeyStore } from '../../api/keys.ts';
 import type { VenueDescriptor, VenueEndpoints } from '../../ingest/venue.ts';
 import type { Config } from '../config.ts';
 import type { Logger } from '../log.ts';
 import type { Store } from '../store.ts';
 import type { RoleContext } from './context.ts';
+import { importDemoHistory } from './demoHistory.ts';
 
 /** The demo's SIMULATED world, as the demo role runs with it. */
 export interface DemoWorld {
@@ -16,10 +18,11 @@ export interface DemoWorld {
   /** Where a simulated venue is reached, instead of its own endpoints. */
   endpointsOf(venue: VenueDescriptor): VenueEndpoints | undefined;
   /**
-   * A fresh demo store gets 45 days of SIMULATED history, so indicators that need days of data have
+   * A fresh demo store gets 45 days of SIMULATED history, written as the venues' archive files and
+   * imported with `npm run import`'s code (demoHistory.ts), so indicators that need days of data have
    * some (fear & greed needs 13 days before its first reading, and a reading 30 days back for lastMonth).
    */
-  seed(store: Store): Promise<void>;
+  importHistory(store: Store): Promise<void>;
 }
 
 /**
@@ -28,10 +31,11 @@ export interface DemoWorld {
  */
 export async function startDemoWorld({ config, log, life }: RoleContext): Promise<DemoWorld> {
   // Loaded here and only here, when the demo runs: a deployment may ship without simulator/ (test/layers.test.ts).
-  const [{ startSimulator, isSimulatedVenue }, { startDemoChain }, { seedDemoHistory }] = await Promise.all([
+  const [{ startSimulator, isSimulatedVenue }, { startDemoChain }, { planDemoHistory }, archiveFiles] = await Promise.all([
     import('../../simulator/simulator.ts'),
     import('../../simulator/evmChain.ts'),
     import('../../simulator/history.ts'),
+    import('../../simulator/archiveFiles.ts'),
   ]);
   // Books move every 250 ms (the venues' fastest streams are 100 ms) and each market trades about
   // once a second: 15 venues, the aggregator and the API share a laptop's cores in one process.
@@ -41,26 +45,45 @@ export async function startDemoWorld({ config, log, life }: RoleContext): Promis
   const chain = await startDemoChain();
   life.add('chain-simulator', () => chain.close());
   log.info({ venues: Object.fromEntries(simulator.venues.map((id) => [id, simulator.endpoints(id).ws])) }, 'market simulator started: all demo data is SIMULATED');
+  /** The first trade id the simulator printed (or is to print) on a market: the history's ids end below it. */
+  const firstLiveId = (venue: 'binance' | 'gate', symbol: string) => {
+    const server = simulator.venue(venue);
+    const market = server.listing.markets.find((m) => m.symbol === symbol);
+    if (!market) throw new Error(`the simulator lists no ${symbol} on ${venue}`);
+    return server.printed.of(symbol)[0]?.id ?? market.nextTradeId;
+  };
+  const demoConfig: Config = {
+    ...config,
+    MDS_SIMULATED: true,
+    // The history is sparse (a trade a market every 15 minutes): the index of its last 26 hours is
+    // computed (by the import, or by a runner that finds none stored), enough for the 24 h changes,
+    // in one step, not a week of it: live prices wait until it is done.
+    INDEX_BACKFILL_HOURS: process.env.INDEX_BACKFILL_HOURS === undefined ? 26 : config.INDEX_BACKFILL_HOURS,
+    INDEX_MAX_SECONDS_PER_TICK: process.env.INDEX_MAX_SECONDS_PER_TICK === undefined ? 26 * 3_600 : config.INDEX_MAX_SECONDS_PER_TICK,
+    // Approximate rates, marked demo-snapshot in every response that uses them, so vs=eur etc. answer offline.
+    FX_REFERENCE_FILE: config.FX_REFERENCE_FILE ?? fxDemoSnapshotFile,
+    // SIMULATED fund flows; the files say so, and so does every response built from them.
+    ETF_FLOWS_DIR: config.ETF_FLOWS_DIR ?? etfFlowsDemoDir,
+    CHAINS_CONFIG: config.CHAINS_CONFIG ?? JSON.stringify({ chains: [chain.config] }),
+    // Logo URLs absolute, pointing at the demo itself.
+    PUBLIC_BASE_URL: config.PUBLIC_BASE_URL ?? `http://127.0.0.1:${config.PORT}`,
+  };
+  const archivesDir = resolve(config.MDS_DATA_DIR, archiveFiles.demoArchivesDirName);
   return {
-    config: {
-      ...config,
-      MDS_SIMULATED: true,
-      // The index runner backfills the seeded history's last day (enough for the 24 h changes), not a
-      // week of it, and in one step: the history is sparse, and live prices wait until it is done.
-      INDEX_BACKFILL_HOURS: process.env.INDEX_BACKFILL_HOURS === undefined ? 26 : config.INDEX_BACKFILL_HOURS,
-      INDEX_MAX_SECONDS_PER_TICK: process.env.INDEX_MAX_SECONDS_PER_TICK === undefined ? 26 * 3_600 : config.INDEX_MAX_SECONDS_PER_TICK,
-      // Approximate rates, marked demo-snapshot in every response that uses them, so vs=eur etc. answer offline.
-      FX_REFERENCE_FILE: config.FX_REFERENCE_FILE ?? fxDemoSnapshotFile,
-      // SIMULATED fund flows; the files say so, and so does every response built from them.
-      ETF_FLOWS_DIR: config.ETF_FLOWS_DIR ?? etfFlowsDemoDir,
-      CHAINS_CONFIG: config.CHAINS_CONFIG ?? JSON.stringify({ chains: [chain.config] }),
-      // Logo URLs absolute, pointing at the demo itself.
-      PUBLIC_BASE_URL: config.PUBLIC_BASE_URL ?? `http://127.0.0.1:${config.PORT}`,
-    },
+    config: demoConfig,
     endpointsOf: (venue) => (isSimulatedVenue(venue.id) ? simulator.endpoints(venue.id) : undefined),
-    seed: async (store) => {
-      const seeded = await seedDemoHistory(store, { log: log.child({ part: 'demo-history' }), days: 45, stepMs: 900_000, now: Date.now(), seed: Date.now(), priceOf: (t) => simulator.reference(t, 'USD') });
-      if (seeded > 0) log.info({ trades: seeded, days: 45 }, 'demo store seeded with SIMULATED history');
+    importHistory: async (store) => {
+      await importDemoHistory(store, {
+        embedded: demoConfig.CLICKHOUSE_URL === undefined,
+        index: indexSettingsFromConfig(demoConfig),
+        indexHours: indexSettingsFromConfig(demoConfig).schedule.backfillMs / 3_600_000,
+        log: log.child({ part: 'demo-history' }),
+        written: () => archiveFiles.readDemoArchives(archivesDir),
+        write: () => {
+          const plan = planDemoHistory({ days: 45, stepMs: 900_000, now: Date.now(), seed: Date.now(), priceOf: (t) => simulator.reference(t, 'USD') });
+          return archiveFiles.writeDemoArchives(archivesDir, plan, firstLiveId);
+        },
+      });
     },
   };
 }

@@ -36,29 +36,33 @@ test('the last stored trade of each market of each venue: by number where the id
   expect(Object.fromEntries(last.get('bitmex')!)).toEqual({ XBTUSD: { ts: now - 7_000, tradeId: 'uuid-b' } });
 });
 
-test('gaps a run opened and did not end come back with their id and span; ended ones do not', async () => {
+test('gaps a run opened and did not end, and gaps it ended in the last 10 minutes, come back with their id, span and highest version; older ended ones do not', async () => {
   const gap = (gapId: string, version: number, state: GapEvent['state'], more: Partial<GapEvent> = {}): GapEvent => ({
     type: 'gap', venue: 'binance', market: 'BTCUSDT', asset: 'bitcoin', quote: 'USDT', ts: now - 10_000 + version, receivedAt: now - 10_000 + version,
     gapId, version, cause: 'reconnect', state, fromTs: now - 20_000, toTs: now - 15_000, recovered: 0, ...more,
   });
   const bus = createMemoryBus();
   const sink = await startGapSink({ bus, store, log: silentLog, batchRows: 1, batchMs: 10 });
+  const longAgo = now - 30 * 60_000;
   const events = [
     gap('left-open', 1, 'open', { fromSeq: 100, toSeq: 104, missing: 5 }),
-    gap('ended', 1, 'open'),
-    gap('ended', 2, 'recovered', { recovered: 3 }),
+    gap('ended-lately', 1, 'open'),
+    gap('ended-lately', 2, 'recovered', { recovered: 3 }),
+    gap('ended-long-ago', 1, 'open', { ts: longAgo, receivedAt: longAgo }),
+    gap('ended-long-ago', 2, 'unrecoverable', { ts: longAgo + 1, receivedAt: longAgo + 1, reason: 'venue_refused' }),
     gap('time-open', 1, 'open', { market: 'ETHUSDT', asset: 'ethereum', cause: 'restart' }),
   ];
   bus.publish(events);
   await until(() => sink.stats().inserted === events.length, 'the gaps stored');
   await sink.stop();
   const open = await unfinishedGaps(store, ['binance'], 3_600_000, now);
-  expect(open.get('binance')!.sort((a, b) => a.symbol.localeCompare(b.symbol))).toEqual([
+  expect(open.get('binance')!.sort((a, b) => a.gapId!.localeCompare(b.gapId!))).toEqual([
+    { symbol: 'BTCUSDT', cause: 'reconnect', gapId: 'ended-lately', versionBase: 2, after: { ts: now - 20_000 }, until: { ts: now - 15_000 } },
     {
-      symbol: 'BTCUSDT', cause: 'reconnect', gapId: 'left-open',
+      symbol: 'BTCUSDT', cause: 'reconnect', gapId: 'left-open', versionBase: 1,
       after: { ts: now - 20_000, seq: 99 }, until: { ts: now - 15_000, seq: 105 }, missing: { first: 100, last: 104 },
     },
-    { symbol: 'ETHUSDT', cause: 'restart', gapId: 'time-open', after: { ts: now - 20_000 }, until: { ts: now - 15_000 } },
+    { symbol: 'ETHUSDT', cause: 'restart', gapId: 'time-open', versionBase: 1, after: { ts: now - 20_000 }, until: { ts: now - 15_000 } },
   ]);
   expect((await unfinishedGaps(store, ['bitmex'], 3_600_000, now)).size).toBe(0);
 });

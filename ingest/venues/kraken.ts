@@ -148,8 +148,9 @@ const history: TradeHistoryRule = {
   seqOf: integerTradeNumber,
   rest: {
     // "possible to retrieve the entire trading history" with `since` (Kraken support 218198197): no reach.
-    // Public calls: a live probe was throttled after ~30 rapid calls and held 1 a second (third-party, 2026-07); just under it.
-    requestsPerSecond: 0.9,
+    // Public calls: a live probe was throttled after ~30 rapid calls and held 1 a second (third-party,
+    // 2026-07); under it with room for a request that arrives late.
+    requestsPerSecond: 0.8,
     url: recentTradesUrl,
     parse: parseRecentTrades,
   },
