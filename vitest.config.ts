@@ -29,9 +29,9 @@ export default defineConfig({
   test: {
     // chDB binds one data directory per process: every test file gets its own process.
     pool: 'forks',
-    // Three files at once on the 2-core machines CI runs on: most of a file's time is spent waiting
+    // Four files at once on the 2-core machines CI runs on: most of a file's time is spent waiting
     // (on chDB, sockets, child processes), not computing.
-    maxWorkers: 3,
+    maxWorkers: 4,
     sequence: { sequencer: LongFirstSequencer },
     testTimeout: 60_000,
     hookTimeout: 120_000,

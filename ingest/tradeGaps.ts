@@ -44,6 +44,8 @@ const firstSeqOf = (trade: Pick<TradeMessage, 'seq' | 'fills'>) => trade.seq! - 
 export class TradeGaps {
   readonly #continuity: TradeHistoryRule['continuity'];
   readonly #markets = new Map<string, MarketTrades>();
+  /** After a start: where a market of which the store holds no trade is recovered from (see started). */
+  #unstoredFrom?: number;
 
   constructor(continuity: TradeHistoryRule['continuity']) {
     this.#continuity = continuity;
@@ -60,12 +62,18 @@ export class TradeGaps {
     return this.#markets.get(symbol)?.last;
   }
 
-  /** At a start: the last trade the store holds of each market; the first live trade closes the gap. */
+  /**
+   * At a start: the last trade the store holds of each market; the first live trade closes the gap.
+   * A market of which the store holds none, on a venue it holds trades of, may have lost all its
+   * trades in the run before (a process killed before its first insert): it is recovered from the
+   * earliest of the venue's last stored trades, when the run before still collected the venue.
+   */
   started(lastStored: ReadonlyMap<string, HistoryCursor>, at: number): void {
     for (const [symbol, last] of lastStored) {
       const market = this.#of(symbol);
       market.last = last;
       market.awaiting = { cause: 'restart', since: at };
+      this.#unstoredFrom = Math.min(this.#unstoredFrom ?? Infinity, last.ts);
     }
   }
 
@@ -76,6 +84,10 @@ export class TradeGaps {
   watching(symbols: readonly string[], at: number): void {
     for (const symbol of symbols) {
       const market = this.#of(symbol);
+      if (!market.last && this.#unstoredFrom !== undefined) {
+        market.last = { ts: this.#unstoredFrom };
+        market.awaiting = { cause: 'restart', since: at };
+      }
       market.last ??= { ts: at };
       // The stream is back: a market quiet from now on has its gap closed after `quietMs` (see due).
       if (market.awaiting) market.awaiting.backAt = at;
@@ -87,7 +99,7 @@ export class TradeGaps {
     for (const symbol of symbols) {
       const market = this.#markets.get(symbol);
       // A market with no trade known yet has nothing to recover from.
-      if (market?.last && !market.awaiting) market.awaiting = { cause, since: at };
+      if (market?.last && !market.awaiting) market.awaiting = { cause, since: at, ...(cause === 'overload' ? { backAt: at } : {}) };
     }
   }
 
@@ -100,7 +112,8 @@ export class TradeGaps {
     const before: HistoryCursor = { ts: trade.ts - 1, ...(trade.seq === undefined ? {} : { seq: trade.seq - 1 }) };
     const earlier = !market.last || (before.seq !== undefined && market.last.seq !== undefined ? before.seq < market.last.seq : before.ts < market.last.ts);
     if (earlier) market.last = before;
-    market.awaiting ??= { cause: 'overload', since: at };
+    // The stream itself never stopped: a market quiet from now on has its gap closed after `quietMs`.
+    market.awaiting ??= { cause: 'overload', since: at, backAt: at };
   }
 
   /**

@@ -90,6 +90,21 @@ describe('a start and a quiet market', () => {
     // The recovery covered up to then: the next live trade opens nothing.
     expect(gaps.observe(trade(undefined, 10_000))).toBeUndefined();
   });
+
+  it('a market the store holds no trade of, on a venue it holds trades of, is recovered from the earliest of their last trades', () => {
+    const gaps = new TradeGaps('sequential');
+    gaps.started(new Map([['M', { ts: 500, seq: 40, tradeId: '40' }], ['N', { ts: 300, tradeId: 'x' }]]), 1_000);
+    gaps.watching(['M', 'N', 'P'], 1_100);
+    expect(gaps.observe(trade(9, 1_200, undefined, 'P'))).toEqual({ symbol: 'P', cause: 'restart', after: { ts: 300 }, until: { ts: 1_200, seq: 9, tradeId: 't9' } });
+    // Quiet, it is closed as any market whose stream is back.
+    gaps.watching(['Q'], 1_100);
+    expect(gaps.due(2_100, 1_000)).toContainEqual({ symbol: 'Q', cause: 'restart', after: { ts: 300 }, until: { ts: 2_100 } });
+    // With nothing stored of the venue (its first start), a market is watched from its subscription.
+    const fresh = new TradeGaps('sequential');
+    fresh.started(new Map(), 1_000);
+    fresh.watching(['P'], 1_100);
+    expect(fresh.observe(trade(9, 1_200, undefined, 'P'))).toBeUndefined();
+  });
 });
 
 describe('a market watched before its first trade', () => {
@@ -119,5 +134,17 @@ describe('trades the bus refused', () => {
     gaps.observe(trade(undefined, 200));
     gaps.refused('M', { ts: 150 }, 300);
     expect(gaps.observe(trade(undefined, 400))).toEqual({ symbol: 'M', cause: 'overload', after: { ts: 149 }, until: { ts: 400, tradeId: 't400' } });
+  });
+
+  it('a market that goes quiet after its trades were refused has its gap closed after the quiet time: its stream never stopped', () => {
+    const gaps = new TradeGaps('time');
+    gaps.observe(trade(undefined, 100));
+    gaps.refused('M', { ts: 150 }, 300);
+    expect(gaps.due(1_299, 1_000)).toEqual([]);
+    expect(gaps.due(1_300, 1_000)).toEqual([{ symbol: 'M', cause: 'overload', after: { ts: 100, tradeId: 't100' }, until: { ts: 1_300 } }]);
+    // A whole market refused likewise.
+    gaps.observe(trade(undefined, 2_000));
+    gaps.interrupted(['M'], 2_100, 'overload');
+    expect(gaps.due(3_100, 1_000)).toEqual([{ symbol: 'M', cause: 'overload', after: { ts: 2_000, tradeId: 't2000' }, until: { ts: 3_100 } }]);
   });
 });
