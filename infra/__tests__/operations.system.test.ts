@@ -168,7 +168,8 @@ describe('no secret in what the service prints', () => {
     let status = 0;
     const demo = await run([mainTs, 'demo'], { MDS_DATA_DIR: dir }, {
       until: /"msg":"api listening"/,
-      timeoutMs: 120_000,
+      // A first start imports the 45 SIMULATED days first: about 45 s alone, twice that beside the suite.
+      timeoutMs: 240_000,
       onMatch: async (stdout) => {
         key = readFileSync(join(dir, 'demo-api-key'), 'utf8').trim();
         const url = /"url":"([^"]+)","msg":"api listening"/.exec(stdout)?.[1];
@@ -183,5 +184,5 @@ describe('no secret in what the service prints', () => {
     const lines = demo.stdout.split('\n').filter((l) => l.startsWith('{'));
     expect(lines.length).toBeGreaterThan(10);
     expect(lines.flatMap((l) => duplicateKeys(l).map((k) => `${k} in ${l}`))).toEqual([]);
-  }, 150_000);
+  }, 270_000);
 });
