@@ -1,16 +1,18 @@
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 import { defineConfig } from 'vitest/config';
 
-// Three projects, by what a test file needs (its name says which):
+// Three projects, by what a test file needs (its name says which), and the soak:
 //   unit    *.test.ts          no store, no socket, no process (test/support/unitGuard.ts refuses them)
 //   store   *.store.test.ts    an embedded store, copied from one migrated template per run; the
 //                              API served on loopback; no process (test/support/storeGuard.ts)
-//   system  *.system.test.ts   processes, venue sockets, Kafka, Redis, a browser, the soak
-// `npm test` runs all three; `npm test -- --project unit` the first alone.
+//   system  *.system.test.ts   processes, venue sockets, Kafka, Redis, a browser
+//   soak    test/soak.system.test.ts, once the others are done
+// `npm test` runs them all; `npm test -- --project unit` the first alone.
 const exclude = ['node_modules/**', 'data/**', '.tmp/**', '.stryker-tmp*/**'];
+const soakTest = 'test/soak.system.test.ts';
 
 /** Files that take minutes: started first, so the run does not end waiting on one of them. */
-const longFirst = ['test/soak.system.test.ts', 'test/splitDeployment.system.test.ts', 'ingest/__tests__/recovery.system.test.ts', 'infra/__tests__/operations.system.test.ts'];
+const longFirst = ['test/splitDeployment.system.test.ts', 'ingest/__tests__/recovery.system.test.ts', 'infra/__tests__/operations.system.test.ts'];
 
 /** The long files, then system, store and unit files (each in vitest's own order): the long ones overlap the many short ones. */
 class LongFirstSequencer extends BaseSequencer {
@@ -18,7 +20,7 @@ class LongFirstSequencer extends BaseSequencer {
     const rank = (spec: TestSpecification) => {
       const long = longFirst.findIndex((path) => spec.moduleId.endsWith(path));
       if (long >= 0) return long;
-      return longFirst.length + ['system', 'store', 'unit'].indexOf(spec.project.name);
+      return longFirst.length + ['system', 'store', 'unit', 'soak'].indexOf(spec.project.name);
     };
     const sorted = await super.sort(files);
     return sorted.map((spec, i) => ({ spec, i })).sort((a, b) => rank(a.spec) - rank(b.spec) || a.i - b.i).map(({ spec }) => spec);
@@ -61,8 +63,19 @@ export default defineConfig({
         test: {
           name: 'system',
           include: ['**/*.system.test.ts'],
-          exclude,
+          exclude: [...exclude, soakTest],
           globalSetup: ['test/support/storeTemplate.ts'],
+        },
+      },
+      {
+        // The soak last and alone, as `npm run soak` runs on a machine: its figures (lag, freshness,
+        // what is recovered in time) are the service's, not those of the files beside it.
+        extends: true,
+        test: {
+          name: 'soak',
+          include: [soakTest],
+          exclude,
+          sequence: { groupOrder: 1 },
         },
       },
     ],
