@@ -15,6 +15,7 @@ import { afterAll, beforeAll, expect, test } from 'vitest';
 import { keyPrefixLength } from '../api/keys.ts';
 import { venueEnvName } from '../ingest/venue.ts';
 import { startSimulator, type SimulatedVenueId, type Simulator } from '../simulator/simulator.ts';
+import { untilValue } from './support/until.ts';
 
 const root = fileURLToPath(new URL('../', import.meta.url));
 const brokers = process.env.MDS_TEST_KAFKA_BROKERS;
@@ -64,20 +65,9 @@ function runToEnd(args: string[], env: NodeJS.ProcessEnv): Promise<string> {
   return new Promise((resolve, reject) => child.once('close', (code) => (code === 0 ? resolve(stdout) : reject(new Error(`node ${args.join(' ')} exited ${code}:\n${stdout}\n${stderr}`)))));
 }
 
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs: number): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const value = await probe();
-      if (value !== undefined) return value;
-    } catch (err) {
-      last = err;
-    }
-    await new Promise((r) => setTimeout(r, 500));
-  }
-  throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}\n${started.map((p) => `--- ${p.name}\n${p.output.slice(-1500)}`).join('\n')}`);
-}
+/** The shared untilValue, every 500 ms, naming each process's last output when it fails. */
+const until = <T>(what: string, probe: () => Promise<T | undefined>, timeoutMs: number): Promise<T> =>
+  untilValue(probe, what, { timeoutMs, everyMs: 500, context: () => started.map((p) => `--- ${p.name}\n${p.output.slice(-1500)}`).join('\n') });
 
 let env: NodeJS.ProcessEnv;
 let apis: string[] = [];

@@ -14,6 +14,7 @@ import { withStoreFaults } from '../../infra/storeFaults.ts';
 import { openTestStore, silentLog } from '../../test/support/harness.ts';
 import type { DedupingSink } from '../dedupingSink.ts';
 import { startTradeSink, tradeRow } from '../tradeSink.ts';
+import { until as untilHolds } from '../../test/support/until.ts';
 
 let store: Store;
 let dispose: () => Promise<void>;
@@ -37,14 +38,8 @@ function storedTrades(asset: string) {
   );
 }
 
-/** Polls in real time (performance.now): some tests hold `Date`. */
-async function until(cond: () => boolean, what: string, timeoutMs = 5_000): Promise<void> {
-  const deadline = performance.now() + timeoutMs;
-  while (!cond()) {
-    if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(5);
-  }
-}
+/** Polls in real time (performance.now, as the shared one does): some tests hold `Date`. */
+const until = (cond: () => boolean, what: string) => untilHolds(cond, what, { timeoutMs: 5_000, everyMs: 5 });
 
 const lagOf = (bus: Bus, group: string) => bus.stats().lags.find((l) => l.group === group && l.topic === 'trades')?.records;
 
