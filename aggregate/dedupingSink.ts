@@ -78,6 +78,175 @@ function disjoint(ranges: readonly OffsetRange[], log: Logger): OffsetRange[] {
 }
 
 /**
+ * What one flush stores and how (see startDedupingSink): the slices of its records, the events of
+ * each the table does not hold, an insert per slice under its token, and what is known of each
+ * market's latest held event until the next assignment.
+ */
+class SliceWriter<T extends Topic> {
+  readonly #target: DedupedTable<T>;
+  readonly #options: DedupingSinkOptions;
+  readonly #stats: DedupingSinkStats;
+  readonly #shared: boolean;
+  readonly #intents: SinkIntents;
+  readonly #latestHeld = new Map<string, LatestHeld>();
+  /** Slices to insert again, exactly, before anything after them in their partitions. */
+  #repeats: Repeat[] = [];
+  /** Partitions whose intents were read since the assignment (shared mode). */
+  readonly #takenOver = new Set<string>();
+  /** Counts assignments: each one forgets what is known of the table, the repeats and the partitions taken over. */
+  #assignment = 0;
+
+  constructor(target: DedupedTable<T>, options: DedupingSinkOptions, group: string, stats: DedupingSinkStats) {
+    this.#target = target;
+    this.#options = options;
+    this.#stats = stats;
+    this.#shared = options.bus.membersAcrossProcesses;
+    this.#intents = new SinkIntents(options.store, group);
+  }
+
+  get assignment(): number {
+    return this.#assignment;
+  }
+
+  /** A rebalance: the markets this member keeps may have been written by another meanwhile. */
+  reassigned(): void {
+    this.#latestHeld.clear();
+    this.#repeats = [];
+    this.#takenOver.clear();
+    this.#assignment += 1;
+  }
+
+  #tokenOf = (ranges: readonly OffsetRange[], records: readonly BusRecord<T>[]) =>
+    sliceToken(
+      this.#target.table,
+      ranges,
+      records.map(({ event }) => eventKey(event.venue, event.market, this.#target.idOf(event))),
+    );
+
+  /** Shared mode: the ranges a previous owner of these partitions may have inserted, to repeat first. */
+  async #takeOver(records: readonly BusRecord<T>[]): Promise<void> {
+    const firstOffsets = new Map<string, BusRecord<T>>();
+    for (const r of records) {
+      const key = partitionKey(r.topic, r.partition);
+      if (this.#takenOver.has(key)) continue;
+      const first = firstOffsets.get(key);
+      if (!first || r.offset < first.offset) firstOffsets.set(key, r);
+    }
+    for (const [key, first] of firstOffsets) {
+      const ranges = disjoint(await this.#intents.uncommitted(first.topic, first.partition, first.offset), this.#options.log);
+      for (const range of ranges) this.#repeats.push({ ranges: [range] });
+      this.#takenOver.add(key);
+      if (ranges.length > 0) this.#options.log.info({ topic: first.topic, partition: first.partition, ranges: ranges.length }, 'partition taken over: repeating the inserts its last owner may have made');
+    }
+  }
+
+  /** The bounds of the markets of `candidates` that are not known yet, read from the table. */
+  async #boundsOf(candidates: readonly Candidate<T>[], keep: (market: string, bound: LatestHeld) => void): Promise<Map<string, LatestHeld>> {
+    const bounds = new Map<string, LatestHeld>();
+    const unbounded: Candidate<T>[] = [];
+    for (const c of candidates) {
+      const bound = this.#latestHeld.get(c.market);
+      if (bound) bounds.set(c.market, bound);
+      else unbounded.push(c);
+    }
+    if (unbounded.length > 0) {
+      const { from, latest } = await latestHeldFrom(this.#options.store, this.#target, unbounded.map((c) => c.event));
+      for (const c of unbounded) {
+        // A market with no row from `from` on holds nothing this late: its bound is just before.
+        const bound = { ts: latest.get(c.market) ?? from - 1 };
+        bounds.set(c.market, bound);
+        keep(c.market, bound);
+      }
+    }
+    return bounds;
+  }
+
+  /** What a flush stores of each slice: its events the table does not hold, each once. */
+  async #judge(plan: SlicePlan<T>) {
+    const candidates = new Map<string, Candidate<T>>();
+    for (const slice of plan.slices) {
+      for (const { event } of slice.records) {
+        const id = this.#target.idOf(event);
+        const key = eventKey(event.venue, event.market, id);
+        // An event twice in a flush counts in the first slice that has it.
+        if (!candidates.has(key)) candidates.set(key, { key, market: marketKey(event.venue, event.market), id, event, slice });
+      }
+    }
+    // This flush decides with the bounds known when it began; a rebalance meanwhile (a new
+    // `assignment`) makes what it learns unfit to keep.
+    const assignmentAtStart = this.#assignment;
+    const keep = (market: string, bound: LatestHeld) => void (this.#assignment === assignmentAtStart && this.#latestHeld.set(market, bound));
+    const bounds = await this.#boundsOf([...candidates.values()], keep);
+    const judged = [...candidates.values()].map((c) => ({ c, known: knownHeld(c, bounds) }));
+    const held = await heldKeys(this.#options.store, this.#target, judged.filter((j) => j.known === undefined).map((j) => j.c.event));
+    const stored = new Map<Slice<T>, Candidate<T>[]>(plan.slices.map((s) => [s, []]));
+    for (const { c, known } of judged) if (!(known ?? held.has(c.key))) stored.get(c.slice)!.push(c);
+    return { candidates, stored, bounds, keep };
+  }
+
+  /** Inserts the new events of `records`, slice by slice; returns the records held back for a repeat. */
+  async insertNew(records: BusRecord<T>[]): Promise<BusRecord<T>[]> {
+    if (this.#shared) await this.#takeOver(records);
+    const plan = planSlices(records, this.#repeats, this.#shared, this.#tokenOf);
+    this.#repeats = plan.pending;
+    if (plan.slices.length === 0) return plan.waiting;
+    /** Slices sent, whose outcome is known or (the last, if the flush fails) unknown. */
+    let sent = 0;
+    let intentsWritten = false;
+    const { candidates, stored, bounds, keep } = await this.#judge(plan).catch((err: unknown) => {
+      this.#repeats = [...plan.slices.filter((s) => s.repeat).map((s) => ({ ranges: s.ranges })), ...plan.pending];
+      throw err;
+    });
+    try {
+      this.#stats.duplicates += records.length - plan.waiting.length - [...stored.values()].reduce((n, list) => n + list.length, 0);
+      this.#stats.batches += 1;
+      // Shared mode: a new slice's ranges are in the store before its insert leaves.
+      if (this.#shared) {
+        await this.#intents.write(plan.slices.filter((s) => !s.repeat && stored.get(s)!.length > 0).flatMap((s) => s.ranges));
+        intentsWritten = true;
+      }
+      for (const slice of plan.slices) {
+        sent += 1;
+        await this.#insertSlice(slice, stored.get(slice)!, bounds, keep);
+      }
+    } catch (err) {
+      // The insert that failed may still land, and those after it may have their intents written:
+      // they are inserted again as they are, before anything else of their partitions.
+      const again = plan.slices.filter((s, i) => i >= sent - 1 && (i === sent - 1 || s.repeat || intentsWritten));
+      this.#repeats = [...again.map((s) => ({ ranges: s.ranges })), ...plan.pending];
+      for (const c of candidates.values()) this.#latestHeld.delete(c.market);
+      throw err;
+    } finally {
+      // The copy of a repeated slice that another member sent may land after this flush read the
+      // table: what the table holds of those markets is read again next time, not inferred.
+      for (const c of candidates.values()) if (c.slice.repeat) this.#latestHeld.delete(c.market);
+    }
+    return plan.waiting;
+  }
+
+  async #insertSlice(slice: Slice<T>, stored: readonly Candidate<T>[], bounds: Map<string, LatestHeld>, keep: (market: string, bound: LatestHeld) => void): Promise<void> {
+    if (stored.length === 0) return;
+    if (slice.repeat) this.#stats.repeatedInserts += 1;
+    await this.#options.store.insert(this.#target.table, stored.map((c) => this.#target.row(c.event)), slice.token);
+    let minTs = Infinity;
+    let maxTs = -Infinity;
+    for (const c of stored) {
+      minTs = Math.min(minTs, c.event.ts);
+      maxTs = Math.max(maxTs, c.event.ts);
+      if (slice.repeat) continue;
+      const bound = bounds.get(c.market)!;
+      if (c.event.ts > bound.ts) {
+        const raised = { ts: c.event.ts, ids: new Set([c.id]) };
+        bounds.set(c.market, raised);
+        keep(c.market, raised);
+      } else if (c.event.ts === bound.ts) bound.ids?.add(c.id);
+    }
+    this.#stats.inserted += stored.length;
+    this.#options.onInserted?.({ minTs, maxTs });
+  }
+}
+
+/**
  * Consumes one topic and writes it to its raw table, at least once from the bus and exactly once
  * in the store. Before each insert it drops the events the store already holds (`heldKeys`,
  * asked only for events no later than what the table holds of their market), and it commits bus
@@ -95,11 +264,10 @@ function disjoint(ranges: readonly OffsetRange[], log: Logger): OffsetRange[] {
  * its successor has repeated its slices (Kafka's own fencing stops its commit, not its insert).
  */
 export async function startDedupingSink<T extends Topic>(target: DedupedTable<T>, options: DedupingSinkOptions): Promise<DedupingSink> {
-  const { bus, store, log, batchRows, batchMs } = options;
+  const { bus, log, batchRows, batchMs } = options;
   const group = options.group ?? target.group;
-  const shared = bus.membersAcrossProcesses;
-  const intents = new SinkIntents(store, group);
   const stats: DedupingSinkStats = { received: 0, inserted: 0, duplicates: 0, batches: 0, failedBatches: 0, repeatedInserts: 0 };
+  const writer = new SliceWriter(target, options, group, stats);
   let buffer: BusRecord<T>[] = [];
   let oldestAt = 0;
   /** Buffered records held back for a repeat that still lacks records: they do not call for a flush. */
@@ -107,41 +275,27 @@ export async function startDedupingSink<T extends Topic>(target: DedupedTable<T>
   // Inserts run one at a time, in order: a later batch never overtakes an earlier one.
   let queue: Promise<void> = Promise.resolve();
   let subscription: Subscription | undefined;
-  const latestHeld = new Map<string, LatestHeld>();
-  /** Slices to insert again, exactly, before anything after them in their partitions. */
-  let repeats: Repeat[] = [];
-  /** Partitions whose intents were read since the assignment (shared mode). */
-  const takenOver = new Set<string>();
-  /** Counts assignments: each one forgets `latestHeld`, `repeats` and `takenOver`. */
-  let assignment = 0;
-
-  const tokenOf = (ranges: readonly OffsetRange[], records: readonly BusRecord<T>[]) =>
-    sliceToken(
-      target.table,
-      ranges,
-      records.map(({ event }) => eventKey(event.venue, event.market, target.idOf(event))),
-    );
 
   const flush = (): Promise<void> => {
     queue = queue.then(async () => {
       if (buffer.length === 0) return;
       const records = buffer;
-      const atStart = assignment;
+      const atStart = writer.assignment;
       buffer = [];
       waitingRecords = 0;
       let waiting: BusRecord<T>[];
       try {
-        waiting = await insertNew(records);
+        waiting = await writer.insertNew(records);
       } catch (err) {
         stats.failedBatches += 1;
         // Nothing was committed: requeue in front so the next flush retries the same events.
-        if (assignment === atStart) buffer = records.concat(buffer);
+        if (writer.assignment === atStart) buffer = records.concat(buffer);
         oldestAt = Date.now();
         log.error({ err, table: target.table, events: records.length }, 'batch insert failed; will retry');
         return;
       }
       // A rebalance meanwhile: the bus delivers these records again to whoever owns them now.
-      if (assignment !== atStart) return;
+      if (writer.assignment !== atStart) return;
       if (waiting.length > 0) {
         buffer = waiting.concat(buffer);
         waitingRecords = waiting.length;
@@ -157,128 +311,6 @@ export async function startDedupingSink<T extends Topic>(target: DedupedTable<T>
     return queue;
   };
 
-  /** Shared mode: the ranges a previous owner of these partitions may have inserted, to repeat first. */
-  async function takeOver(records: readonly BusRecord<T>[]): Promise<void> {
-    const firstOffsets = new Map<string, BusRecord<T>>();
-    for (const r of records) {
-      const key = partitionKey(r.topic, r.partition);
-      if (takenOver.has(key)) continue;
-      const first = firstOffsets.get(key);
-      if (!first || r.offset < first.offset) firstOffsets.set(key, r);
-    }
-    for (const [key, first] of firstOffsets) {
-      const ranges = disjoint(await intents.uncommitted(first.topic, first.partition, first.offset), log);
-      for (const range of ranges) repeats.push({ ranges: [range] });
-      takenOver.add(key);
-      if (ranges.length > 0) log.info({ topic: first.topic, partition: first.partition, ranges: ranges.length }, 'partition taken over: repeating the inserts its last owner may have made');
-    }
-  }
-
-  /** The bounds of the markets of `candidates` that are not known yet, read from the table. */
-  async function boundsOf(candidates: readonly Candidate<T>[], keep: (market: string, bound: LatestHeld) => void): Promise<Map<string, LatestHeld>> {
-    const bounds = new Map<string, LatestHeld>();
-    const unbounded: Candidate<T>[] = [];
-    for (const c of candidates) {
-      const bound = latestHeld.get(c.market);
-      if (bound) bounds.set(c.market, bound);
-      else unbounded.push(c);
-    }
-    if (unbounded.length > 0) {
-      const { from, latest } = await latestHeldFrom(store, target, unbounded.map((c) => c.event));
-      for (const c of unbounded) {
-        // A market with no row from `from` on holds nothing this late: its bound is just before.
-        const bound = { ts: latest.get(c.market) ?? from - 1 };
-        bounds.set(c.market, bound);
-        keep(c.market, bound);
-      }
-    }
-    return bounds;
-  }
-
-  /** What a flush stores of each slice: its events the table does not hold, each once. */
-  async function judge(plan: SlicePlan<T>) {
-    const candidates = new Map<string, Candidate<T>>();
-    for (const slice of plan.slices) {
-      for (const { event } of slice.records) {
-        const id = target.idOf(event);
-        const key = eventKey(event.venue, event.market, id);
-        // An event twice in a flush counts in the first slice that has it.
-        if (!candidates.has(key)) candidates.set(key, { key, market: marketKey(event.venue, event.market), id, event, slice });
-      }
-    }
-    // This flush decides with the bounds known when it began; a rebalance meanwhile (a new
-    // `assignment`) makes what it learns unfit to keep.
-    const assignmentAtStart = assignment;
-    const keep = (market: string, bound: LatestHeld) => void (assignment === assignmentAtStart && latestHeld.set(market, bound));
-    const bounds = await boundsOf([...candidates.values()], keep);
-    const judged = [...candidates.values()].map((c) => ({ c, known: knownHeld(c, bounds) }));
-    const held = await heldKeys(store, target, judged.filter((j) => j.known === undefined).map((j) => j.c.event));
-    const stored = new Map<Slice<T>, Candidate<T>[]>(plan.slices.map((s) => [s, []]));
-    for (const { c, known } of judged) if (!(known ?? held.has(c.key))) stored.get(c.slice)!.push(c);
-    return { candidates, stored, bounds, keep };
-  }
-
-  /** Inserts the new events of `records`, slice by slice; returns the records held back for a repeat. */
-  async function insertNew(records: BusRecord<T>[]): Promise<BusRecord<T>[]> {
-    if (shared) await takeOver(records);
-    const plan = planSlices(records, repeats, shared, tokenOf);
-    repeats = plan.pending;
-    if (plan.slices.length === 0) return plan.waiting;
-    /** Slices sent, whose outcome is known or (the last, if the flush fails) unknown. */
-    let sent = 0;
-    let intentsWritten = false;
-    const { candidates, stored, bounds, keep } = await judge(plan).catch((err: unknown) => {
-      repeats = [...plan.slices.filter((s) => s.repeat).map((s) => ({ ranges: s.ranges })), ...plan.pending];
-      throw err;
-    });
-    try {
-      stats.duplicates += records.length - plan.waiting.length - [...stored.values()].reduce((n, list) => n + list.length, 0);
-      stats.batches += 1;
-      // Shared mode: a new slice's ranges are in the store before its insert leaves.
-      if (shared) {
-        await intents.write(plan.slices.filter((s) => !s.repeat && stored.get(s)!.length > 0).flatMap((s) => s.ranges));
-        intentsWritten = true;
-      }
-      for (const slice of plan.slices) {
-        sent += 1;
-        await insertSlice(slice, stored.get(slice)!, bounds, keep);
-      }
-    } catch (err) {
-      // The insert that failed may still land, and those after it may have their intents written:
-      // they are inserted again as they are, before anything else of their partitions.
-      const again = plan.slices.filter((s, i) => i >= sent - 1 && (i === sent - 1 || s.repeat || intentsWritten));
-      repeats = [...again.map((s) => ({ ranges: s.ranges })), ...plan.pending];
-      for (const c of candidates.values()) latestHeld.delete(c.market);
-      throw err;
-    } finally {
-      // The copy of a repeated slice that another member sent may land after this flush read the
-      // table: what the table holds of those markets is read again next time, not inferred.
-      for (const c of candidates.values()) if (c.slice.repeat) latestHeld.delete(c.market);
-    }
-    return plan.waiting;
-  }
-
-  async function insertSlice(slice: Slice<T>, stored: readonly Candidate<T>[], bounds: Map<string, LatestHeld>, keep: (market: string, bound: LatestHeld) => void): Promise<void> {
-    if (stored.length === 0) return;
-    if (slice.repeat) stats.repeatedInserts += 1;
-    await store.insert(target.table, stored.map((c) => target.row(c.event)), slice.token);
-    let minTs = Infinity;
-    let maxTs = -Infinity;
-    for (const c of stored) {
-      minTs = Math.min(minTs, c.event.ts);
-      maxTs = Math.max(maxTs, c.event.ts);
-      if (slice.repeat) continue;
-      const bound = bounds.get(c.market)!;
-      if (c.event.ts > bound.ts) {
-        const raised = { ts: c.event.ts, ids: new Set([c.id]) };
-        bounds.set(c.market, raised);
-        keep(c.market, raised);
-      } else if (c.event.ts === bound.ts) bound.ids?.add(c.id);
-    }
-    stats.inserted += stored.length;
-    options.onInserted?.({ minTs, maxTs });
-  }
-
   subscription = await bus.subscribe({
     group,
     topics: [target.topic],
@@ -287,10 +319,7 @@ export async function startDedupingSink<T extends Topic>(target: DedupedTable<T>
       // markets this member keeps may have been written by another meanwhile.
       buffer = [];
       waitingRecords = 0;
-      latestHeld.clear();
-      repeats = [];
-      takenOver.clear();
-      assignment += 1;
+      writer.reassigned();
     },
     onBatch: async (records) => {
       if (buffer.length === waitingRecords) oldestAt = Date.now();

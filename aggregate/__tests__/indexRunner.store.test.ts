@@ -210,6 +210,9 @@ describe('index runner', () => {
     expectTicks(ticks, referenceTicks(rows, asset, e0 - schedule.recomputeSeconds, toS, options), e0 - schedule.recomputeSeconds, toS);
   });
 
+});
+
+describe('index runner, live', () => {
   it('one live runner, started 10 minutes behind, ticking while trades arrive late: what it wrote equals the recomputation', async () => {
     await truncate();
     const asset = 'livecoin';

@@ -364,37 +364,38 @@ describe('sweepIndex on a hand-made range: which rows are written', () => {
   });
 });
 
-describe('sweepIndex on hand-made trades, against the recomputation', () => {
-  const epochMs = epochS * 1000;
-  /** A trade `offsetMs` after the epoch (a minute start) on `venue`'s market of `of` quoted in `quote` (inputsFor tells markets by venue and name only). */
-  const trade = (venue: string, offsetMs: number, price: number, { quantity = 1, quote = 'USD', of = asset, market = marketName(quote) } = {}): RawTrade => ({
-    venue, market, asset: of, quote, trade_id: String(offsetMs), ts: epochMs + offsetMs, price, quantity,
-  });
-  /** One trade every `stepS` seconds from `fromS` to `toS` after the epoch, on each venue's USD market at its price. */
-  const series = (prices: Record<string, number>, fromS: number, toS: number, stepS = 1): RawTrade[] =>
-    Object.entries(prices).flatMap(([venue, price]) =>
-      Array.from({ length: Math.floor((toS - fromS) / stepS) + 1 }, (_, i) => trade(venue, (fromS + i * stepS) * 1000 + 250, price)),
-    );
-  /** The sweep's rows, every state it kept and its verdicts at `to` equal the reference's ticks of `of` (none at `to`: no candidate then). */
-  function expectReference(result: SweepResult, expected: ReferenceTick[], range: SweepRange, of = asset): void {
-    expectTicks(stored(result.rows.filter((r) => r.asset === of)), expected, range.from, range.to);
-    const last = expected.at(-1);
-    if (last?.second === range.to) expectConstituents(result, last, range.to, of);
-    else expect(result.constituents.filter((c) => c.asset === of)).toEqual([]);
-    const priceAt = new Map(expected.map((t) => [t.second, t.price]));
-    expect([...result.states.keys()]).toEqual(Array.from({ length: range.to - range.keepFrom + 1 }, (_, i) => range.keepFrom + i));
-    for (const [second, state] of result.states) {
-      const price = priceAt.get(second);
-      if (price === undefined) expect(state.has(of), `state at ${second}`).toBe(false);
-      else relClose(state.get(of)!.price, price, `state price at ${second}`);
-    }
+// Helpers of the hand-made sweeps below.
+const epochMs = epochS * 1000;
+/** A trade `offsetMs` after the epoch (a minute start) on `venue`'s market of `of` quoted in `quote` (inputsFor tells markets by venue and name only). */
+const trade = (venue: string, offsetMs: number, price: number, { quantity = 1, quote = 'USD', of = asset, market = marketName(quote) } = {}): RawTrade => ({
+  venue, market, asset: of, quote, trade_id: String(offsetMs), ts: epochMs + offsetMs, price, quantity,
+});
+/** One trade every `stepS` seconds from `fromS` to `toS` after the epoch, on each venue's USD market at its price. */
+const series = (prices: Record<string, number>, fromS: number, toS: number, stepS = 1): RawTrade[] =>
+  Object.entries(prices).flatMap(([venue, price]) =>
+    Array.from({ length: Math.floor((toS - fromS) / stepS) + 1 }, (_, i) => trade(venue, (fromS + i * stepS) * 1000 + 250, price)),
+  );
+/** The sweep's rows, every state it kept and its verdicts at `to` equal the reference's ticks of `of` (none at `to`: no candidate then). */
+function expectReference(result: SweepResult, expected: ReferenceTick[], range: SweepRange, of = asset): void {
+  expectTicks(stored(result.rows.filter((r) => r.asset === of)), expected, range.from, range.to);
+  const last = expected.at(-1);
+  if (last?.second === range.to) expectConstituents(result, last, range.to, of);
+  else expect(result.constituents.filter((c) => c.asset === of)).toEqual([]);
+  const priceAt = new Map(expected.map((t) => [t.second, t.price]));
+  expect([...result.states.keys()]).toEqual(Array.from({ length: range.to - range.keepFrom + 1 }, (_, i) => range.keepFrom + i));
+  for (const [second, state] of result.states) {
+    const price = priceAt.get(second);
+    if (price === undefined) expect(state.has(of), `state at ${second}`).toBe(false);
+    else relClose(state.get(of)!.price, price, `state price at ${second}`);
   }
-  /** Seconds after the epoch `from` to `to`, each one's state kept. */
-  const rangeOf = (from: number, to: number): SweepRange => ({ from: epochS + from, to: epochS + to, keepFrom: epochS + from });
-  /** Per second after the epoch in `from`..`to`, the reference's verdict on one market (null: in). */
-  const verdicts = (ticks: readonly ReferenceTick[], key: string, from: number, to: number) =>
-    ticks.filter((t) => t.second >= epochS + from && t.second <= epochS + to).map((t) => [t.second - epochS, t.excluded[key] ?? null]);
+}
+/** Seconds after the epoch `from` to `to`, each one's state kept. */
+const rangeOf = (from: number, to: number): SweepRange => ({ from: epochS + from, to: epochS + to, keepFrom: epochS + from });
+/** Per second after the epoch in `from`..`to`, the reference's verdict on one market (null: in). */
+const verdicts = (ticks: readonly ReferenceTick[], key: string, from: number, to: number) =>
+  ticks.filter((t) => t.second >= epochS + from && t.second <= epochS + to).map((t) => [t.second - epochS, t.excluded[key] ?? null]);
 
+describe('sweepIndex on hand-made trades, against the recomputation', () => {
   it('rolls the interval window at minute starts nothing traded in: a market turns stale as its trades join it, another comes back as old ones leave', () => {
     // Stale between 5 s and 2 min of age; mean interval over the 2 minutes before the current one.
     const params = indexParamsSchema.parse({ volumeWindowMinutes: 5, intervalWindowMinutes: 2, staleMinMs: 5_000, staleMaxMs: 120_000, staleIntervals: 5 });
@@ -489,6 +490,9 @@ describe('sweepIndex on hand-made trades, against the recomputation', () => {
     expectTicks(stored(first.rows, second.rows), expected, epochS + 10, epochS + 59);
   });
 
+});
+
+describe('sweepIndex on hand-made trades: candidates, statuses, books and resumed sweeps', () => {
   it('takes as candidates a market past the stale look-back, at the close of its last candle (stale), and a perpetual (left out)', () => {
     const params = defaultIndexParams;
     // s2 last traded 15 min before the range: past the 10 min look-back, within the 24 h volume window.

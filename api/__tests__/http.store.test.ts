@@ -10,30 +10,31 @@ const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{1
 type ErrorBody = { error: { code: string; message: string; status: number } };
 const perHour = 5;
 
-describe('API keys, quota, errors and request ids', () => {
-  // The store; the app is built here, with a KeyStore and a quota of the test's own.
-  const harness = useTestApi({ listen: false });
-  let api: LoopbackServer;
-  let quota: Quota;
-  // The app and the test share one KeyStore, as one replica does: its own changes apply at once.
-  let keys: KeyStore;
-  const refreshMs = 300;
+// The store; the app is built here, with a KeyStore and a quota of the test's own.
+const harness = useTestApi({ listen: false });
+let api: LoopbackServer;
+let quota: Quota;
+// The app and the test share one KeyStore, as one replica does: its own changes apply at once.
+let keys: KeyStore;
+const refreshMs = 300;
 
-  beforeAll(async () => {
-    keys = new KeyStore(harness.store, { refreshMs });
-    expect(await keys.start(silentLog)).toBe(true);
-    quota = createQuota({ perHour });
-    api = await listenOnLoopback(createApp({ store: harness.store, keys, quota, config: testConfig(), log: silentLog }));
-  });
+beforeAll(async () => {
+  keys = new KeyStore(harness.store, { refreshMs });
+  expect(await keys.start(silentLog)).toBe(true);
+  quota = createQuota({ perHour });
+  api = await listenOnLoopback(createApp({ store: harness.store, keys, quota, config: testConfig(), log: silentLog }));
+});
 
-  afterAll(async () => {
-    keys?.close();
-    await api?.close();
-    await quota?.close();
-  });
+afterAll(async () => {
+  keys?.close();
+  await api?.close();
+  await quota?.close();
+});
 
-  /** A fresh key per test, so each test has its own quota. */
-  const newKey = async () => (await keys.create('http-test')).key;
+/** A fresh key per test, so each test has its own quota. */
+const newKey = async () => (await keys.create('http-test')).key;
+
+describe('API keys', () => {
 
   it('answers 401 missing_key without a key, with the error body and a request id', async () => {
     const attempts: Record<string, string>[] = [{}, { authorization: 'Basic dXNlcjpwYXNz' }, { 'x-api-key': '' }, { authorization: 'Bearer' }];
@@ -120,6 +121,9 @@ describe('API keys, quota, errors and request ids', () => {
     await expect(keys.ensure(chosen, 'demo')).rejects.toThrow(/revoked/);
   });
 
+});
+
+describe('quota, errors and request ids', () => {
   it('sets the quota headers and answers 429 quota_exceeded with Retry-After once the hour is used up', async () => {
     const key = await newKey();
     // The window is a fixed hour from the key's first request; reset is the whole seconds left, rounded

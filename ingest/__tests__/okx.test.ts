@@ -84,6 +84,9 @@ describe('okx messages', () => {
     ]);
   });
 
+});
+
+describe('okx instruments and subscriptions', () => {
   test('instruments: live linear swaps with their contract value; inverse swaps and suspended ones left out', () => {
     const swapMarkets = listedSwaps();
     expect(swapMarkets.markets.map((m) => [m.symbol, m.base, m.quote, m.contractSize, m.asset])).toEqual([
