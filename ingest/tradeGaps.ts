@@ -31,6 +31,11 @@ interface MarketTrades {
    * once a socket carries the market again.
    */
   awaiting?: { cause: GapCause; since: number; backAt?: number };
+  /**
+   * Set when a gap was closed at a time for want of a live trade (see due): the first live trade
+   * after it opens one more gap, from that time, in case the stream was back in name only.
+   */
+  closedQuiet?: GapCause;
 }
 
 /** The cursor of a trade: its time, number (the last of its fills) and id. */
@@ -122,26 +127,29 @@ export class TradeGaps {
    */
   observe(trade: Pick<TradeMessage, 'symbol' | 'ts' | 'seq' | 'fills' | 'tradeId'>): FoundGap | undefined {
     const market = this.#of(trade.symbol);
-    const { last, awaiting } = market;
+    const { last, awaiting, closedQuiet } = market;
     const sequential = this.#continuity === 'sequential' && trade.seq !== undefined;
     // An older trade (a rotation's overlap, a venue's replay) moves nothing.
     if (last && (sequential && last.seq !== undefined ? trade.seq! <= last.seq : trade.ts < last.ts)) return undefined;
     market.last = cursorOf(trade);
     market.awaiting = undefined;
+    market.closedQuiet = undefined;
     if (!last) return undefined;
     if (sequential && last.seq !== undefined) {
       const first = firstSeqOf(trade);
       if (first <= last.seq + 1) return undefined;
       return { symbol: trade.symbol, cause: awaiting?.cause ?? 'sequence', after: last, until: market.last, missing: { first: last.seq + 1, last: first - 1 } };
     }
-    if (!awaiting) return undefined;
-    return { symbol: trade.symbol, cause: awaiting.cause, after: last, until: market.last };
+    const cause = awaiting?.cause ?? closedQuiet;
+    if (!cause) return undefined;
+    return { symbol: trade.symbol, cause, after: last, until: market.last };
   }
 
   /**
    * Markets whose stream has been back for `quietMs` or more with no trade since: a quiet market's
-   * gap ends at `now` (what it missed is recovered up to then; its live stream carries what
-   * follows). A market whose stream is still down waits: what it misses meanwhile is its gap too.
+   * gap ends at `now` (what it missed is recovered up to then), and its first live trade opens one
+   * more from `now` (see MarketTrades.closedQuiet). A market whose stream is still down waits: what
+   * it misses meanwhile is its gap too.
    */
   due(now: number, quietMs: number): FoundGap[] {
     const gaps: FoundGap[] = [];
@@ -149,8 +157,11 @@ export class TradeGaps {
       const backAt = market.awaiting?.backAt;
       if (!market.awaiting || !market.last || backAt === undefined || now - backAt < quietMs) continue;
       gaps.push({ symbol, cause: market.awaiting.cause, after: market.last, until: { ts: now } });
+      // The recovery covers what came before now; the live stream should carry what follows. A
+      // subscription can be answered before trades flow again (seen on a venue just back from an
+      // outage): what lies between now and the first live trade is one more gap.
+      market.closedQuiet = market.awaiting.cause;
       market.awaiting = undefined;
-      // The recovery covers what came before now; the live stream carries what follows.
       market.last = { ts: now };
     }
     return gaps;

@@ -87,8 +87,10 @@ describe('a start and a quiet market', () => {
     expect(gaps.due(5_999, 1_000)).toEqual([]);
     expect(gaps.due(6_200, 1_000)).toEqual([{ symbol: 'M', cause: 'reconnect', after: { ts: 100, tradeId: 't100' }, until: { ts: 6_200 } }]);
     expect(gaps.due(9_000, 1_000)).toEqual([]);
-    // The recovery covered up to then: the next live trade opens nothing.
-    expect(gaps.observe(trade(undefined, 10_000))).toBeUndefined();
+    // The recovery covered up to then; the first live trade after opens the span from then to
+    // it (the stream may have carried nothing yet), and the next one nothing.
+    expect(gaps.observe(trade(undefined, 10_000))).toEqual({ symbol: 'M', cause: 'reconnect', after: { ts: 6_200 }, until: { ts: 10_000, tradeId: 't10000' } });
+    expect(gaps.observe(trade(undefined, 10_500))).toBeUndefined();
   });
 
   it('a market the store holds no trade of, on a venue it holds trades of, is recovered from the earliest of their last trades', () => {
