@@ -160,7 +160,9 @@ export class TradeGaps {
       // The recovery covers what came before now; the live stream should carry what follows. A
       // subscription can be answered before trades flow again (seen on a venue just back from an
       // outage): what lies between now and the first live trade is one more gap.
-      market.closedQuiet = market.awaiting.cause;
+      // Only where gaps are found by time: on a numbered venue (binance-futures) the follow-up gap,
+      // from a time without a number, failed the end-to-end recovery test; not yet understood.
+      if (this.#continuity === 'time') market.closedQuiet = market.awaiting.cause;
       market.awaiting = undefined;
       market.last = { ts: now };
     }
