@@ -7,6 +7,7 @@ import { createLogger } from '../../../infra/log.ts';
 import { startCollector } from '../../../ingest/collector.ts';
 import { findNativeVenue } from '../../../ingest/venues/registry.ts';
 import { LoadGenerator } from '../generator.ts';
+import { until } from '../../support/until.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 // Ten: the cheap coins (XRP, DOGE, ADA, TRX) too, whose prices are below 1.
@@ -39,9 +40,14 @@ test.concurrent.for(venues)('%s: every trade sent arrives once; the collector ke
   // Subscribed and synced before the load starts, so every trade sent has a reader.
   await sleep(300);
   generator.setRates({ [id]: { trades: 600, books: 600 } });
-  await sleep(1_500);
+  // At least a second of load at the rates asked (longer where the machine is busy and the generator slower).
+  await sleep(1_000);
+  await until(() => generator.sent().perVenue[id]!.trades > 600 && generator.sent().perVenue[id]!.books > 600, `${id}: 600 trades and 600 books sent`, 20_000);
   generator.setRates({ [id]: { trades: 0, books: 0 } });
-  await sleep(500);
+  // Every frame sent is read (on a loaded machine the collector may still be parsing the last ones).
+  const tradesRead = () => events.filter((e) => e.type === 'trade').length;
+  await until(() => tradesRead() >= generator.sent().perVenue[id]!.trades, `${id}: the trades sent read`, 10_000).catch(() => {});
+  await sleep(300);
 
   const sent = generator.sent().perVenue[id]!;
   const trades = events.filter((e): e is TradeEvent => e.type === 'trade');
