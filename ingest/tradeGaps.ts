@@ -147,8 +147,8 @@ export class TradeGaps {
 
   /**
    * Markets whose stream has been back for `quietMs` or more with no trade since: a quiet market's
-   * gap ends at `now` (what it missed is recovered up to then), and its first live trade opens one
-   * more from `now` (see MarketTrades.closedQuiet). A market whose stream is still down waits: what
+   * gap ends at `now` (what it missed is recovered up to then), and where gaps are found by time its
+   * first live trade opens one more from `now` (see MarketTrades.closedQuiet). A market whose stream is still down waits: what
    * it misses meanwhile is its gap too.
    */
   due(now: number, quietMs: number): FoundGap[] {
