@@ -47,6 +47,9 @@ test.concurrent.for(venues)('%s: every trade sent arrives once; the collector ke
   // Every frame sent is read (on a loaded machine the collector may still be parsing the last ones).
   const tradesRead = () => events.filter((e) => e.type === 'trade').length;
   await until(() => tradesRead() >= generator.sent().perVenue[id]!.trades, `${id}: the trades sent read`, 10_000).catch(() => {});
+  // A book of every market published (the collector publishes each every 100 ms once synced), then the latest.
+  const booked = () => generator.markets(id).every((m) => events.some((e) => e.type === 'book' && e.market === m.symbol));
+  await until(booked, `${id}: a book of every market`, 10_000).catch(() => {});
   await sleep(300);
 
   const sent = generator.sent().perVenue[id]!;
