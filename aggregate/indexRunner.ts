@@ -24,6 +24,12 @@ export const indexScheduleSchema = z.object({
   recomputeSeconds: z.number().int().min(0).default(10),
   /** Most seconds one step computes: catching up after a pause happens in steps of this size. */
   maxSecondsPerTick: z.number().int().positive().default(600),
+  /**
+   * Least time between two go-backs of the live loop for late trades (ms). A venue's recovery lands
+   * its trades over a minute, market after market: going back at every step would compute the same
+   * minute again each second, and the live seconds would wait behind it. catchUp goes back at once.
+   */
+  revisitEveryMs: z.number().int().min(0).default(5_000),
   /** With no index computed yet, start at most this far back (ms). */
   backfillMs: z.number().int().positive().default(7 * 86_400_000),
 });
@@ -66,6 +72,8 @@ export interface IndexRunnerStats {
   /** Rows written to index_ticks. */
   rows: number;
   failures: number;
+  /** Go-backs for late trades: each computed seconds again from the first late one. */
+  revisits: number;
 }
 
 export interface IndexRunnerOptions {
@@ -87,7 +95,7 @@ const realPause = (ms: number, signal: AbortSignal): Promise<void> => sleep(ms, 
  */
 export class IndexRunner {
   readonly #options: IndexRunnerOptions;
-  readonly #stats: IndexRunnerStats = { lastComputed: undefined, ranges: 0, rows: 0, failures: 0 };
+  readonly #stats: IndexRunnerStats = { lastComputed: undefined, ranges: 0, rows: 0, failures: 0, revisits: 0 };
   /**
    * What index_ticks holds as far as this runner knows (indexSweep.ts, TickWrites): seconds up to
    * storedThrough may hold rows of an earlier computation; written records the rows it wrote.
@@ -101,8 +109,10 @@ export class IndexRunner {
   #nextFrom: number | undefined;
   /** While computing seconds again after going back: up to this second, index_ticks may hold rows this runner no longer knows. */
   #revisitThrough: number | undefined;
-  /** The first second of trades stored since the last step (noteInserted). */
+  /** The first second of trades stored since the last go-back (noteInserted). */
   #insertedFrom: number | undefined;
+  /** When the last go-back for late trades happened (the step's clock). */
+  #wentBackAt = -Infinity;
   #rates: { minute: number; rates: QuoteRates } | undefined;
   #loop: Promise<void> | undefined;
   #stopped = false;
@@ -181,20 +191,33 @@ export class IndexRunner {
     return { assets: result.assets, rows: result.rows.length };
   }
 
-  /** One bounded unit of work. Returns true while the index is behind now - lag. */
-  async step(now = this.#now()): Promise<boolean> {
+  /**
+   * Goes back for trades stored after the index passed their seconds, unless the trailing window
+   * covers them anyway; at most once per `revisitEveryMs` unless `now` (catchUp): until then they wait.
+   */
+  #revisitLateTrades(now: number, atOnce: boolean): void {
+    const { schedule, log } = this.#options;
+    if (this.#insertedFrom === undefined) return;
+    const late = Math.max(this.#insertedFrom, Math.floor((now - schedule.backfillMs) / 1000));
+    const last = this.#stats.lastComputed!;
+    if (late >= (this.#nextFrom ?? last + 1 - schedule.recomputeSeconds)) {
+      this.#insertedFrom = undefined;
+      return;
+    }
+    if (!atOnce && now - this.#wentBackAt < schedule.revisitEveryMs) return;
+    this.#insertedFrom = undefined;
+    this.#wentBackAt = now;
+    this.#stats.revisits += 1;
+    log.warn({ from: late, seconds: last - late + 1 }, 'trades stored after the index passed their seconds: computing those seconds again');
+    this.#goBack(late);
+  }
+
+  /** One bounded unit of work. Returns true while the index is behind now - lag. `revisitAtOnce`: late trades go back now, not at the next interval. */
+  async step(now = this.#now(), revisitAtOnce = false): Promise<boolean> {
     const { store, params, schedule, log } = this.#options;
     const target = Math.floor((now - schedule.lagMs) / 1000) - 1;
     if (this.#stats.lastComputed === undefined || !this.#writes) await this.#resume(now, target);
-    if (this.#insertedFrom !== undefined) {
-      const late = Math.max(this.#insertedFrom, Math.floor((now - schedule.backfillMs) / 1000));
-      this.#insertedFrom = undefined;
-      const last = this.#stats.lastComputed!;
-      if (late < (this.#nextFrom ?? last + 1 - schedule.recomputeSeconds)) {
-        log.warn({ from: late, seconds: last - late + 1 }, 'trades stored after the index passed their seconds: computing those seconds again');
-        this.#goBack(late);
-      }
-    }
+    this.#revisitLateTrades(now, revisitAtOnce);
     const last = this.#stats.lastComputed!;
     if (target <= last) return false;
     const from = this.#nextFrom ?? last + 1 - schedule.recomputeSeconds;
@@ -228,7 +251,7 @@ export class IndexRunner {
       this.#stats.lastComputed = options.from - 1;
       this.#nextFrom = options.from;
     }
-    while (await this.step(now));
+    while (await this.step(now, true));
   }
 
   /** Runs every second (back to back while catching up) until `stop`. */

@@ -102,6 +102,8 @@ interface Poll {
   ready: number | undefined;
   /** Every asset polled had a measured price updated within 15 s. */
   measured: boolean | undefined;
+  /** When not: the assets that were unmeasured or late, with their price's age in seconds. */
+  late?: string;
 }
 
 /** Spans in which prices may go unmeasured: a store outage, the service down or a burst past capacity, each with its recovery grace. */
@@ -114,7 +116,7 @@ interface Outage {
 const polledAssets = ['bitcoin', 'ethereum', 'solana', 'ripple', 'dogecoin'];
 
 /** Sum of the samples of a counter or gauge in a /metrics text whose labels include `labels` (e.g. `topic="trades"`). */
-function metricSum(text: string, name: string, labels = ''): number {
+export function metricSum(text: string, name: string, labels = ''): number {
   let sum = 0;
   for (const m of text.matchAll(new RegExp(`^${name}\\{([^}]*)\\} (\\S+)$`, 'gm'))) if (m[1]!.includes(labels)) sum += Number(m[2]);
   return sum;
@@ -134,7 +136,7 @@ async function pipelineState(base: string): Promise<{ published: number; uncommi
 }
 
 /** A migrated store with a key for the soak, made before the service opens it (chDB allows one process per data directory). */
-async function prepareStore(dataDir: string, keySecret: string): Promise<string> {
+export async function prepareStore(dataDir: string, keySecret: string): Promise<string> {
   const setup = await openStore({ MDS_DATA_DIR: dataDir, CLICKHOUSE_DATABASE: 'mds', CLICKHOUSE_URL: undefined });
   await migrate(setup);
   const { key } = await new KeyStore(setup, { secret: keySecret }).create('soak');
@@ -142,7 +144,7 @@ async function prepareStore(dataDir: string, keySecret: string): Promise<string>
   return key;
 }
 
-function serviceEnv(simulator: Simulator, options: SoakOptions, port: number, dataDir: string, keySecret: string): NodeJS.ProcessEnv {
+export function serviceEnv(simulator: Simulator, options: Pick<SoakOptions, 'busMaxRecordsPerTopic'>, port: number, dataDir: string, keySecret: string): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     PORT: String(port),
@@ -210,14 +212,15 @@ async function inject(f: SoakFault, ctx: { service: SoakService; simulator: Simu
 /** One poll of readiness, prices and memory. */
 async function poll(service: SoakService, key: string): Promise<Poll> {
   const [ready, prices] = await Promise.all([getJson(`${service.base}/ready`), getJson(`${service.base}/v1/prices?ids=${polledAssets.join(',')}`, key)]);
-  const list = (prices.body as { prices?: { measured: boolean; updatedAt: number }[] } | undefined)?.prices;
+  const list = (prices.body as { prices?: { id: string; measured: boolean; updatedAt: number }[] } | undefined)?.prices;
   const now = Date.now();
-  return {
-    at: now,
-    rssMb: rssMbOf(service.pid),
-    ready: ready.status || undefined,
-    measured: list ? list.length === polledAssets.length && list.every((p) => p.measured && now - p.updatedAt < 15_000) : undefined,
-  };
+  const fresh = (p: { measured: boolean; updatedAt: number }) => p.measured && now - p.updatedAt < 15_000;
+  const measured = list ? list.length === polledAssets.length && list.every(fresh) : undefined;
+  const late = list
+    ?.filter((p) => !fresh(p))
+    .map((p) => `${p.id} ${p.measured ? `${Math.round((now - p.updatedAt) / 1000)} s old` : 'unmeasured'}`)
+    .join(', ');
+  return { at: now, rssMb: rssMbOf(service.pid), ready: ready.status || undefined, measured, ...(measured === false ? { late: late || `${list?.length ?? 0} prices` } : {}) };
 }
 
 /** Runs the schedule: faults at their times, a poll every 2 s. */
@@ -347,7 +350,13 @@ async function verify(run: {
     const outside = state.polls.filter((p) => !inOutage(p.at));
     const measured = outside.filter((p) => p.measured === true).length;
     const measuredShare = outside.length === 0 ? 1 : measured / outside.length;
-    if (measuredShare < 1) failures.push(`prices unmeasured or late in ${outside.length - measured} of ${outside.length} polls outside the outages`);
+    if (measuredShare < 1) {
+      const when = outside
+        .filter((p) => p.measured !== true)
+        .slice(0, 5)
+        .map((p) => `${Math.round((p.at - state.start) / 1000)} s: ${p.late ?? 'no answer'}`);
+      failures.push(`prices unmeasured or late in ${outside.length - measured} of ${outside.length} polls outside the outages (${when.join('; ')})`);
+    }
     const storeOutages = state.outages.filter((o) => o.kind === 'store');
     const readyFailedDuringOutage = storeOutages.every((o) => state.polls.some((p) => p.at >= o.from && p.at <= o.from + 30_000 && p.ready === 503));
     const readyBackAfterOutage = storeOutages.every((o) => state.polls.some((p) => p.at > o.to && p.at <= o.to + options.recoveryMs && p.ready === 200));

@@ -304,4 +304,51 @@ describe('index runner, live', () => {
     const fromS = e0 - schedule.recomputeSeconds;
     expectTicks(await storedTicks(store, asset), referenceTicks(rows, asset, fromS, e0 + 27, { params: defaultIndexParams }), fromS, e0 + 27);
   });
+
+  it('late trades noted at every step: the live loop goes back once per revisitEveryMs, keeps the live seconds, and catchUp goes back at once', async () => {
+    await truncate();
+    const asset = 'revisitcoin';
+    const epoch = Date.UTC(2026, 7, 4);
+    const rows: TradeRow[] = [];
+    for (let ms = 0; ms < 45_000; ms += 500)
+      for (const [v, venue] of ['a', 'b'].entries())
+        rows.push(trade({ venue, market: 'REVUSD', asset, quote: 'USD', trade_id: `${venue}${ms}`, ts: epoch + ms + v * 100, price: 100 + v * 0.2 + (ms % 9_000) / 10_000, quantity: 1 }));
+    await insertBatch(rows.filter((r) => r.ts < epoch + 30_000));
+    const runner = new IndexRunner({ store, log: silentLog, params: defaultIndexParams, schedule });
+    await runner.catchUp(epoch + 30_000);
+    expect(runner.stats().revisits).toBe(0);
+
+    // Each second of the clock: the second's live trades, and a late one of 10 s in (a venue's
+    // recovery landing market after market), noted as the trade sink does.
+    const late = (n: number) =>
+      trade({ venue: 'c', market: 'REVUSD', asset, quote: 'USD', trade_id: `late${n}`, ts: epoch + 10_000 + n * 10, price: 99.5 + n / 100, quantity: 2 + n });
+    const revisits: number[] = [];
+    const reached = (at: number) => Math.floor((at - schedule.lagMs) / 1000) - 1;
+    for (let t = 31; t <= 40; t++) {
+      const now = epoch + t * 1000;
+      const batch = [...rows.filter((r) => r.ts >= now - 1000 && r.ts < now), late(t)];
+      rows.push(batch.at(-1)!);
+      await insertBatch(batch);
+      runner.noteInserted(Math.min(...batch.map((r) => r.ts)));
+      await runner.step(now);
+      revisits.push(runner.stats().revisits);
+      // The live seconds are computed at every step, whether it went back or not.
+      expect(runner.stats().lastComputed, `at ${t} s`).toBe(reached(now));
+    }
+    // Back at 31 s and at 36 s: 5 s apart (the default revisitEveryMs), not at every step.
+    expect(schedule.revisitEveryMs).toBe(5_000);
+    expect(revisits).toEqual([1, 1, 1, 1, 1, 2, 2, 2, 2, 2]);
+
+    // catchUp, 4.5 s after the last go-back, goes back at once: every late trade is in.
+    const now = epoch + 40_500;
+    rows.push(late(41));
+    await insertBatch([rows.at(-1)!]);
+    runner.noteInserted(epoch + 10_000);
+    await runner.catchUp(now);
+    expect(runner.stats().revisits).toBe(3);
+    const e0 = Math.floor(epoch / 1000);
+    const fromS = e0 - schedule.recomputeSeconds;
+    const toS = reached(now);
+    expectTicks(await storedTicks(store, asset), referenceTicks(rows.filter((r) => r.ts < (toS + 1) * 1000), asset, fromS, toS, { params: defaultIndexParams }), fromS, toS);
+  });
 });

@@ -113,33 +113,39 @@ function scoreFields(s: ExchangeScore | null): Pick<ExchangeRow, 'score' | 'scor
   return s ? { score: s.score, scoreBreakdown: s.breakdown, scoreInputs: s.inputs } : { score: null, scoreBreakdown: null, scoreInputs: null };
 }
 
+/** A venue's last 24 h: markets that traded, trades and USD volume. */
+export interface VenueDay {
+  markets: number;
+  trades24h: number;
+  volume24h: number;
+}
+
+/** The list row of `venue` from its last 24 h (none: it did not trade) and its score measurements. */
+function rowOf(v: CatalogVenue, day: VenueDay | undefined, measuredOf: Awaited<ReturnType<typeof loadScoreMeasurements>>): ExchangeRow {
+  const volume24h = day?.volume24h ?? 0;
+  const score = exchangeScore({ contract: v.contract, channels: v.channels, liquidationsSampled: v.liquidationsSampled, volume24hUsd: volume24h, ...measuredOf(v.id) });
+  return { id: v.id, name: v.name, url: v.url, contract: v.contract, marketCount: day?.markets ?? 0, trades24h: day?.trades24h ?? 0, volume24h, ...scoreFields(score) };
+}
+
 /** Every venue of the catalog with its last 24 h and its exchange score, largest volume first (ties by id). */
 export async function loadExchangeRows(store: StoreCalls, now: number): Promise<ExchangeRow[]> {
   const quoteRates = await loadUsdQuoteRates(store, now);
   const [rows, measuredOf] = await Promise.all([
-    store.rows<{ venue: string; markets: number; trades24h: number; volume24h: number }>(exchangesSql, {
+    store.rows<VenueDay & { venue: string }>(exchangesSql, {
       from_s: Math.floor((now - dayMs) / 1000),
       ...usdQuoteParams(quoteRates),
     }),
     loadScoreMeasurements(store, now, quoteRates),
   ]);
   const byVenue = new Map(rows.map((r) => [r.venue, r]));
-  const scoreOf = (v: CatalogVenue, volume24hUsd: number) => exchangeScore({ contract: v.contract, channels: v.channels, liquidationsSampled: v.liquidationsSampled, volume24hUsd, ...measuredOf(v.id) });
-  return catalogVenues
-    .map((v) => {
-      const r = byVenue.get(v.id);
-      const volume24h = r?.volume24h ?? 0;
-      return {
-        id: v.id,
-        name: v.name,
-        url: v.url,
-        contract: v.contract,
-        marketCount: r?.markets ?? 0,
-        trades24h: r?.trades24h ?? 0,
-        volume24h,
-        ...scoreFields(scoreOf(v, volume24h)),
-      };
-    })
-    .sort((a, b) => b.volume24h - a.volume24h || (a.id < b.id ? -1 : 1));
+  return catalogVenues.map((v) => rowOf(v, byVenue.get(v.id), measuredOf)).sort((a, b) => b.volume24h - a.volume24h || (a.id < b.id ? -1 : 1));
+}
+
+/**
+ * One venue's list row, its totals given by the caller: the exchange page sums them from the very
+ * market rows it serves, so that the row and its markets are one read and agree.
+ */
+export async function loadExchangeRow(store: StoreCalls, now: number, venue: CatalogVenue, day: VenueDay, quoteRates: UsdQuoteRates): Promise<ExchangeRow> {
+  return rowOf(venue, day, await loadScoreMeasurements(store, now, quoteRates));
 }
 

@@ -5,12 +5,14 @@ import { usdQuotes } from '../../aggregate/currency/currencies.ts';
 import { loadUsdQuoteRates, usdQuoteParams } from '../../aggregate/currency/usdRates.ts';
 import type { StoreCalls } from '../../infra/store.ts';
 import { ApiError } from '../errors.ts';
-import { dayMs, exchangeRow, loadExchangeRows } from '../read/exchangeRows.ts';
+import { dayMs, exchangeRow, loadExchangeRow } from '../read/exchangeRows.ts';
 import type { CachedRoute } from '../responseCache.ts';
 
 const marketsSql = readFileSync(new URL('./exchangeMarkets.sql', import.meta.url), 'utf8');
 const historySql = readFileSync(new URL('./exchangeVolumeHistory.sql', import.meta.url), 'utf8');
 const historyDays = 30;
+
+const sumOf = <T>(rows: readonly T[], value: (row: T) => number) => rows.reduce((sum, row) => sum + value(row), 0);
 
 const exchangeMarket = z.object({
   pair: z.string().describe('BASE/QUOTE'),
@@ -50,27 +52,28 @@ export function exchangeRoute(deps: { store: StoreCalls }): CachedRoute {
     },
     resolve(req) {
       const id = String(req.params.id);
-      if (!findVenue(id)) throw new ApiError(404, 'not_found', `no exchange with id ${JSON.stringify(id)}`);
+      const venue = findVenue(id);
+      if (!venue) throw new ApiError(404, 'not_found', `no exchange with id ${JSON.stringify(id)}`);
       return {
         key: id,
         build: async () => {
           const at = Date.now();
-          const [rows, markets, history] = await Promise.all([
-            loadExchangeRows(deps.store, at),
-            loadUsdQuoteRates(deps.store, at).then((rates) =>
-              deps.store.rows<{ market: string; asset: string; quote: string; price: number; trades24h: number; volume24h: number }>(marketsSql, {
-                venue: id,
-                from_s: Math.floor((at - dayMs) / 1000),
-                ...usdQuoteParams(rates),
-              }),
-            ),
+          const rates = await loadUsdQuoteRates(deps.store, at);
+          const [markets, history] = await Promise.all([
+            deps.store.rows<{ market: string; asset: string; quote: string; price: number; trades24h: number; volume24h: number }>(marketsSql, {
+              venue: id,
+              from_s: Math.floor((at - dayMs) / 1000),
+              ...usdQuoteParams(rates),
+            }),
             deps.store.rows<{ date: string; volume: number }>(historySql, {
               venue: id,
               from_s: Math.floor((at - historyDays * dayMs) / 1000),
               usd_quotes: usdQuotes,
             }),
           ]);
-          const row = rows.find((r) => r.id === id)!;
+          // The row's totals are the sums of the markets served beside them: one read, numbers that agree.
+          const day = { markets: markets.length, trades24h: sumOf(markets, (m) => m.trades24h), volume24h: sumOf(markets, (m) => m.volume24h) };
+          const row = await loadExchangeRow(deps.store, at, venue, day, rates);
           return {
             exchange: {
               ...row,
