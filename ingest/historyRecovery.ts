@@ -120,7 +120,6 @@ export class HistoryRecovery {
       return;
     }
     const paging = await this.#page(gap, rest);
-    this.#stats.recoveredTrades += paging.trades.length;
     // Ended, even where nothing was missing (a reconnect that missed nothing: recovered, 0 trades).
     this.#end(this.#outcome(gapId, gap, paging, missing));
   }
@@ -149,6 +148,8 @@ export class HistoryRecovery {
       const wanted = sorted.filter((t) => place.isAfter(t, cursor) && place.isWithin(t, gap));
       if (wanted.length > 0) {
         this.#options.emit(wanted);
+        // Counted as published, page by page: a long recovery shows its progress.
+        this.#stats.recoveredTrades += wanted.length;
         paging.trades.push(...wanted);
       }
       paging.reached = sorted.some((t) => place.reachesEnd(t, gap)) || !page.more;

@@ -118,7 +118,8 @@ const polledAssets = ['bitcoin', 'ethereum', 'solana', 'ripple', 'dogecoin'];
 /** Sum of the samples of a counter or gauge in a /metrics text whose labels include `labels` (e.g. `topic="trades"`). */
 export function metricSum(text: string, name: string, labels = ''): number {
   let sum = 0;
-  for (const m of text.matchAll(new RegExp(`^${name}\\{([^}]*)\\} (\\S+)$`, 'gm'))) if (m[1]!.includes(labels)) sum += Number(m[2]);
+  // A sample without labels has no braces: it matches every `labels` but a non-empty one.
+  for (const m of text.matchAll(new RegExp(`^${name}(?:\\{([^}]*)\\})? (\\S+)$`, 'gm'))) if ((m[1] ?? '').includes(labels)) sum += Number(m[2]);
   return sum;
 }
 
