@@ -33,12 +33,13 @@ import { searchRoute } from './routes/search.ts';
 import { pricesRoute } from './routes/prices.ts';
 import type { ProcessStatusSources } from './status/processStatus.ts';
 import { statusPage } from './status/statusPage.ts';
+import { isOperatorPath } from '../infra/operatorAccess.ts';
 
 export interface AppDeps {
   store: StoreCalls;
   keys: KeyStore;
   quota: Quota;
-  config: Pick<Config, 'INDEX_STALE_AFTER_MS' | 'MDS_SIMULATED' | 'STATUS_ASSETS' | 'PUBLIC_BASE_URL'>;
+  config: Pick<Config, 'INDEX_STALE_AFTER_MS' | 'MDS_SIMULATED' | 'STATUS_ASSETS' | 'PUBLIC_BASE_URL' | 'OPS_ALLOWED_HOSTS'>;
   log: Logger;
   /** Operator endpoints (/health, /ready, /metrics), the request metrics and what the status page reads of this process, wired by the composition root. */
   ops?: { observe: express.RequestHandler; router: express.Router; status?: ProcessStatusSources };
@@ -66,6 +67,8 @@ export function createApp(deps: AppDeps): express.Application {
   const preflight = cors({ methods: ['GET', 'HEAD', 'POST'], exposedHeaders: [...exposedHeaders] });
   const exposed = exposedHeaders.join(',');
   app.use((req, res, next) => {
+    // The operator endpoints are not for web pages: no CORS there (infra/operatorAccess.ts).
+    if (isOperatorPath(req.path)) return next();
     if (req.method === 'OPTIONS') return preflight(req, res, next);
     // What the cors middleware sends for any origin, set directly: this runs on every request.
     res.setHeader('Access-Control-Allow-Origin', '*');

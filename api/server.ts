@@ -28,7 +28,7 @@ export interface ApiServer {
 export interface StartApiOptions {
   /** A migrated store; the caller owns it and closes it. */
   store: StoreCalls;
-  config: Pick<Config, 'PORT' | 'QUOTA_PER_HOUR' | 'REDIS_URL' | 'INDEX_STALE_AFTER_MS' | 'MDS_SIMULATED' | 'STATUS_ASSETS' | 'PUBLIC_BASE_URL'> & StreamConfig;
+  config: Pick<Config, 'PORT' | 'QUOTA_PER_HOUR' | 'REDIS_URL' | 'INDEX_STALE_AFTER_MS' | 'MDS_SIMULATED' | 'STATUS_ASSETS' | 'PUBLIC_BASE_URL' | 'OPS_ALLOWED_HOSTS'> & StreamConfig;
   log: Logger;
   /** Namespace of the quota counters in Redis (default mds:quota). */
   quotaKeyPrefix?: string;

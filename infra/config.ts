@@ -119,6 +119,14 @@ export const configSchema = z.object({
   BUS_MAX_MB_PER_TOPIC: positiveInt(128),
   /** Bearer token /metrics requires from any address; unset = /metrics answers loopback clients only. */
   METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+  /**
+   * Host names (comma-separated) the operator endpoints answer to besides IP addresses, `localhost`
+   * and PUBLIC_BASE_URL's host: another name in `Host` is refused there (DNS rebinding).
+   */
+  OPS_ALLOWED_HOSTS: z
+    .string()
+    .optional()
+    .transform((v) => (v ?? '').split(',').map((h) => h.trim().toLowerCase()).filter(Boolean)),
   /** /ready fails when the last trade insert is older than this (ms), in a process that runs the aggregator. */
   READY_MAX_INGEST_AGE_MS: positiveInt(30_000),
   /** /ready fails when the index is further than this (ms) behind now. */

@@ -5,6 +5,7 @@ import { Counter, Histogram, Registry, type MetricValue } from 'prom-client';
 import type { LevelWithSilent } from 'pino';
 import type { Logger } from './log.ts';
 import type { Metrics } from './metrics.ts';
+import { operatorOnly, sameSecret, type OperatorHosts } from './operatorAccess.ts';
 
 /** One condition of readiness: `ok` false makes /ready answer 503, with `reason` saying why. */
 export interface CheckResult {
@@ -81,6 +82,8 @@ export function localView(metrics: Metrics, checks: () => readonly ReadinessChec
 export interface MetricsAccess {
   /** Bearer token that /metrics requires from any address; unset = loopback clients only. */
   token?: string;
+  /** The hosts the operator endpoints answer to (operatorAccess.ts). */
+  hosts: OperatorHosts;
 }
 
 /** The Prometheus text format (prom-client's Registry.PROMETHEUS_CONTENT_TYPE). */
@@ -96,6 +99,8 @@ const loopback = new Set(['127.0.0.1', '::1', '::ffff:127.0.0.1']);
 export function opsRouter(options: { view: ProcessView; access: MetricsAccess }): Router {
   const router = express.Router();
   const started = Date.now();
+  // Not for web pages: no foreign Origin, no Host we were not told of (operatorAccess.ts); the fault route added later too.
+  router.use(['/health', '/ready', '/metrics', '/__faults'], operatorOnly(options.access.hosts));
   router.get('/health', (_req, res) => void res.json({ status: 'ok', uptimeSeconds: Math.round((Date.now() - started) / 1000) }));
   router.get('/ready', async (_req, res) => {
     const { ready, checks } = await options.view.readiness();
@@ -103,7 +108,7 @@ export function opsRouter(options: { view: ProcessView; access: MetricsAccess })
   });
   router.get('/metrics', async (req, res) => {
     const { token } = options.access;
-    const allowed = token ? req.get('authorization') === `Bearer ${token}` : loopback.has(req.socket.remoteAddress ?? '');
+    const allowed = token ? sameSecret(req.get('authorization') ?? '', `Bearer ${token}`) : loopback.has(req.socket.remoteAddress ?? '');
     if (!allowed) {
       res.status(403).json({ error: { code: 'forbidden', message: token ? 'send the metrics token as Authorization: Bearer <token>' : '/metrics answers loopback clients only (set METRICS_TOKEN to allow others)', status: 403 } });
       return;

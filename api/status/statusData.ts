@@ -98,7 +98,7 @@ export type StatusCandlesResponse = z.infer<typeof statusCandlesResponse>;
 
 export interface StatusDeps {
   store: StoreCalls;
-  config: Pick<Config, 'STATUS_ASSETS' | 'INDEX_STALE_AFTER_MS' | 'MDS_SIMULATED'>;
+  config: Pick<Config, 'STATUS_ASSETS' | 'INDEX_STALE_AFTER_MS' | 'MDS_SIMULATED' | 'OPS_ALLOWED_HOSTS' | 'PUBLIC_BASE_URL'>;
   process?: ProcessStatusSources;
 }
 

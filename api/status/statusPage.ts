@@ -5,6 +5,7 @@ import compression from 'compression';
 import express from 'express';
 import { methodNotAllowed } from '../errors.ts';
 import { cachedHandler } from '../responseCache.ts';
+import { operatorHostsOf, operatorOnly } from '../../infra/operatorAccess.ts';
 import { statusRoutes, type StatusDeps } from './statusData.ts';
 
 const page = readFileSync(new URL('./status.html', import.meta.url));
@@ -32,6 +33,8 @@ export function statusPage(deps: StatusDeps): express.Router {
   router.get('/', compress, asset(page, 'html', revalidate));
   router.get('/status/status.js', compress, asset(script, 'js', revalidate));
   router.get('/status/lightweight-charts.js', compress, asset(chartsLibrary, 'js', 'public, max-age=86400'));
-  for (const route of statusRoutes(deps)) router.route(route.path).get(cachedHandler(route)).all(methodNotAllowed);
+  // Operator data: not for other sites' pages (infra/operatorAccess.ts).
+  const operatorOnlyHere = operatorOnly(operatorHostsOf(deps.config));
+  for (const route of statusRoutes(deps)) router.route(route.path).get(operatorOnlyHere, cachedHandler(route)).all(methodNotAllowed);
   return router;
 }

@@ -34,7 +34,7 @@ test('/health answers; /ready is 503 naming the failing check and 200 once every
     { name: 'hangs', check: () => (ingesting ? { ok: true } : new Promise<never>(() => {})) },
   ];
   const metrics = createMetrics();
-  const server = await serve(opsRouter({ view: localView(metrics, () => checks), access: {} }));
+  const server = await serve(opsRouter({ view: localView(metrics, () => checks), access: { hosts: { allowedHosts: [] } } }));
   try {
     expect((await fetch(`${server.url}/health`)).status).toBe(200);
     let res = await fetch(`${server.url}/ready`);
@@ -67,7 +67,7 @@ test('/metrics: the bus, the store and the requests, counted from what really ha
   expect(activity.lastInsertAt('trades')).toBeGreaterThan(Date.now() - 60_000);
 
   const token = 'a-metrics-token-of-some-length';
-  const server = await serve(opsRouter({ view: localView(metrics, () => []), access: { token } }), observeRequests(metrics));
+  const server = await serve(opsRouter({ view: localView(metrics, () => []), access: { token, hosts: { allowedHosts: [] } } }), observeRequests(metrics));
   try {
     expect((await fetch(`${server.url}/metrics`)).status).toBe(403);
     await fetch(`${server.url}/health`);
@@ -91,7 +91,7 @@ test('/metrics: the bus, the store and the requests, counted from what really ha
 
 test('loopback clients reach /metrics without a token', async () => {
   const metrics = createMetrics();
-  const server = await serve(opsRouter({ view: localView(metrics, () => []), access: {} }));
+  const server = await serve(opsRouter({ view: localView(metrics, () => []), access: { hosts: { allowedHosts: [] } } }));
   try {
     expect((await fetch(`${server.url}/metrics`)).status).toBe(200);
   } finally {

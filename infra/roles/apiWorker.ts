@@ -17,6 +17,7 @@ import type { StoreFault } from '../storeFaults.ts';
 import { startAdminChannel } from './admin.ts';
 import { Lifecycle } from './lifecycle.ts';
 import { storeFaultRoute } from './storeFaultRoute.ts';
+import { operatorHostsOf } from '../operatorAccess.ts';
 import { answerParent, type WorkerLifeMessage } from './workerThread.ts';
 
 export interface ApiWorkerData {
@@ -101,7 +102,7 @@ const view: ProcessView = {
   metricValues: (name) => ask({ call: 'metricValues', name }),
   readiness: () => ask({ call: 'readiness' }),
 };
-const router = opsRouter({ view, access: { token: config.METRICS_TOKEN } });
+const router = opsRouter({ view, access: { token: config.METRICS_TOKEN, hosts: operatorHostsOf(config) } });
 if (config.MDS_FAULT_INJECTION) router.use(storeFaultRoute({ set: (fault) => post({ type: 'fault', fault }) }, log));
 
 /** How often the stream's trade subscriptions are compared with those the main thread was told of. */

@@ -3,6 +3,7 @@ import { localView, opsRouter, startOpsServer, type ProcessView } from '../healt
 import type { RoleContext } from './context.ts';
 import type { RoleStore } from './store.ts';
 import { storeFaultRoute } from './storeFaultRoute.ts';
+import { operatorHostsOf } from '../operatorAccess.ts';
 
 /**
  * /health, /ready and /metrics over this process's metrics and readiness checks, with the store's
@@ -10,7 +11,7 @@ import { storeFaultRoute } from './storeFaultRoute.ts';
  */
 export function roleOpsRouter({ log, metrics, checks, config }: RoleContext, opened: RoleStore | undefined): { view: ProcessView; router: Router } {
   const view = localView(metrics, () => checks);
-  const router = opsRouter({ view, access: { token: config.METRICS_TOKEN } });
+  const router = opsRouter({ view, access: { token: config.METRICS_TOKEN, hosts: operatorHostsOf(config) } });
   if (opened?.faults) router.use(storeFaultRoute(opened.faults, log));
   return { view, router };
 }
