@@ -1,5 +1,4 @@
 import { readFileSync } from 'node:fs';
-import compression from 'compression';
 import cors from 'cors';
 import express from 'express';
 import type { Config } from '../infra/config.ts';
@@ -33,6 +32,7 @@ import { searchRoute } from './routes/search.ts';
 import { pricesRoute } from './routes/prices.ts';
 import type { ProcessStatusSources } from './status/processStatus.ts';
 import { statusPage } from './status/statusPage.ts';
+import { staticAsset } from './staticAsset.ts';
 import { isOperatorPath } from '../infra/operatorAccess.ts';
 
 export interface AppDeps {
@@ -75,12 +75,11 @@ export function createApp(deps: AppDeps): express.Application {
     res.setHeader('Access-Control-Expose-Headers', exposed);
     next();
   });
-  // Cached routes keep compressed bodies in their cache (responseCache.ts); only these compress per request.
-  const compress = compression();
+  // Cached routes keep compressed bodies in their cache (responseCache.ts); the documents and pages without a key are compressed once (staticAsset.ts).
   // The reference is public; everything under it needs a key.
-  app.get('/v1/openapi.json', compress, (_req, res) => void res.type('json').send(openApi));
+  app.get('/v1/openapi.json', staticAsset(openApi, 'json', 'no-cache'));
   app.use(docsRouter());
-  app.get('/v1/asyncapi.json', compress, (_req, res) => void res.type('json').send(asyncApi));
+  app.get('/v1/asyncapi.json', staticAsset(asyncApi, 'json', 'no-cache'));
   // The stream is a WebSocket (server.ts hands its upgrades to api/stream): a plain GET is a mistake.
   app.get('/v1/stream', () => {
     throw new ApiError(426, 'bad_request', 'GET /v1/stream is a WebSocket endpoint: connect with a WebSocket client (api/asyncapi.json)', { Upgrade: 'websocket' });

@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import compression from 'compression';
 import express from 'express';
 import { methodNotAllowed } from '../errors.ts';
 import { cachedHandler } from '../responseCache.ts';
+import { staticAsset } from '../staticAsset.ts';
 import { operatorHostsOf, operatorOnly } from '../../infra/operatorAccess.ts';
 import { statusRoutes, type StatusDeps } from './statusData.ts';
 
@@ -25,14 +25,9 @@ const revalidate = 'no-cache';
  */
 export function statusPage(deps: StatusDeps): express.Router {
   const router = express.Router();
-  const compress = compression();
-  const asset = (body: Buffer, type: string, cacheControl: string): express.RequestHandler => (_req, res) => {
-    res.setHeader('Cache-Control', cacheControl);
-    res.type(type).send(body);
-  };
-  router.get('/', compress, asset(page, 'html', revalidate));
-  router.get('/status/status.js', compress, asset(script, 'js', revalidate));
-  router.get('/status/lightweight-charts.js', compress, asset(chartsLibrary, 'js', 'public, max-age=86400'));
+  router.get('/', staticAsset(page, 'html', revalidate));
+  router.get('/status/status.js', staticAsset(script, 'js', revalidate));
+  router.get('/status/lightweight-charts.js', staticAsset(chartsLibrary, 'js', 'public, max-age=86400'));
   // Operator data: not for other sites' pages (infra/operatorAccess.ts).
   const operatorOnlyHere = operatorOnly(operatorHostsOf(deps.config));
   for (const route of statusRoutes(deps)) router.route(route.path).get(operatorOnlyHere, cachedHandler(route)).all(methodNotAllowed);
