@@ -242,7 +242,13 @@ export function cachedHandler(route: CachedRoute): RequestHandler {
   const failures = new BuildFailureLog(`GET ${route.path}`);
   // private: the body is behind an API key and the quota; a shared cache must not serve it to others.
   const cacheControl = `private, max-age=${route.refreshSeconds}`;
+  const known = Object.keys(route.doc.query.shape);
   return async (req, res) => {
+    // A key the endpoint does not take is a mistake to say, not to ignore: `ids[]=bitcoin` would otherwise answer every asset.
+    const unknown = Object.keys(req.query).filter((name) => !known.includes(name));
+    if (unknown.length > 0) {
+      throw new ApiError(400, 'bad_request', `unknown parameter ${unknown.join(', ')}: ${known.length > 0 ? `this endpoint takes ${known.join(', ')}` : 'this endpoint takes none'}`);
+    }
     const { key, build } = route.resolve(req);
     // Logged by the request that ran the failed build, not by each request that sees its result.
     const logged = () =>

@@ -5,6 +5,7 @@ import { once } from 'node:events';
 import { request, type IncomingMessage } from 'node:http';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import express from 'express';
+import { z } from 'zod';
 import { pino } from 'pino';
 import { afterAll, beforeAll, expect, test, vi } from 'vitest';
 import { ApiError, errorHandler } from '../errors.ts';
@@ -27,7 +28,8 @@ beforeAll(async () => {
     cachedHandler({
       path: '/thing',
       refreshSeconds: 1,
-      doc: {} as RouteDoc,
+      // Only the query's names matter here: a parameter the route does not take is refused.
+      doc: { query: z.object({ key: z.string() }) } as unknown as RouteDoc,
       resolve: (req) => {
         const key = String(req.query.key);
         return {

@@ -169,4 +169,17 @@ describe('GET /v1/prices', () => {
     expect(other.status).toBe(200);
     expect(other.text.length).toBeGreaterThan(0);
   });
+
+  it('refuses a parameter the endpoint does not take, naming it, rather than answering as if it were absent', async () => {
+    // `ids[]` used to be ignored: every asset came back. Express parses the query plainly, so the bracket stays in the name.
+    for (const [query, named] of [['ids[]=bitcoin', 'ids[]'], ['ids=bitcoin&id=ethereum', 'id'], ['vs=usd&foo=1', 'vs, foo']] as const) {
+      const res = await api.get(`/v1/prices?${query}`);
+      expect(res.status, query).toBe(400);
+      expect((res.json as any).error, query).toMatchObject({ code: 'bad_request', status: 400 });
+      expect((res.json as any).error.message, query).toBe(`unknown parameter ${named}: this endpoint takes ids`);
+    }
+    const none = await api.get('/v1/global?page=2');
+    expect(none.status).toBe(400);
+    expect((none.json as any).error.message).toBe('unknown parameter page: this endpoint takes none');
+  });
 });
