@@ -1,5 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Config } from '../infra/config.ts';
 import type { Logger } from '../infra/log.ts';
@@ -115,4 +116,11 @@ function answerParserErrors(server: Server): void {
     refuse(socket, 400, `the HTTP request is malformed (${err.code ?? 'parse error'}): check the method, the header names and values, and the framing`);
   });
   server.on('connect', (_req, socket: Socket) => refuse(socket, 405, 'CONNECT is not supported: this API answers GET and HEAD'));
+  // Node answers an Expect other than 100-continue with an empty 417 unless someone listens here.
+  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
+    const error = new ApiError(417, 'bad_request', `Expect: ${String(req.headers.expect)} is not supported: send the request without it (100-continue is the one expectation met)`);
+    const body = JSON.stringify(error.body());
+    res.writeHead(417, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body), 'x-request-id': randomUUID(), 'Access-Control-Allow-Origin': '*', Connection: 'close' });
+    res.end(body);
+  });
 }

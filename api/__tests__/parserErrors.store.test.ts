@@ -32,6 +32,8 @@ test.each([
   ['a header value with a control character', `GET /v1/global HTTP/1.1\r\nHost: x\r\nx-request-id: a\u0001b\r\n\r\n`, 400, /malformed/],
   ['a lower-case method', `get /v1/global HTTP/1.1\r\nHost: x\r\n\r\n`, 400, /malformed/],
   ['CONNECT', `CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n`, 405, /CONNECT is not supported/],
+  // Node's own answer was an empty 417.
+  ['an expectation other than 100-continue', `GET /v1/global HTTP/1.1\r\nHost: x\r\nExpect: 999-x\r\n\r\n`, 417, /Expect: 999-x is not supported/],
 ])('%s: the status, the error body and a request id', async (_name, request, status, message) => {
   const res = await raw(request);
   expect(res.status).toBe(status);
