@@ -21,7 +21,7 @@ export function loadApiKeySecret(config: Pick<Config, 'API_KEY_SECRET' | 'CLICKH
   }
   const dir = resolve(config.MDS_DATA_DIR);
   const file = join(dir, apiKeySecretFileName);
-  mkdirSync(dir, { recursive: true });
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
   try {
     return readSecretFile(file);
   } catch (err) {

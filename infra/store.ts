@@ -115,7 +115,8 @@ export async function openStore(config: StoreConfig, timeouts: Partial<StoreTime
     description = `clickhouse(${url.host}/${database})`;
   } else {
     const path = resolve(config.MDS_DATA_DIR);
-    mkdirSync(path, { recursive: true });
+    // Owner-only when we create it: it holds the key table and the generated secrets.
+    mkdirSync(path, { recursive: true, mode: 0o700 });
     let bootstrap: ClickHouseClient;
     try {
       // chdb depends on its own copy of @clickhouse/client-common: same contract, distinct type identity.

@@ -39,6 +39,8 @@ describe('the API key secret', () => {
     expect(first).toMatch(/^[0-9a-f]{64}$/);
     const file = join(dir, 'api-key-secret');
     expect(statSync(file).mode & 0o777).toBe(0o600);
+    // The data directory it made is the owner's alone too (it was 0755).
+    expect(statSync(dir).mode & 0o777).toBe(0o700);
     expect(readFileSync(file, 'utf8').trim()).toBe(first);
     expect(loadApiKeySecret(embedded(dir))).toBe(first);
     expect(readdirSync(dir)).toEqual(['api-key-secret']); // no temporary file left

@@ -1,7 +1,7 @@
 // Store deadlines and the fault wrapper, against a real embedded store (chDB).
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate } from '../migrate.ts';
 import { openStore, StoreTimeoutError, type Store } from '../store.ts';
@@ -15,13 +15,17 @@ let dir: string;
 let store: Store;
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'mds-store-test-'));
+  dir = join(mkdtempSync(join(tmpdir(), 'mds-store-test-')), 'data');
   store = await openStore({ MDS_DATA_DIR: dir, CLICKHOUSE_DATABASE: 'mds', CLICKHOUSE_URL: undefined }, { queryTimeoutMs, insertTimeoutMs });
   await migrate(store);
 });
 afterAll(async () => {
   await store?.close();
-  rmSync(dir, { recursive: true, force: true });
+  rmSync(dirname(dir), { recursive: true, force: true });
+});
+
+it('makes the data directory it creates the owner\'s alone (it holds the key table; it was 0755)', () => {
+  expect(statSync(dir).mode & 0o777).toBe(0o700);
 });
 
 /** How long a promise took to reject, and with what. */
