@@ -193,7 +193,7 @@ export class IndexRunner {
 
   /**
    * Goes back for trades stored after the index passed their seconds, unless the trailing window
-   * covers them anyway; at most once per `revisitEveryMs` unless `now` (catchUp): until then they wait.
+   * covers them anyway; at most once per `revisitEveryMs` unless `atOnce` (catchUp): until then they wait.
    */
   #revisitLateTrades(now: number, atOnce: boolean): void {
     const { schedule, log } = this.#options;
