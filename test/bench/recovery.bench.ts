@@ -119,7 +119,8 @@ const scraper = (async () => {
 })();
 
 const say = (line: string) => process.stdout.write(`recovery: ${line}\n`);
-let failed = false;
+// Kept for a look unless the run got through and passed.
+let failed = true;
 try {
   await service.start();
   await until(async () => ((await getJson(`${service.base}/v1/prices?ids=bitcoin`, key)).body as { prices?: { measured: boolean }[] } | undefined)?.prices?.[0]?.measured === true, 'a measured bitcoin price', { timeoutMs: 120_000, everyMs: 250 });
