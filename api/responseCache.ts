@@ -1,8 +1,6 @@
-import { createHash } from 'node:crypto';
-import { promisify } from 'node:util';
-import { brotliCompress, constants as zlibConstants, gzip } from 'node:zlib';
 import type { Request, RequestHandler } from 'express';
 import type { z } from 'zod';
+import { compressors, etagOf, preferredEncoding, type Encoding } from './encoding.ts';
 import { ApiError } from './errors.ts';
 import { requestLog } from './requestId.ts';
 import { BuildFailureLog, storeUnavailable } from './unavailable.ts';
@@ -30,8 +28,6 @@ export interface CachedRoute {
   doc: RouteDoc;
   resolve(req: Request): { key: string; build: () => Promise<unknown> };
 }
-
-type Encoding = 'br' | 'gzip';
 
 interface Entry {
   readonly key: string;
@@ -64,37 +60,10 @@ export interface ResponseCacheOptions {
 
 /** Bodies up to this size are sent as they are: compressing them saves less than it costs. */
 const compressAbove = 1024;
-const compressors: Record<Encoding, (body: Buffer) => Promise<Buffer>> = {
-  // Quality 5: most of brotli's gain at a fraction of the default's (11) time; made once per refresh.
-  br: (body) => promisify(brotliCompress)(body, { params: { [zlibConstants.BROTLI_PARAM_QUALITY]: 5 } }),
-  gzip: (body) => promisify(gzip)(body),
-};
 
-/** The q-value Accept-Encoding gives each coding it names (RFC 9110 section 12.5.3), lower-cased; a bad q-value is 0. */
-function acceptedCodings(header: string): Map<string, number> {
-  const qualities = new Map<string, number>();
-  for (const element of header.split(',')) {
-    const [coding, ...params] = element.split(';').map((part) => part.trim().toLowerCase());
-    if (!coding) continue;
-    const q = params.find((param) => param.startsWith('q='));
-    qualities.set(coding, q === undefined ? 1 : Number(q.slice(2)) || 0);
-  }
-  return qualities;
-}
-
-/**
- * The encoding to send: the one the client rates highest, brotli when it rates brotli and gzip
- * alike; none for small bodies, and none when the client rates identity higher. Express's
- * `acceptsEncodings` breaks ties by the client's order, and browsers send `gzip, deflate, br`.
- */
+/** The encoding to send: the client's preferred one (encoding.ts), none for small bodies. */
 function negotiate(req: Request, size: number): Encoding | undefined {
-  const header = req.headers['accept-encoding'];
-  if (size <= compressAbove || header === undefined) return undefined;
-  const stated = acceptedCodings(header);
-  // A coding the client does not name is rated as `*`; identity, unnamed, is acceptable but never preferred.
-  const quality = (coding: string) => stated.get(coding) ?? stated.get('*') ?? 0;
-  const best: Encoding = quality('br') >= quality('gzip') ? 'br' : 'gzip';
-  return quality(best) > 0 && quality(best) >= quality('identity') ? best : undefined;
+  return size <= compressAbove ? undefined : preferredEncoding(req);
 }
 
 /**
@@ -205,7 +174,7 @@ export class ResponseCache {
 
   async #build(key: string, build: () => Promise<unknown>): Promise<Entry> {
     const body = Buffer.from(JSON.stringify(await build()));
-    const etag = `"${createHash('sha1').update(body).digest('base64url')}"`;
+    const etag = etagOf(body);
     const now = Date.now();
     const entry: Entry = { key, body, etag, builtAt: now, expiresAt: now + this.#ttlMs, encoded: {}, bytes: body.length };
     this.#remove(key);
