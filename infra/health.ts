@@ -5,7 +5,7 @@ import { Counter, Histogram, Registry, type MetricValue } from 'prom-client';
 import type { LevelWithSilent } from 'pino';
 import type { Logger } from './log.ts';
 import type { Metrics } from './metrics.ts';
-import { operatorOnly, sameSecret, type OperatorHosts } from './operatorAccess.ts';
+import { isLoopback, operatorOnly, sameSecret, type OperatorHosts } from './operatorAccess.ts';
 
 /** One condition of readiness: `ok` false makes /ready answer 503, with `reason` saying why. */
 export interface CheckResult {
@@ -89,8 +89,6 @@ export interface MetricsAccess {
 /** The Prometheus text format (prom-client's Registry.PROMETHEUS_CONTENT_TYPE). */
 const prometheusContentType = Registry.PROMETHEUS_CONTENT_TYPE;
 
-const loopback = new Set(['127.0.0.1', '::1', '::ffff:127.0.0.1']);
-
 /**
  * The operator's endpoints, without a key: `/health` (the process answers), `/ready` (200 when
  * every check passes, else 503 with the failing checks) and `/metrics` (Prometheus text; loopback
@@ -108,7 +106,7 @@ export function opsRouter(options: { view: ProcessView; access: MetricsAccess })
   });
   router.get('/metrics', async (req, res) => {
     const { token } = options.access;
-    const allowed = token ? sameSecret(req.get('authorization') ?? '', `Bearer ${token}`) : loopback.has(req.socket.remoteAddress ?? '');
+    const allowed = token ? sameSecret(req.get('authorization') ?? '', `Bearer ${token}`) : isLoopback(req.socket.remoteAddress);
     if (!allowed) {
       res.status(403).json({ error: { code: 'forbidden', message: token ? 'send the metrics token as Authorization: Bearer <token>' : '/metrics answers loopback clients only (set METRICS_TOKEN to allow others)', status: 403 } });
       return;

@@ -14,6 +14,11 @@ export const operatorPaths: readonly string[] = ['/health', '/ready', '/metrics'
 
 export const isOperatorPath = (path: string) => operatorPaths.includes(path);
 
+const loopbackAddresses = new Set(['127.0.0.1', '::1', '::ffff:127.0.0.1']);
+
+/** Whether a socket's peer is this host (the check of /metrics without a token and of the fault route). */
+export const isLoopback = (address: string | undefined) => loopbackAddresses.has(address ?? '');
+
 export interface OperatorHosts {
   /** Names `Host` may carry besides IP addresses and `localhost` (OPS_ALLOWED_HOSTS, PUBLIC_BASE_URL's host). */
   allowedHosts: readonly string[];

@@ -1,5 +1,5 @@
 import { expect, test } from 'vitest';
-import { operatorHostsOf, operatorRefusal, sameSecret } from '../operatorAccess.ts';
+import { isLoopback, operatorHostsOf, operatorRefusal, sameSecret } from '../operatorAccess.ts';
 
 const request = (headers: Record<string, string>) => ({ get: (name: string) => headers[name.toLowerCase()] }) as never;
 const hosts = { allowedHosts: ['mds.internal'] };
@@ -28,4 +28,9 @@ test('secrets compared whole, whatever their lengths', () => {
 test('the allowed names: OPS_ALLOWED_HOSTS and the host of PUBLIC_BASE_URL', () => {
   expect(operatorHostsOf({ OPS_ALLOWED_HOSTS: ['a.internal'], PUBLIC_BASE_URL: 'https://API.example.com:8443/base' })).toEqual({ allowedHosts: ['a.internal', 'api.example.com'] });
   expect(operatorHostsOf({ OPS_ALLOWED_HOSTS: [], PUBLIC_BASE_URL: undefined })).toEqual({ allowedHosts: [] });
+});
+
+test('loopback peers: IPv4, IPv6 and IPv4 mapped into IPv6; nothing else', () => {
+  for (const address of ['127.0.0.1', '::1', '::ffff:127.0.0.1']) expect(isLoopback(address), address).toBe(true);
+  for (const address of ['10.0.0.5', '::ffff:10.0.0.5', '', undefined]) expect(isLoopback(address), String(address)).toBe(false);
 });

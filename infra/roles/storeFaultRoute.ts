@@ -3,6 +3,7 @@
 import express from 'express';
 import { z } from 'zod';
 import type { Logger } from '../log.ts';
+import { isLoopback } from '../operatorAccess.ts';
 import type { StoreFaults } from '../storeFaults.ts';
 
 /** Soak runs: `POST /__faults/store {"fault": "fail", "ms": 60000}` from loopback fails the store for a while. */
@@ -12,7 +13,7 @@ export function storeFaultRoute(faults: Pick<StoreFaults, 'set'>, log: Logger): 
   let timer: NodeJS.Timeout | undefined;
   router.post('/__faults/store', express.json(), (req, res) => {
     const parsed = body.safeParse(req.body);
-    if (!['127.0.0.1', '::1', '::ffff:127.0.0.1'].includes(req.socket.remoteAddress ?? '') || !parsed.success) {
+    if (!isLoopback(req.socket.remoteAddress) || !parsed.success) {
       res.status(400).json({ error: { code: 'bad_request', message: 'expected {"fault": "ok"|"fail"|"failquery"|"failinsert"|"hang", "ms"?} from loopback', status: 400 } });
       return;
     }
