@@ -65,6 +65,18 @@ async function insertBatch(rows: TradeRow[]): Promise<void> {
   await store.insert('trades', rows, `test:${token}`);
 }
 
+/** Two venues (a, b) trading `market` every 500 ms for `durationMs`, b 100 ms later and 0.2 dearer, prices rising over each `cycleMs`. */
+function twoVenueTrades(asset: string, market: string, epoch: number, durationMs: number, cycleMs: number): TradeRow[] {
+  const rows: TradeRow[] = [];
+  for (let ms = 0; ms < durationMs; ms += 500)
+    for (const [v, venue] of ['a', 'b'].entries())
+      rows.push(trade({ venue, market, asset, quote: 'USD', trade_id: `${venue}${ms}`, ts: epoch + ms + v * 100, price: 100 + v * 0.2 + (ms % cycleMs) / 10_000, quantity: 1 }));
+  return rows;
+}
+
+/** The last second a step at `at` computes: the schedule's rule, written out. */
+const reachedAt = (at: number) => Math.floor((at - schedule.lagMs) / 1000) - 1;
+
 const shortWindows = indexParamsSchema.parse({
   volumeWindowMinutes: 3,
   intervalWindowMinutes: 2,
@@ -265,10 +277,7 @@ describe('index runner, live', () => {
     const asset = 'cadencecoin';
     const epoch = Date.UTC(2026, 7, 3);
     // Two venues trading every 500 ms for a minute: the index moves every second.
-    const rows: TradeRow[] = [];
-    for (let ms = 0; ms < 60_000; ms += 500)
-      for (const [v, venue] of ['a', 'b'].entries())
-        rows.push(trade({ venue, market: 'CADUSD', asset, quote: 'USD', trade_id: `${venue}${ms}`, ts: epoch + ms + v * 100, price: 100 + v * 0.2 + (ms % 7_000) / 10_000, quantity: 1 }));
+    const rows = twoVenueTrades(asset, 'CADUSD', epoch, 60_000, 7_000);
     await insertBatch(rows);
 
     // A simulated clock, moved only by the runner's own waits: 300 ms into a second at the start, 10 s of it in all.
@@ -293,13 +302,12 @@ describe('index runner, live', () => {
     await runner.stop();
 
     // A wait after the first step (the whole backfill in one), then one at every whole second of the clock;
-    // each time, the index had reached the second that ended lagMs before (the schedule's rule, written out here).
+    // each time, the index had reached the second that ended lagMs before.
     const e0 = Math.floor(epoch / 1000);
-    const reached = (at: number) => Math.floor((at - schedule.lagMs) / 1000) - 1;
     const everySecond = Array.from({ length: 10 }, (_, i) => epoch + 21_000 + i * 1000);
     expect(waits.map((w) => w.at)).toEqual([startAt, ...everySecond]);
-    expect(waits.map((w) => w.lastComputed)).toEqual([startAt, ...everySecond].map(reached));
-    expect(reached(endAt)).toBe(e0 + 27);
+    expect(waits.map((w) => w.lastComputed)).toEqual([startAt, ...everySecond].map(reachedAt));
+    expect(reachedAt(endAt)).toBe(e0 + 27);
     expect(runner.stats()).toMatchObject({ ranges: 11, failures: 0, lastComputed: e0 + 27 });
     const fromS = e0 - schedule.recomputeSeconds;
     expectTicks(await storedTicks(store, asset), referenceTicks(rows, asset, fromS, e0 + 27, { params: defaultIndexParams }), fromS, e0 + 27);
@@ -309,10 +317,7 @@ describe('index runner, live', () => {
     await truncate();
     const asset = 'revisitcoin';
     const epoch = Date.UTC(2026, 7, 4);
-    const rows: TradeRow[] = [];
-    for (let ms = 0; ms < 45_000; ms += 500)
-      for (const [v, venue] of ['a', 'b'].entries())
-        rows.push(trade({ venue, market: 'REVUSD', asset, quote: 'USD', trade_id: `${venue}${ms}`, ts: epoch + ms + v * 100, price: 100 + v * 0.2 + (ms % 9_000) / 10_000, quantity: 1 }));
+    const rows = twoVenueTrades(asset, 'REVUSD', epoch, 45_000, 9_000);
     await insertBatch(rows.filter((r) => r.ts < epoch + 30_000));
     const runner = new IndexRunner({ store, log: silentLog, params: defaultIndexParams, schedule });
     await runner.catchUp(epoch + 30_000);
@@ -323,7 +328,6 @@ describe('index runner, live', () => {
     const late = (n: number) =>
       trade({ venue: 'c', market: 'REVUSD', asset, quote: 'USD', trade_id: `late${n}`, ts: epoch + 10_000 + n * 10, price: 99.5 + n / 100, quantity: 2 + n });
     const revisits: number[] = [];
-    const reached = (at: number) => Math.floor((at - schedule.lagMs) / 1000) - 1;
     for (let t = 31; t <= 40; t++) {
       const now = epoch + t * 1000;
       const batch = [...rows.filter((r) => r.ts >= now - 1000 && r.ts < now), late(t)];
@@ -333,7 +337,7 @@ describe('index runner, live', () => {
       await runner.step(now);
       revisits.push(runner.stats().revisits);
       // The live seconds are computed at every step, whether it went back or not.
-      expect(runner.stats().lastComputed, `at ${t} s`).toBe(reached(now));
+      expect(runner.stats().lastComputed, `at ${t} s`).toBe(reachedAt(now));
     }
     // Back at 31 s and at 36 s: 5 s apart (the default revisitEveryMs), not at every step.
     expect(schedule.revisitEveryMs).toBe(5_000);
@@ -348,7 +352,7 @@ describe('index runner, live', () => {
     expect(runner.stats().revisits).toBe(3);
     const e0 = Math.floor(epoch / 1000);
     const fromS = e0 - schedule.recomputeSeconds;
-    const toS = reached(now);
+    const toS = reachedAt(now);
     expectTicks(await storedTicks(store, asset), referenceTicks(rows.filter((r) => r.ts < (toS + 1) * 1000), asset, fromS, toS, { params: defaultIndexParams }), fromS, toS);
   });
 });
