@@ -1,12 +1,11 @@
 // The operator endpoints against a browser on the operator's host (issue #29, finding 2): every
 // answer used to carry `Access-Control-Allow-Origin: *`, so any page could read /metrics, /ready
 // and /status.json, and a page's domain re-pointed at 127.0.0.1 (DNS rebinding) passed the
-// loopback check. Requests go out with node:http, which sends the Host and Origin a test names.
-import { request } from 'node:http';
+// loopback check. Requests go out with rawGet, which sends the Host and Origin a test names.
 import { expect, test } from 'vitest';
 import { localView, opsRouter } from '../../infra/health.ts';
 import { createMetrics } from '../../infra/metrics.ts';
-import { useTestApi } from '../../test/support/apiHarness.ts';
+import { rawGet, useTestApi } from '../../test/support/apiHarness.ts';
 
 const api = useTestApi({
   keyName: 'operator-access',
@@ -16,18 +15,9 @@ const api = useTestApi({
 });
 
 /** One GET with the given headers (Host among them): status, CORS header and body. */
-function getWith(path: string, headers: Record<string, string>): Promise<{ status: number; cors: string | undefined; body: string }> {
-  const url = new URL(path, api.url);
-  return new Promise((resolve, reject) => {
-    const req = request({ host: url.hostname, port: url.port, path: url.pathname + url.search, headers: { 'x-api-key': api.key, ...headers } }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => (body += chunk));
-      res.on('end', () => resolve({ status: res.statusCode!, cors: res.headers['access-control-allow-origin'] as string | undefined, body }));
-    });
-    req.on('error', reject);
-    req.end();
-  });
+async function getWith(path: string, headers: Record<string, string>): Promise<{ status: number; cors: string | undefined; body: string }> {
+  const res = await rawGet(api.url + path, { 'x-api-key': api.key, ...headers });
+  return { status: res.status, cors: res.headers['access-control-allow-origin'], body: res.body.toString('utf8') };
 }
 
 const operatorPaths = ['/health', '/ready', '/metrics', '/status.json', '/status/candles.json'];

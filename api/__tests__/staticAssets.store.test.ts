@@ -1,29 +1,16 @@
 // The files served without a key are compressed once, not per request (issue #29, finding 5: the
 // 4.35 MB reference script was gzipped again for every anonymous request), with an ETag.
-import { request } from 'node:http';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { expect, test } from 'vitest';
-import { useTestApi } from '../../test/support/apiHarness.ts';
+import { rawGet, useTestApi } from '../../test/support/apiHarness.ts';
 
 const api = useTestApi({});
 const scalar = readFileSync(join(dirname(createRequire(import.meta.url).resolve('@scalar/api-reference')), 'browser', 'standalone.js'));
 
-/** The raw answer, not decoded (fetch would decode it and drop the length). */
-function raw(path: string, headers: Record<string, string>): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> {
-  const url = new URL(path, api.url);
-  return new Promise((resolve, reject) => {
-    const req = request({ host: url.hostname, port: url.port, path: url.pathname, headers }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) }));
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
+const raw = (path: string, headers: Record<string, string>) => rawGet(api.url + path, headers);
 
 test('the reference script: brotli, gzip or plain, each with its length, the same bytes every time, and 304 on its ETag', async () => {
   const br = await raw('/docs/assets/scalar.js', { 'accept-encoding': 'gzip, br' });

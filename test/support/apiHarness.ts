@@ -2,6 +2,7 @@
 // loopback port, requests with that key, and everything closed at the end: `useTestApi` in a file
 // or a describe block. `listenOnLoopback` serves an Express app a test builds itself.
 import { once } from 'node:events';
+import { request, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Application } from 'express';
 import { afterAll, beforeAll, vi } from 'vitest';
@@ -122,4 +123,21 @@ export async function listenOnLoopback(app: Application): Promise<LoopbackServer
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     close: () => new Promise<void>((resolve, reject) => server.close((err) => (err ? reject(err) : resolve()))),
   };
+}
+
+/**
+ * A GET with exactly these headers (a chosen Host and Origin among them), answered as sent: the
+ * body not decoded, as fetch would, so that its encoding and length can be checked.
+ */
+export function rawGet(url: string, headers: Record<string, string>): Promise<{ status: number; headers: IncomingHttpHeaders; body: Buffer }> {
+  const target = new URL(url);
+  return new Promise((resolve, reject) => {
+    const req = request({ host: target.hostname, port: target.port, path: target.pathname + target.search, headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
 }
