@@ -286,10 +286,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
   let last: Awaited<ReturnType<typeof pipelineState>> | undefined;
   try {
     await service.start();
-    await until(async () => ((await getJson(`${service.base}/v1/prices?ids=bitcoin`, key)).body as { prices?: { measured: boolean }[] } | undefined)?.prices?.[0]?.measured === true, 'soak: a measured bitcoin price', {
-      timeoutMs: 120_000,
-      everyMs: 250,
-    });
+    await service.untilBitcoinMeasured(key);
     state.start = Date.now();
     recording = true;
     report(`soak: service pid ${service.pid} on ${service.base}, ${simulator.venues.length} simulated venues, ${options.durationMs / 1000} s, log ${logFile}`);

@@ -73,6 +73,15 @@ export class SoakService {
     );
   }
 
+  /** Resolves once /v1/prices serves bitcoin `measured`: the pipeline runs end to end (two minutes at most). */
+  async untilBitcoinMeasured(key: string): Promise<void> {
+    await until(
+      async () => ((await getJson(`${this.base}/v1/prices?ids=bitcoin`, key)).body as { prices?: { measured: boolean }[] } | undefined)?.prices?.[0]?.measured === true,
+      'soak: a measured bitcoin price',
+      { timeoutMs: 120_000, everyMs: 250 },
+    );
+  }
+
   /** SIGKILL: no stop sequence, what the in-process bus held is lost. */
   async kill(): Promise<void> {
     this.#killedOnPurpose = true;

@@ -23,7 +23,7 @@ import { startSimulator, type SimulatedVenueId } from '../../simulator/simulator
 import type { SentTrade } from '../../simulator/venueServer.ts';
 import { metricSum, prepareStore, serviceEnv } from '../soak.ts';
 import { accountTrades } from '../soakChecks.ts';
-import { getJson, SoakService } from '../soakService.ts';
+import { SoakService } from '../soakService.ts';
 import { freeLoopbackPort } from '../support/ports.ts';
 import { until, untilValue } from '../support/until.ts';
 
@@ -123,7 +123,7 @@ const say = (line: string) => process.stdout.write(`recovery: ${line}\n`);
 let failed = true;
 try {
   await service.start();
-  await until(async () => ((await getJson(`${service.base}/v1/prices?ids=bitcoin`, key)).body as { prices?: { measured: boolean }[] } | undefined)?.prices?.[0]?.measured === true, 'a measured bitcoin price', { timeoutMs: 120_000, everyMs: 250 });
+  await service.untilBitcoinMeasured(key);
   const warmFrom = Date.now();
   say(`${venue}, 1 market at ${rate} trades/s, ${warmMs / 1000} s before a ${outageMs / 1000} s outage; data ${dataDir}`);
   await sleep(warmMs);
