@@ -22,6 +22,8 @@ export interface GapReport {
   reason?: GapReason;
   /** Trades the venue's history gave for the gap (handed to the bus; the sink drops those it holds). */
   recovered: number;
+  /** The last of them, at the gap's end. */
+  through?: HistoryCursor;
   /** Sequential venues: numbers missing, and how many of them the venue's history does not have. */
   missing?: number;
   absent?: number;
@@ -120,8 +122,9 @@ export class HistoryRecovery {
       return;
     }
     const paging = await this.#page(gap, rest);
+    const last = paging.trades.at(-1);
     // Ended, even where nothing was missing (a reconnect that missed nothing: recovered, 0 trades).
-    this.#end(this.#outcome(gapId, gap, paging, missing));
+    this.#end({ ...this.#outcome(gapId, gap, paging, missing), ...(last ? { through: cursorOf(last) } : {}) });
   }
 
   #end(report: GapReport): void {
@@ -242,6 +245,9 @@ function placement(idsRise: boolean, timeResolutionMs: number) {
     /** Inside the gap: before its end (the first live trade after it, or the time it was closed at). */
     isWithin(trade: TradeMessage, gap: FoundGap): boolean {
       if (gap.missing && trade.seq !== undefined) return trade.seq - (trade.fills ?? 1) + 1 <= gap.missing.last;
+      // From a time (no numbered trade before it) up to a numbered live trade: by number, as the
+      // trades printed in that trade's millisecond after it came live too.
+      if (trade.seq !== undefined && gap.until.seq !== undefined) return trade.seq < gap.until.seq;
       const cmp = byId(trade, gap.until);
       if (cmp !== undefined) return cmp < 0;
       if (gap.until.tradeId !== undefined && trade.tradeId === gap.until.tradeId) return false;
@@ -250,6 +256,7 @@ function placement(idsRise: boolean, timeResolutionMs: number) {
     /** At or past the gap's end: paging can stop. */
     reachesEnd(trade: TradeMessage, gap: FoundGap): boolean {
       if (gap.missing && trade.seq !== undefined) return trade.seq >= gap.missing.last;
+      if (trade.seq !== undefined && gap.until.seq !== undefined) return trade.seq >= gap.until.seq;
       const cmp = byId(trade, gap.until);
       if (cmp !== undefined) return cmp >= 0;
       return trade.ts >= gap.until.ts;

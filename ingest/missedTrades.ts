@@ -45,7 +45,10 @@ export class MissedTrades {
       restBase: options.restBase,
       getJson: (url) => options.io.getJson(url),
       emit: (trades) => emitPath.emitRecovered(trades, this.#now()),
-      report: options.onGap,
+      report: (report) => {
+        if (report.through) this.#gaps.recovered(report.gap.symbol, report.through);
+        options.onGap(report);
+      },
       log: options.log,
       wait: options.wait,
       stopped: options.stopped,

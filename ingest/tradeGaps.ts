@@ -138,7 +138,7 @@ export class TradeGaps {
     if (sequential && last.seq !== undefined) {
       const first = firstSeqOf(trade);
       if (first <= last.seq + 1) return undefined;
-      return { symbol: trade.symbol, cause: awaiting?.cause ?? 'sequence', after: last, until: market.last, missing: { first: last.seq + 1, last: first - 1 } };
+      return { symbol: trade.symbol, cause: awaiting?.cause ?? closedQuiet ?? 'sequence', after: last, until: market.last, missing: { first: last.seq + 1, last: first - 1 } };
     }
     const cause = awaiting?.cause ?? closedQuiet;
     if (!cause) return undefined;
@@ -147,8 +147,8 @@ export class TradeGaps {
 
   /**
    * Markets whose stream has been back for `quietMs` or more with no trade since: a quiet market's
-   * gap ends at `now` (what it missed is recovered up to then), and where gaps are found by time its
-   * first live trade opens one more from `now` (see MarketTrades.closedQuiet). A market whose stream is still down waits: what
+   * gap ends at `now` (what it missed is recovered up to then), and its first live trade opens one
+   * more from `now` (see MarketTrades.closedQuiet). A market whose stream is still down waits: what
    * it misses meanwhile is its gap too.
    */
   due(now: number, quietMs: number): FoundGap[] {
@@ -159,14 +159,25 @@ export class TradeGaps {
       gaps.push({ symbol, cause: market.awaiting.cause, after: market.last, until: { ts: now } });
       // The recovery covers what came before now; the live stream should carry what follows. A
       // subscription can be answered before trades flow again (seen on a venue just back from an
-      // outage): what lies between now and the first live trade is one more gap.
-      // Only where gaps are found by time: on a numbered venue (binance-futures) the follow-up gap,
-      // from a time without a number, failed the end-to-end recovery test; not yet understood.
-      if (this.#continuity === 'time') market.closedQuiet = market.awaiting.cause;
+      // outage): what lies between now and the first live trade is one more gap. A numbered venue
+      // keeps the number, so that gap is found by number (recovered moves it past what this one gets).
+      market.closedQuiet = market.awaiting.cause;
       market.awaiting = undefined;
-      market.last = { ts: now };
+      const seq = this.#continuity === 'sequential' ? market.last.seq : undefined;
+      market.last = { ts: now, ...(seq === undefined ? {} : { seq }) };
     }
     return gaps;
+  }
+
+  /**
+   * A gap's recovery handed over trades up to `through`: on a numbered venue, a market whose last
+   * known number is lower (no live trade since a quiet close) counts on from it, so the gap its
+   * next live trade finds holds only what the recovery did not get.
+   */
+  recovered(symbol: string, through: HistoryCursor): void {
+    const market = this.#markets.get(symbol);
+    if (this.#continuity !== 'sequential' || !market?.last || through.seq === undefined) return;
+    if (market.last.seq === undefined || market.last.seq < through.seq) market.last = { ...market.last, seq: through.seq };
   }
 
   /** A delisted market is forgotten. */

@@ -37,7 +37,8 @@ function aggTrades(server: SimVenueServer, url: URL, limiter: RestRateLimit) {
   if ('answer' in asked) return asked.answer;
   const { symbol, limit } = asked;
   const [fromId, startTime, endTime] = [numberParam(url, 'fromId'), numberParam(url, 'startTime'), numberParam(url, 'endTime')];
-  const oldest = server.printed.of(symbol)[0];
+  // The window is what the venue dropped: a history that still starts at the market's first trade answers any start.
+  const oldest = server.printed.trimmed(symbol) ? server.printed.of(symbol)[0] : undefined;
   if (oldest && ((fromId !== undefined && fromId < oldest.id) || (startTime !== undefined && startTime < oldest.time))) return outsideWindow;
   if (startTime !== undefined && endTime !== undefined && !(endTime - startTime < 3_600_000)) {
     return { status: 400, body: { code: -1127, msg: 'More than 1 hours between startTime and endTime.' } };

@@ -9,6 +9,7 @@ export class PrintedTrades {
   readonly #bySymbol = new Map<string, SimTrade[]>();
   readonly #listeners = new Set<(trade: SimTrade) => void>();
   #count = 0;
+  readonly #printedOf = new Map<string, number>();
 
   constructor(retainPerMarket: number) {
     if (!Number.isSafeInteger(retainPerMarket) || retainPerMarket < 1) throw new RangeError(`retainPerMarket must be a positive integer, got ${retainPerMarket}`);
@@ -24,6 +25,7 @@ export class PrintedTrades {
       // Trimmed in one splice once twice the bound is held, not on every trade.
       if (list.length >= 2 * this.retainPerMarket) list.splice(0, list.length - this.retainPerMarket);
       this.#count += 1;
+      this.#printedOf.set(trade.symbol, (this.#printedOf.get(trade.symbol) ?? 0) + 1);
       for (const listener of this.#listeners) listener(trade);
     }
   }
@@ -37,6 +39,11 @@ export class PrintedTrades {
   /** Trades printed since the start, kept or not. */
   get count(): number {
     return this.#count;
+  }
+
+  /** Whether trades of a market have been dropped: only then does its history stop short of its first trade. */
+  trimmed(symbol: string): boolean {
+    return (this.#printedOf.get(symbol) ?? 0) > this.of(symbol).length;
   }
 
   /** The kept trades of a market, oldest first (the oldest is the history's reach). */

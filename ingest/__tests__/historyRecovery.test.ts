@@ -132,6 +132,17 @@ describe('a venue that numbers its trades', () => {
     expect(r.stats()).toMatchObject({ requests: 3, failedRequests: 3 });
   });
 
+  it('a gap from a time (no trade seen before the drop) to a numbered live trade: later trades of that trade\'s millisecond are not taken, they came live', async () => {
+    // Seen on the simulated Binance: the first live trade after the reconnect and the next one share a millisecond.
+    const venue: ModelVenue = { trades: [trade(7, 999_100), trade(8, 999_400), trade(9, 999_500), trade(10, 999_500), trade(11, 999_500)], pageSize: 10 };
+    const { rule, getJson } = modelRule(venue, 'sequential');
+    const { r, emitted, reports } = recovery(rule, getJson);
+    r.enqueue({ symbol: 'M', cause: 'reconnect', after: { ts: 999_000 }, until: { ts: 999_500, seq: 10, tradeId: 't10' } });
+    await r.idle();
+    expect(emitted.flat().map((t) => t.seq)).toEqual([7, 8, 9]);
+    expect(reports.at(-1)).toMatchObject({ state: 'recovered', recovered: 3, through: { ts: 999_500, seq: 9, tradeId: 't9' } });
+  });
+
   it('a venue with no REST history: the gap is unrecoverable at once', async () => {
     const { r, reports } = recovery({ continuity: 'sequential' }, async () => ({}));
     r.enqueue(seqGap(1, 4));

@@ -93,6 +93,28 @@ describe('a start and a quiet market', () => {
     expect(gaps.observe(trade(undefined, 10_500))).toBeUndefined();
   });
 
+  it('a quiet close keeps the number: the first live trade after it finds by number what the recovery up to then did not get', () => {
+    const quietAfterDrop = () => {
+      const gaps = new TradeGaps('sequential');
+      for (const n of [1, 2, 3]) gaps.observe(trade(n, n * 10));
+      gaps.interrupted(['M'], 200);
+      gaps.watching(['M'], 5_000);
+      expect(gaps.due(6_200, 1_000)).toEqual([{ symbol: 'M', cause: 'reconnect', after: { ts: 30, seq: 3, tradeId: 't3' }, until: { ts: 6_200 } }]);
+      return gaps;
+    };
+    // The recovery up to 6,200 got trades 4 to 9: the live trade 12 misses 10 and 11 only.
+    const recovered = quietAfterDrop();
+    recovered.recovered('M', { ts: 6_100, seq: 9, tradeId: 't9' });
+    expect(recovered.observe(trade(12, 10_000))).toEqual({ symbol: 'M', cause: 'reconnect', after: { ts: 6_200, seq: 9 }, until: { ts: 10_000, seq: 12, tradeId: 't12' }, missing: { first: 10, last: 11 } });
+    expect(recovered.observe(trade(13, 10_100))).toBeUndefined();
+    // A live trade before that recovery ended: every number since the last one known (the sink drops what both bring).
+    const early = quietAfterDrop();
+    expect(early.observe(trade(12, 10_000))).toMatchObject({ cause: 'reconnect', missing: { first: 4, last: 11 } });
+    // A recovery that ends after it, with lower numbers, moves nothing.
+    early.recovered('M', { ts: 6_100, seq: 9, tradeId: 't9' });
+    expect(early.last('M')).toEqual({ ts: 10_000, seq: 12, tradeId: 't12' });
+  });
+
   it('a market the store holds no trade of, on a venue it holds trades of, is recovered from the earliest of their last trades', () => {
     const gaps = new TradeGaps('sequential');
     gaps.started(new Map([['M', { ts: 500, seq: 40, tradeId: '40' }], ['N', { ts: 300, tradeId: 'x' }]]), 1_000);

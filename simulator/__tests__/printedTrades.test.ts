@@ -21,6 +21,15 @@ test('keeps the last trades of each market, counts them all, and tells every lis
   expect(printed.of('C')).toEqual([]);
 });
 
+test("a market's history is trimmed once a trade of it was dropped, not before (a venue refuses starts older than it keeps only then)", () => {
+  const printed = new PrintedTrades(3);
+  printed.push([1, 2, 3].map((id) => trade('A', id, id)));
+  printed.push([trade('B', 1, 1)]);
+  expect([printed.trimmed('A'), printed.trimmed('B'), printed.trimmed('C')]).toEqual([false, false, false]);
+  printed.push([trade('A', 4, 4)]);
+  expect([printed.trimmed('A'), printed.trimmed('B')]).toEqual([true, false]);
+});
+
 test('pages by id forward and backward, by time, and the latest', () => {
   const printed = new PrintedTrades(100);
   printed.push([10, 11, 12, 13, 14, 15].map((id) => trade('A', id, 1_000 + id)));

@@ -1,0 +1,85 @@
+// The collector's missed-trade part as the collector wires it: live trades through the real emit
+// path, a socket's drop and return, the quiet-market clock, and a model venue's REST history by
+// trade number. What the bus gets is compared with what the venue printed.
+import { afterEach, expect, test } from 'vitest';
+import type { GapEvent, MarketEvent, TradeEvent } from '../../infra/events.ts';
+import { silentLog } from '../../test/support/harness.ts';
+import { until } from '../../test/support/until.ts';
+import { EmitPath } from '../emitPath.ts';
+import { MissedTrades } from '../missedTrades.ts';
+import { toGapEvent } from '../normalize.ts';
+import type { HistoryPage, TradeHistoryRule, TradeMessage, VenueMarket } from '../venue.ts';
+
+const btc: VenueMarket = { symbol: 'BTCUSDT', base: 'BTC', quote: 'USDT', asset: 'bitcoin', contractSize: '1' };
+const trade = (seq: number, ts: number): TradeMessage => ({ kind: 'trade', symbol: 'BTCUSDT', tradeId: String(seq), seq, price: '1', quantity: '1', side: 'buy', ts });
+
+/** A venue's REST history of numbered trades: the page from a number (or after a time). */
+const history: TradeHistoryRule = {
+  continuity: 'sequential',
+  rest: {
+    requestsPerSecond: 1_000,
+    url: (base, symbol, after) => `${base}/trades?symbol=${symbol}&fromId=${after.seq === undefined ? '' : after.seq + 1}&startTime=${after.ts}`,
+    parse: (json) => json as HistoryPage,
+  },
+};
+
+let stop: (() => Promise<void>) | undefined;
+afterEach(async () => {
+  await stop?.();
+  stop = undefined;
+});
+
+test('a market quiet after its socket came back: closed at a time, and the first live trade after finds only what that recovery did not get', async () => {
+  const printed: TradeMessage[] = [];
+  const events: MarketEvent[] = [];
+  const getJson = async (url: string): Promise<HistoryPage> => {
+    const params = new URL(url).searchParams;
+    const fromId = params.get('fromId');
+    const after = printed.filter((t) => (fromId ? t.seq! >= Number(fromId) : t.ts > Number(params.get('startTime'))));
+    return { trades: after.slice(0, 10), more: after.length > 10 };
+  };
+  const counters = { trades: 0, liquidations: 0, unknownMessages: 0 };
+  let stopped = false;
+  // As the collector wires them: the emit path tells the missed trades of each live trade.
+  const emitPath = new EmitPath({ venueId: 'model', bus: { publish: (e) => void events.push(...e) }, log: silentLog, market: () => btc, counters, onLiveTrade: (t) => missed.onLiveTrade(t) });
+  const missed = new MissedTrades({
+    venue: { id: 'model', history },
+    restBase: 'http://venue',
+    io: { getJson },
+    emitPath,
+    onGap: (report) => events.push(toGapEvent('model', btc, report, Date.now())),
+    log: silentLog,
+    wait: async () => {},
+    stopped: () => stopped,
+    quietMs: 200,
+  });
+  stop = async () => {
+    stopped = true;
+    await missed.close();
+  };
+  const print = (seq: number, live: boolean) => {
+    const t = trade(seq, Math.max(Date.now(), (printed.at(-1)?.ts ?? 0) + 1));
+    printed.push(t);
+    if (live) emitPath.emit([t], Date.now());
+  };
+  const gapsEnded = () => events.filter((e): e is GapEvent => e.type === 'gap' && e.state !== 'open');
+
+  missed.watching(['BTCUSDT']);
+  for (const n of [1, 2, 3]) print(n, true);
+  missed.interrupted(['BTCUSDT']);
+  for (const n of [4, 5, 6, 7, 8, 9]) print(n, false);
+  // Back, and quiet: after quietMs the gap is closed at that time and recovered up to it.
+  missed.watching(['BTCUSDT']);
+  await until(() => gapsEnded().length === 1, 'the quiet market closed and recovered', 5_000);
+  // Trades the stream did not carry yet, then the first live one.
+  for (const n of [10, 11]) print(n, false);
+  print(12, true);
+  await until(() => gapsEnded().length === 2, 'the gap up to the first live trade recovered', 5_000);
+
+  const published = events.filter((e): e is TradeEvent => e.type === 'trade').map((t) => Number(t.tradeId));
+  expect([...published].sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
+  expect(gapsEnded().map((g) => [g.state, g.cause, g.fromSeq, g.toSeq, g.recovered])).toEqual([
+    ['recovered', 'reconnect', undefined, undefined, 6],
+    ['recovered', 'reconnect', 10, 11, 2],
+  ]);
+});
