@@ -172,9 +172,11 @@ export class HistoryRecovery {
       this.#lastRequestAt = this.#now();
       this.#stats.requests += 1;
       try {
-        const page = rest.parse(await this.#options.getJson(url), symbol);
+        const json = await this.#options.getJson(url);
+        const page = rest.parse(json, symbol);
         if (page) return page;
-        this.#options.log.warn({ symbol, url }, 'trade history page not understood');
+        // Often a refusal in the venue's words (Kraken answers 200 with "EGeneral:Too many requests").
+        this.#options.log.warn({ symbol, url, sample: JSON.stringify(json)?.slice(0, 200) }, 'trade history page not understood');
       } catch (err) {
         this.#options.log.warn({ symbol, err: (err as Error).message }, 'trade history request failed');
       }

@@ -213,13 +213,13 @@ async function inject(f: SoakFault, ctx: { service: SoakService; simulator: Simu
 /** One poll of readiness, prices and memory. */
 async function poll(service: SoakService, key: string): Promise<Poll> {
   const [ready, prices] = await Promise.all([getJson(`${service.base}/ready`), getJson(`${service.base}/v1/prices?ids=${polledAssets.join(',')}`, key)]);
-  const list = (prices.body as { prices?: { id: string; measured: boolean; updatedAt: number }[] } | undefined)?.prices;
+  const list = (prices.body as { prices?: { assetId: string; measured: boolean; updatedAt: number }[] } | undefined)?.prices;
   const now = Date.now();
   const fresh = (p: { measured: boolean; updatedAt: number }) => p.measured && now - p.updatedAt < 15_000;
   const measured = list ? list.length === polledAssets.length && list.every(fresh) : undefined;
   const late = list
     ?.filter((p) => !fresh(p))
-    .map((p) => `${p.id} ${p.measured ? `${Math.round((now - p.updatedAt) / 1000)} s old` : 'unmeasured'}`)
+    .map((p) => `${p.assetId} ${p.measured ? `${Math.round((now - p.updatedAt) / 1000)} s old` : 'unmeasured'}`)
     .join(', ');
   return { at: now, rssMb: rssMbOf(service.pid), ready: ready.status || undefined, measured, ...(measured === false ? { late: late || `${list?.length ?? 0} prices` } : {}) };
 }
@@ -243,20 +243,31 @@ async function runSchedule(ctx: { service: SoakService; simulator: Simulator; st
   }
 }
 
-/** The market stopped: waits until every gap is recovered and every trade published is committed. */
-async function drain(base: string, failures: string[]): Promise<void> {
+/**
+ * The market stopped: waits until every gap is recovered and every trade published is committed.
+ * Recovery runs at each venue's REST pace (Bitfinex's is one request in 5 s, and a restart opens a
+ * gap per market), so the wait has no fixed length: it fails once nothing moved for `stuckMs`.
+ */
+async function drain(base: string, failures: string[], stuckMs = 120_000): Promise<void> {
   let last: Awaited<ReturnType<typeof pipelineState>> | undefined;
-  let before = -1;
+  let seen = '';
+  let movedAt = Date.now();
+  const started = Date.now();
   await until(
     async () => {
       last = await pipelineState(base);
-      const settled = last.gapsPending === 0 && last.uncommitted === 0 && last.published === before;
-      before = last.published;
+      const { gapsPending, uncommitted, published, recovered } = last;
+      const now = JSON.stringify({ gapsPending, uncommitted, published, recovered });
+      const settled = gapsPending === 0 && uncommitted === 0 && now === seen;
+      if (now !== seen) [seen, movedAt] = [now, Date.now()];
+      if (!settled && Date.now() - movedAt > stuckMs) throw new Error(`soak: the pipeline did not drain once the market stopped: nothing moved for ${stuckMs / 1000} s ${now}`);
       return settled;
     },
     'soak: the pipeline to drain once the market stopped (gaps recovered, trades committed)',
-    { timeoutMs: 240_000, everyMs: 1_000, context: () => JSON.stringify(last) },
-  ).catch((err: Error) => failures.push(err.message));
+    { timeoutMs: 30 * 60_000, everyMs: 1_000, context: () => JSON.stringify(last) },
+  )
+    .then(() => process.stdout.write(`soak: drained in ${Math.round((Date.now() - started) / 1000)} s\n`))
+    .catch((err: Error) => failures.push(err.message));
 }
 
 export async function runSoak(options: SoakOptions): Promise<SoakResult> {
