@@ -1,9 +1,11 @@
 // The soak run: the whole embedded service, as its own process, against the market simulator
 // (run here, in this process, so that every trade the venues print is recorded), with faults
 // injected on a schedule: dropped and stalled sockets, venue outages of a minute and of three, a
-// store outage, a burst past the bus's bound, and a SIGKILL of the service with a restart a minute
-// later. At the end it checks, from the store and the API, that every trade printed was stored
-// once, or lies in a recorded gap with its reason, and that nothing else was lost.
+// store outage, a burst past the bus's bound, 20,000 idle connections held to its port, and a SIGKILL
+// of the service with a restart a minute later; a fuzzing client sends random requests all along.
+// At the end it checks, from the store and the API, that every trade printed was stored once, or
+// lies in a recorded gap with its reason, that nothing else was lost, and that no request got a
+// 5xx (but 503) or no answer outside the service's downtime.
 //   npm run soak                 10 minutes, the default bounds
 //   npm run soak -- --minutes 30 --keep   longer, and keep the data directory, the service log and
 //                                         printed.jsonl (every trade printed: venue, market, id, time, delivered)
@@ -22,6 +24,8 @@ import { venueEnvName } from '../ingest/venue.ts';
 import { startSimulator, type SimulatedVenueId, type Simulator } from '../simulator/simulator.ts';
 import type { SentTrade } from '../simulator/venueServer.ts';
 import { accountTrades, lostIndexSeconds, tradeKey, type TradeAccount } from './soakChecks.ts';
+import { idleFlood, startFuzzClient, type FuzzCounts } from './soakClients.ts';
+import type { FloodCounts } from './support/idleFlood.ts';
 import { getJson, rssMbOf, SoakService } from './soakService.ts';
 import { freeLoopbackPort } from './support/ports.ts';
 import { until } from './support/until.ts';
@@ -35,7 +39,9 @@ export type SoakFault =
   /** Every market trades `factor` times as often for `ms`: the bus's bound is crossed, what it refuses is recovered. */
   | { atMs: number; fault: 'burst'; factor: number; ms: number }
   /** SIGKILL of the service, started again `ms` later on the same data. */
-  | { atMs: number; fault: 'kill'; ms: number };
+  | { atMs: number; fault: 'kill'; ms: number }
+  /** `connections` idle connections held to the service's port from other addresses for `ms` (test/support/idleFlood.ts). */
+  | { atMs: number; fault: 'idle-flood'; connections: number; ms: number };
 
 export interface SoakOptions {
   durationMs: number;
@@ -65,6 +71,7 @@ export function faultSchedule(durationMs: number, storeOutageMs: number): SoakFa
     { atMs: at(0.25), fault: 'store-outage', ms: storeOutageMs },
     { atMs: at(0.35), venue: 'bitstamp', fault: 'outage', ms: Math.min(60_000, at(0.1)) },
     { atMs: at(0.4), venue: 'coinbase', fault: 'outage', ms: Math.min(180_000, at(0.25)) },
+    { atMs: at(0.45), fault: 'idle-flood', connections: 20_000, ms: Math.min(60_000, at(0.08)) },
     { atMs: at(0.55), fault: 'burst', factor: 10, ms: Math.min(20_000, at(0.05)) },
     { atMs: at(0.7), fault: 'kill', ms: Math.min(60_000, at(0.08)) },
   ];
@@ -173,6 +180,8 @@ interface RunState {
   polls: Poll[];
   outages: Outage[];
   recoveredBeforeKills: number;
+  /** What each idle flood's clients counted. */
+  floods: FloodCounts[][];
 }
 
 /** Injects one fault; a kill waits out its downtime and starts the service again. */
@@ -191,6 +200,14 @@ async function inject(f: SoakFault, ctx: { service: SoakService; simulator: Simu
       setTimeout(() => simulator.setTradesPerSecondPerMarket(normal), f.ms).unref();
       // More than the machine can take, by design: prices may lag until the backlog is through.
       state.outages.push({ from: Date.now(), to: Date.now() + f.ms, kind: 'burst' });
+      return;
+    }
+    case 'idle-flood': {
+      // Held from other addresses while the polls go on: nothing the operator or a client sees may change.
+      void idleFlood(Number(new URL(ctx.base).port), f.connections, f.ms).then(
+        (counts) => state.floods.push(counts),
+        (err: Error) => state.floods.push([{ opened: 0, closed: 0, errors: { [err.message]: 1 }, peakOpen: 0 }]),
+      );
       return;
     }
     case 'kill': {
@@ -292,7 +309,9 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
   let recording = false;
   const stopPrinted = simulator.onTradePrinted((t) => recording && printed.push(t));
   const service = new SoakService({ port, env: serviceEnv(simulator, options, port, dataDir, keySecret), venues: simulator.venues, logFile });
-  const state: RunState = { start: 0, polls: [], outages: [], recoveredBeforeKills: 0 };
+  const state: RunState = { start: 0, polls: [], outages: [], recoveredBeforeKills: 0, floods: [] };
+  let fuzz: ReturnType<typeof startFuzzClient> | undefined;
+  let fuzzed: FuzzCounts | undefined;
   let end = 0;
   let last: Awaited<ReturnType<typeof pipelineState>> | undefined;
   try {
@@ -301,12 +320,14 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     state.start = Date.now();
     recording = true;
     report(`soak: service pid ${service.pid} on ${service.base}, ${simulator.venues.length} simulated venues, ${options.durationMs / 1000} s, log ${logFile}`);
+    fuzz = startFuzzClient(service.base, key);
     await runSchedule({ service, simulator, state, options, base: service.base, key, report, printed: () => printed.length });
   } finally {
     // No trade may be printed while the rest settles: stop the market, let the pipeline drain.
     recording = false;
     simulator.pause();
     end = Date.now();
+    fuzzed = await fuzz?.stop();
     if (service.failedExit === undefined) {
       await drain(service.base, failures);
       last = await pipelineState(service.base);
@@ -317,13 +338,34 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
   stopPrinted();
   await simulator.close();
   if (code !== 0) failures.push(`the service exited with ${code} on SIGTERM`);
+  if (fuzzed) checkHostileClients(fuzzed, state, options, failures);
   const figures = await verify({ dataDir, printed, firstDelivered, state, end, options, failures, delivered: delivered.size, recovered: state.recoveredBeforeKills + (last?.recovered ?? 0), busDropped: last?.dropped ?? 0 });
   if (options.keep) {
     // For a look afterwards: every trade printed in the run, when, and whether a socket got it.
     const lines = printed.map((p) => JSON.stringify([p.venue, p.market, p.tradeId, p.trade.time, delivered.has(tradeKey(p.venue, p.market, p.tradeId))]));
     writeFileSync(join(dataDir, 'printed.jsonl'), `${lines.join('\n')}\n`);
   } else rmSync(dataDir, { recursive: true, force: true });
-  return { pass: failures.length === 0, failures, summary: summaryLine(figures, options, failures), figures };
+  return { pass: failures.length === 0, failures, summary: `${summaryLine(figures, options, failures)}\n${hostileLine(fuzzed, state.floods)}`, figures };
+}
+
+/** The fuzzing client: no 5xx but 503, and an answer to every request, but while the service was down (killed). */
+function checkHostileClients(fuzzed: FuzzCounts, state: RunState, options: SoakOptions, failures: string[]): void {
+  const down = (at: number) => state.outages.some((o) => o.kind === 'service' && at >= o.from - 10_000 && at <= o.to + options.recoveryMs);
+  if (fuzzed.serverErrors.length > 0) failures.push(`${fuzzed.serverErrors.length} fuzzed requests got a 5xx other than 503, e.g. ${fuzzed.serverErrors.slice(0, 3).map((e) => e.what).join('; ')}`);
+  const unanswered = fuzzed.noAnswer.filter((e) => !down(e.at));
+  if (unanswered.length > 0) failures.push(`${unanswered.length} fuzzed requests got no answer while the service ran, e.g. ${unanswered.slice(0, 3).map((e) => `${Math.round((e.at - state.start) / 1000)} s: ${e.what}`).join('; ')}`);
+  const floodErrors = state.floods.flat().flatMap((c) => Object.keys(c.errors).filter((code) => code !== 'ECONNREFUSED'));
+  if (floodErrors.length > 0) failures.push(`the idle flood could not run as planned: ${[...new Set(floodErrors)].join(', ')}`);
+}
+
+function hostileLine(fuzzed: FuzzCounts | undefined, floods: readonly FloodCounts[][]): string {
+  const classes = Object.entries(fuzzed?.byClass ?? {}).sort().map(([c, n]) => `${c} ${n}`).join(', ');
+  const flood = floods.flat();
+  const sum = (pick: (c: FloodCounts) => number) => flood.reduce((n, c) => n + pick(c), 0);
+  return (
+    `soak: fuzzed ${fuzzed?.sent ?? 0} requests (${classes || 'none'}; 5xx but 503: ${fuzzed?.serverErrors.length ?? 0}, no answer: ${fuzzed?.noAnswer.length ?? 0}), ` +
+    `idle floods ${floods.length}: connections opened ${sum((c) => c.opened)}, closed by the service ${sum((c) => c.closed)}, most open at once ${sum((c) => c.peakOpen)}`
+  );
 }
 
 /** Checks the store and the polls once the service stopped; adds what failed to `failures`. */
