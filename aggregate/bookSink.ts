@@ -30,6 +30,8 @@ export async function startBookSink(options: BookSinkOptions): Promise<{ stop():
   let queue: Promise<void> = Promise.resolve();
   let subscription: Subscription | undefined;
   let failures = 0;
+  /** The last insert failed: the store is down or hung, and a stop does not wait on it again. */
+  let lastInsertFailed = false;
 
   const flush = (): Promise<void> => {
     queue = queue.then(async () => {
@@ -51,9 +53,11 @@ export async function startBookSink(options: BookSinkOptions): Promise<{ stop():
       }
       try {
         await store.insert('market_quality', rows);
+        lastInsertFailed = false;
       } catch (err) {
         // Newer books will come: these are not worth holding the bus for, so they are committed all the same.
         failures += 1;
+        lastInsertFailed = true;
         log.error({ err, markets: rows.length }, 'market quality insert failed; these books are skipped');
       }
       await subscription?.commit(commitPositionsAfter(records)).catch((err: unknown) => log.warn({ err }, 'book commit failed'));
@@ -79,10 +83,13 @@ export async function startBookSink(options: BookSinkOptions): Promise<{ stop():
   const timer = setInterval(() => void flush(), options.everyMs);
 
   return {
+    /** Stores the newest books and commits, unless the store has failed: then they stay uncommitted on the bus, logged. */
     async stop() {
       clearInterval(timer);
       await subscription?.stop();
-      await flush();
+      await queue;
+      if (!lastInsertFailed) return flush();
+      if (latest.size > 0) log.error({ markets: latest.size }, 'stopped with the store failing: the newest books of these markets were not measured and stay uncommitted on the bus');
     },
   };
 }

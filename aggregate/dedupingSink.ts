@@ -41,7 +41,10 @@ export interface DedupingSinkStats {
 
 export interface DedupingSink {
   stats(): DedupingSinkStats;
-  /** Inserts what is buffered, commits, and stops consuming. */
+  /**
+   * Inserts what is buffered, commits, and stops consuming. Once the store has failed (the last
+   * flush failed) it inserts nothing more: what it holds stays uncommitted on the bus, logged.
+   */
   stop(): Promise<void>;
 }
 
@@ -91,6 +94,14 @@ class SliceWriter<T extends Topic> {
   readonly #latestHeld = new Map<string, LatestHeld>();
   /** Slices to insert again, exactly, before anything after them in their partitions. */
   #repeats: Repeat[] = [];
+  /**
+   * The rows this member sent (or was about to send) under each token whose outcome is unknown. A
+   * repeat sends them again as they were, even where the table now holds them: an insert can land
+   * in the table while a view fed from it fails (a full disk), and only the same block under the
+   * same token reaches that view, the engine dropping the copy everywhere else
+   * (deduplicate_blocks_in_dependent_materialized_views, infra/store.ts).
+   */
+  readonly #unknownOutcome = new Map<string, Candidate<T>[]>();
   /** Partitions whose intents were read since the assignment (shared mode). */
   readonly #takenOver = new Set<string>();
   /** Counts assignments: each one forgets what is known of the table, the repeats and the partitions taken over. */
@@ -112,6 +123,7 @@ class SliceWriter<T extends Topic> {
   reassigned(): void {
     this.#latestHeld.clear();
     this.#repeats = [];
+    this.#unknownOutcome.clear();
     this.#takenOver.clear();
     this.#assignment += 1;
   }
@@ -213,6 +225,7 @@ class SliceWriter<T extends Topic> {
       // The insert that failed may still land, and those after it may have their intents written:
       // they are inserted again as they are, before anything else of their partitions.
       const again = plan.slices.filter((s, i) => i >= sent - 1 && (i === sent - 1 || s.repeat || intentsWritten));
+      for (const s of again) this.#unknownOutcome.set(s.token, this.#unknownOutcome.get(s.token) ?? stored.get(s)!);
       this.#repeats = [...again.map((s) => ({ ranges: s.ranges })), ...plan.pending];
       for (const c of candidates.values()) this.#latestHeld.delete(c.market);
       throw err;
@@ -224,13 +237,20 @@ class SliceWriter<T extends Topic> {
     return plan.waiting;
   }
 
+  /**
+   * Inserts a slice: its events the table does not hold (`stored`), or, for a repeat of this
+   * member's own insert, exactly the rows that insert carried. `inserted` counts the new ones.
+   */
   async #insertSlice(slice: Slice<T>, stored: readonly Candidate<T>[], bounds: Map<string, LatestHeld>, keep: (market: string, bound: LatestHeld) => void): Promise<void> {
-    if (stored.length === 0) return;
+    const sent = (slice.repeat && this.#unknownOutcome.get(slice.token)) || stored;
+    if (sent.length === 0) return;
     if (slice.repeat) this.#stats.repeatedInserts += 1;
-    await this.#options.store.insert(this.#target.table, stored.map((c) => this.#target.row(c.event)), slice.token);
+    await this.#options.store.insert(this.#target.table, sent.map((c) => this.#target.row(c.event)), slice.token);
+    this.#unknownOutcome.delete(slice.token);
+    // The range of what was sent, not only of what is new: a view that missed it has it now.
     let minTs = Infinity;
     let maxTs = -Infinity;
-    for (const c of stored) {
+    for (const c of sent) {
       minTs = Math.min(minTs, c.event.ts);
       maxTs = Math.max(maxTs, c.event.ts);
       if (slice.repeat) continue;
@@ -275,6 +295,9 @@ export async function startDedupingSink<T extends Topic>(target: DedupedTable<T>
   // Inserts run one at a time, in order: a later batch never overtakes an earlier one.
   let queue: Promise<void> = Promise.resolve();
   let subscription: Subscription | undefined;
+  /** The last flush failed: the store is down or hung, and a stop does not wait on it again. */
+  let lastFlushFailed = false;
+  let stopping = false;
 
   const flush = (): Promise<void> => {
     queue = queue.then(async () => {
@@ -288,12 +311,14 @@ export async function startDedupingSink<T extends Topic>(target: DedupedTable<T>
         waiting = await writer.insertNew(records);
       } catch (err) {
         stats.failedBatches += 1;
+        lastFlushFailed = true;
         // Nothing was committed: requeue in front so the next flush retries the same events.
         if (writer.assignment === atStart) buffer = records.concat(buffer);
         oldestAt = Date.now();
         log.error({ err, table: target.table, events: records.length }, 'batch insert failed; will retry');
         return;
       }
+      lastFlushFailed = false;
       // A rebalance meanwhile: the bus delivers these records again to whoever owns them now.
       if (writer.assignment !== atStart) return;
       if (waiting.length > 0) {
@@ -327,7 +352,8 @@ export async function startDedupingSink<T extends Topic>(target: DedupedTable<T>
       stats.received += records.length;
       // While the store refuses inserts, hold delivery here: the bus lags instead of our memory
       // growing. Records held back for a repeat wait for later ones: delivery goes on for them.
-      while (buffer.length - waitingRecords >= batchRows) {
+      // Stopping with the store failed, nothing more is inserted: what is delivered stays uncommitted.
+      while (buffer.length - waitingRecords >= batchRows && !(stopping && lastFlushFailed)) {
         await flush();
         if (buffer.length - waitingRecords >= batchRows) await new Promise((r) => setTimeout(r, retryDelayMs));
       }
@@ -338,14 +364,27 @@ export async function startDedupingSink<T extends Topic>(target: DedupedTable<T>
     if (buffer.length > waitingRecords && Date.now() - oldestAt >= batchMs) void flush();
   }, Math.max(10, Math.floor(batchMs / 4)));
 
+  /** A stop's flush: after the one under way, unless the store failed (a last try would wait on it again). */
+  const flushUnlessFailed = async () => {
+    await queue;
+    if (!lastFlushFailed) await flush();
+  };
+
   return {
     stats: () => ({ ...stats }),
     async stop() {
+      stopping = true;
       clearInterval(timer);
-      await flush();
+      await flushUnlessFailed();
       await subscription?.stop();
       // Records delivered while the subscription was stopping.
-      await flush();
+      await flushUnlessFailed();
+      if (lastFlushFailed && buffer.length > 0) {
+        log.error(
+          { table: target.table, events: buffer.length },
+          'stopped with the store failing: these events were not inserted and stay uncommitted on the bus (Kafka delivers them again at the next start; the in-process bus loses them with the process)',
+        );
+      }
     },
   };
 }

@@ -39,7 +39,7 @@ export interface AppDeps {
   store: StoreCalls;
   keys: KeyStore;
   quota: Quota;
-  config: Pick<Config, 'INDEX_STALE_AFTER_MS' | 'MDS_SIMULATED' | 'STATUS_ASSETS' | 'PUBLIC_BASE_URL' | 'OPS_ALLOWED_HOSTS'>;
+  config: Pick<Config, 'INDEX_STALE_AFTER_MS' | 'STORE_MIN_FREE_MB' | 'MDS_SIMULATED' | 'STATUS_ASSETS' | 'PUBLIC_BASE_URL' | 'OPS_ALLOWED_HOSTS'>;
   log: Logger;
   /** Operator endpoints (/health, /ready, /metrics), the request metrics and what the status page reads of this process, wired by the composition root. */
   ops?: { observe: express.RequestHandler; router: express.Router; status?: ProcessStatusSources };

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { ConfigError, configSchema, type Config } from '../infra/config.ts';
+import { writeSecretFileOnce } from '../infra/secretFile.ts';
 
 /** Name of the generated secret's file in MDS_DATA_DIR (embedded store, API_KEY_SECRET unset). */
 export const apiKeySecretFileName = 'api-key-secret';
@@ -27,17 +28,7 @@ export function loadApiKeySecret(config: Pick<Config, 'API_KEY_SECRET' | 'CLICKH
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
   }
-  // Written whole under a name of its own, then linked into place (link never replaces a file): of
-  // two processes starting together, one links first and the other reads that complete file.
-  const temp = join(dir, `.${apiKeySecretFileName}.${process.pid}.${randomBytes(4).toString('hex')}`);
-  writeFileSync(temp, `${randomBytes(32).toString('hex')}\n`, { mode: 0o600, flag: 'wx' });
-  try {
-    linkSync(temp, file);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-  } finally {
-    rmSync(temp, { force: true });
-  }
+  writeSecretFileOnce(file, `${randomBytes(32).toString('hex')}\n`);
   return readSecretFile(file);
 }
 

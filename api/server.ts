@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Config } from '../infra/config.ts';
+import { httpServerOptions, limitConnections, type HttpLimitsConfig } from '../infra/connectionLimits.ts';
 import type { Logger } from '../infra/log.ts';
+import type { Metrics } from '../infra/metrics.ts';
 import type { StoreCalls } from '../infra/store.ts';
 import { createApp, type AppDeps } from './app.ts';
 import { ApiError } from './errors.ts';
@@ -29,12 +31,14 @@ export interface ApiServer {
 export interface StartApiOptions {
   /** A migrated store; the caller owns it and closes it. */
   store: StoreCalls;
-  config: Pick<Config, 'PORT' | 'QUOTA_PER_HOUR' | 'REDIS_URL' | 'INDEX_STALE_AFTER_MS' | 'MDS_SIMULATED' | 'STATUS_ASSETS' | 'PUBLIC_BASE_URL' | 'OPS_ALLOWED_HOSTS'> & StreamConfig;
+  config: Pick<Config, 'PORT' | 'QUOTA_PER_HOUR' | 'REDIS_URL' | 'INDEX_STALE_AFTER_MS' | 'STORE_MIN_FREE_MB' | 'MDS_SIMULATED' | 'STATUS_ASSETS' | 'PUBLIC_BASE_URL' | 'OPS_ALLOWED_HOSTS'> & StreamConfig & HttpLimitsConfig;
   log: Logger;
   /** Namespace of the quota counters in Redis (default mds:quota). */
   quotaKeyPrefix?: string;
   /** Operator endpoints and request metrics (see AppDeps). */
   ops?: AppDeps['ops'];
+  /** Where the counts of open, refused and timed-out connections go (mds_http_connections_*); unset = not exported. */
+  metrics?: Metrics;
   /** Longest wait (ms) of close() for requests in flight before it cuts their connections (default 5000). */
   shutdownTimeoutMs?: number;
   /** Reload interval and staleness bound of the in-memory API keys (KeyStore defaults: 5 s, 10 min). */
@@ -58,8 +62,11 @@ export async function startApi(options: StartApiOptions): Promise<ApiServer> {
   });
   const stream = await startStream({ store, keys, quota, trades: options.trades, config, log: log.child({ part: 'stream' }) });
   const app = createApp({ store, keys, quota, config, log, ops: options.ops, streamToken: stream.tokenHandler });
-  const server = app.listen(config.PORT);
-  answerParserErrors(server);
+  // Timeouts and caps on connections (infra/connectionLimits.ts): Node's defaults let idle sockets take every file descriptor.
+  const server = createServer(httpServerOptions(config), app);
+  const connections = limitConnections(server, config, log, options.metrics);
+  server.listen(config.PORT);
+  answerParserErrors(server, connections);
   stream.attach(server);
   try {
     await once(server, 'listening');
@@ -107,9 +114,15 @@ function refuse(socket: Socket, status: number, message: string): void {
  * Requests Node's HTTP parser rejects before Express runs (too large, malformed, CONNECT) still get
  * the API's error body and a request id, not an empty answer or none at all.
  */
-function answerParserErrors(server: Server): void {
+function answerParserErrors(server: Server, connections: { countTimeout(): void }): void {
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
     if (err.code === 'ECONNRESET') return void socket.destroy();
+    if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+      connections.countTimeout();
+      refuse(socket, 408, 'no complete request came in time (HTTP_HEADERS_TIMEOUT_MS, HTTP_REQUEST_TIMEOUT_MS): send the request at once after connecting');
+      // Closed now, not once the client ends its side: an idle client would keep it open otherwise.
+      return void socket.destroy();
+    }
     if (err.code === 'HPE_HEADER_OVERFLOW') {
       return refuse(socket, 431, `the request line and headers exceed ${headerLimitKiB} KiB: send fewer ids per request, or shorter headers`);
     }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { redactUrl } from './redact.ts';
+import { parseRetentionDays } from './retentionPolicy.ts';
 
 const optionalUrl = (what: string) =>
   z
@@ -79,10 +80,84 @@ export const configSchema = z.object({
   STREAM_MAX_SUBSCRIPTIONS_PER_CONNECTION: positiveInt(100),
   /** Bytes a stream connection may leave unsent (its client reads too slowly) before it is closed with code 4008. */
   STREAM_MAX_BUFFERED_BYTES: positiveInt(1_048_576),
+  // What one client may hold on the API's port (infra/connectionLimits.ts); a port open to the
+  // internet also needs a reverse proxy in front (README "Exposing the port").
+  /**
+   * Longest time (ms) a client may take to send a request's headers, the first one counted from the
+   * connection's opening: an idle connection that sends nothing is closed after it. At most HTTP_REQUEST_TIMEOUT_MS.
+   */
+  HTTP_HEADERS_TIMEOUT_MS: positiveInt(10_000),
+  /** Longest time (ms) a connection may take to send a whole request, headers and body. */
+  HTTP_REQUEST_TIMEOUT_MS: positiveInt(30_000),
+  /** A kept-alive connection that sends no next request within this (ms) is closed. */
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: positiveInt(5_000),
+  /**
+   * Open connections to the API's port (stream connections included); one more is closed at once.
+   * Loopback may open 16 beyond it (the operator's /health). Unset = a quarter of the process's
+   * open-file limit (Linux: /proc/self/limits; 1,000 elsewhere), so they never take the store's files.
+   */
+  HTTP_MAX_CONNECTIONS: optionalPositiveInt,
+  /**
+   * Open connections one client address (an IPv6 /64) may hold on the API's port. Loopback is not
+   * capped here (a proxy on this host); a reverse proxy on another host needs it raised to its own number.
+   */
+  HTTP_MAX_CONNECTIONS_PER_ADDRESS: positiveInt(100),
   /** Longest wait (ms) for one store query; past it the caller gets StoreTimeoutError (the API answers 503 or stale data). */
   STORE_QUERY_TIMEOUT_MS: positiveInt(10_000),
   /** Longest wait (ms) for one store insert; a timed-out insert may still land; the event sinks retry it with the same dedup token. */
   STORE_INSERT_TIMEOUT_MS: positiveInt(30_000),
+  /**
+   * Port of the read-only SQL endpoint (ClickHouse's HTTP interface, infra/sql/SQL.md) on the embedded
+   * store, served by the process that holds it; unset = off (`npm run demo` sets 8123). Not with
+   * CLICKHOUSE_URL: readers then use the server itself.
+   */
+  SQL_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  /** Address the SQL endpoint binds; loopback unless set. */
+  SQL_HOST: z.string().trim().min(1).default('127.0.0.1'),
+  /** The SQL endpoint's one user, read-only. */
+  SQL_USER: z.string().regex(/^[A-Za-z_][A-Za-z0-9_.-]*$/, 'must be a plain user name').default('reader'),
+  /** Its password; unset = generated once into <MDS_DATA_DIR>/sql-password (owner-only). Never logged. */
+  SQL_PASSWORD: z.string().min(16, 'must be at least 16 characters (e.g. the output of `openssl rand -base64 18`)').optional(),
+  /** Longest run (seconds) of one SQL query (max_execution_time); past it the engine stops it with code 159. */
+  SQL_MAX_EXECUTION_TIME_S: positiveInt(30),
+  /** Most rows one SQL result may have (max_result_rows); more = code 396, never a cut result. */
+  SQL_MAX_RESULT_ROWS: positiveInt(1_000_000),
+  /** Most bytes one SQL result may have (max_result_bytes). */
+  SQL_MAX_RESULT_BYTES: positiveInt(256 * 1_048_576),
+  /** Most memory (bytes) one SQL query may use (max_memory_usage). */
+  SQL_MAX_MEMORY_BYTES: positiveInt(1_073_741_824),
+  /** Threads one SQL query may use (max_threads): the rest of the machine stays with ingestion and the API. */
+  SQL_MAX_THREADS: positiveInt(1),
+  /** SQL queries the reader may have running at once; one more is refused with code 202. */
+  SQL_MAX_CONCURRENT_QUERIES: positiveInt(2),
+  /**
+   * Free space (MB) the store's disk must keep, for merges (a merge writes its new part before it
+   * drops the old ones): below it /ready fails (`disk`) and prices are served measured=false.
+   */
+  STORE_MIN_FREE_MB: z.coerce.number().int().min(0).default(1024),
+  /**
+   * Days the time-series tables keep their rows, as `table=days,...` (e.g. trades=365,market_seconds=90),
+   * applied as TTLs when the store is migrated; a table not named keeps its default (infra/retentionPolicy.ts;
+   * every table and default in infra/SCHEMA.md, "Retention").
+   */
+  STORE_RETENTION_DAYS: z
+    .string()
+    .default('')
+    .transform((v, ctx) => {
+      try {
+        return parseRetentionDays(v);
+      } catch (err) {
+        ctx.addIssue({ code: 'custom', message: (err as Error).message });
+        return z.NEVER;
+      }
+    }),
+  /**
+   * Longest time (ms) the whole stop of a process may take (SIGTERM, SIGINT, a fatal error): the API
+   * stops accepting first, then the other parts stop in stages, the parts of a stage all at once
+   * (infra/roles/lifecycle.ts); what has not stopped by then is logged by name and the process exits
+   * without it. Keep it under the orchestrator's grace period (Kubernetes kills at 30 s).
+   */
+  SHUTDOWN_DEADLINE_MS: positiveInt(15_000),
   /** pino log level. */
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /**
@@ -221,7 +296,7 @@ export class ConfigError extends Error {
 }
 
 /** Variables whose value an error message must not repeat. */
-const secretVariables = new Set(['DEMO_API_KEY', 'API_KEY_SECRET', 'METRICS_TOKEN']);
+const secretVariables = new Set(['DEMO_API_KEY', 'API_KEY_SECRET', 'METRICS_TOKEN', 'SQL_PASSWORD']);
 
 /** A wrong value as the error shows it: URLs without their credentials, secrets by length only. */
 function shownValue(name: string, value: string): string {
@@ -231,7 +306,16 @@ function shownValue(name: string, value: string): string {
 /** Parses the environment once at start; the error names every variable that is wrong. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const result = configSchema.safeParse(env);
-  if (result.success) return result.data;
-  const lines = result.error.issues.map((i) => `  ${i.path.join('.')}=${shownValue(String(i.path[0]), env[String(i.path[0])] ?? '')}: ${i.message}`);
+  const lines = result.success
+    ? ruleBreaches(result.data)
+    : result.error.issues.map((i) => `  ${i.path.join('.')}=${shownValue(String(i.path[0]), env[String(i.path[0])] ?? '')}: ${i.message}`);
+  if (result.success && lines.length === 0) return result.data;
   throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
+}
+
+/** Rules between two variables, which no one variable's schema can state (a refined schema could no longer be picked from). */
+function ruleBreaches(config: Config): string[] {
+  const { HTTP_HEADERS_TIMEOUT_MS: headers, HTTP_REQUEST_TIMEOUT_MS: request } = config;
+  // Node's http.Server refuses a headers timeout longer than the request timeout.
+  return headers > request ? [`  HTTP_HEADERS_TIMEOUT_MS="${headers}": must be at most HTTP_REQUEST_TIMEOUT_MS (${request})`] : [];
 }

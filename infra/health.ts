@@ -1,8 +1,10 @@
 import { once } from 'node:events';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express, { type RequestHandler, type Router } from 'express';
 import { Counter, Histogram, Registry, type MetricValue } from 'prom-client';
 import type { LevelWithSilent } from 'pino';
+import { httpServerOptions, limitConnections, type HttpLimitsConfig } from './connectionLimits.ts';
 import type { Logger } from './log.ts';
 import type { Metrics } from './metrics.ts';
 import { isLoopback, operatorOnly, sameSecret, type OperatorHosts } from './operatorAccess.ts';
@@ -157,11 +159,14 @@ export function observeRequests(metrics: Metrics, access?: AccessLog): RequestHa
 }
 
 /** For roles without the API (ingest, aggregate, jobs): the same endpoints on their own port. */
-export async function startOpsServer(port: number, router: Router): Promise<{ url: string; close(): Promise<void> }> {
+export async function startOpsServer(port: number, router: Router, limits: { config: HttpLimitsConfig; log: Logger; metrics: Metrics }): Promise<{ url: string; close(): Promise<void> }> {
   const app = express();
   app.disable('x-powered-by');
   app.use(router);
-  const server = app.listen(port, '0.0.0.0');
+  // The same timeouts and caps as the API's port: idle sockets must not take the process's file descriptors.
+  const server = createServer(httpServerOptions(limits.config), app);
+  limitConnections(server, limits.config, limits.log, limits.metrics);
+  server.listen(port, '0.0.0.0');
   await once(server, 'listening');
   const { port: bound } = server.address() as AddressInfo;
   return {

@@ -73,8 +73,8 @@ export interface StoreActivity {
 
 /**
  * Wraps a store so that every insert and query is measured: rows inserted, insert seconds, last
- * insert time and failures per table (the sinks' and the index runner's writes), query seconds and
- * failures. The wrapped store behaves exactly as the original.
+ * insert time, failures and calls in flight per table (the sinks' and the index runner's writes),
+ * query seconds, failures and calls in flight. The wrapped store behaves exactly as the original.
  */
 export function observeStore(metrics: Metrics, store: Store): { store: Store; activity: StoreActivity } {
   const registers = [metrics.registry];
@@ -83,6 +83,9 @@ export function observeStore(metrics: Metrics, store: Store): { store: Store; ac
   const insertFailures = new Counter({ name: 'mds_store_insert_failures_total', help: 'Inserts that failed, per table. Alert on a sustained increase.', labelNames: ['table'], registers });
   const querySeconds = new Histogram({ name: 'mds_store_query_seconds', help: 'Time of one query.', buckets: [0.001, 0.005, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10], registers });
   const queryFailures = new Counter({ name: 'mds_store_query_failures_total', help: 'Queries that failed.', registers });
+  // A hung store shows here first: calls that go out and do not come back (until their deadline).
+  const insertsInFlight = new Gauge({ name: 'mds_store_inserts_in_flight', help: 'Inserts sent and not answered yet, per table.', labelNames: ['table'], registers });
+  const queriesInFlight = new Gauge({ name: 'mds_store_queries_in_flight', help: 'Queries sent and not answered yet.', registers });
   const lastInsert = new Map<string, number>();
   sampledGauge(metrics, {
     name: 'mds_store_last_insert_timestamp_seconds',
@@ -96,6 +99,7 @@ export function observeStore(metrics: Metrics, store: Store): { store: Store; ac
     description: store.description,
     async insert(table, values, dedupToken) {
       const end = insertSeconds.startTimer({ table });
+      insertsInFlight.inc({ table });
       try {
         await store.insert(table, values, dedupToken);
       } catch (err) {
@@ -103,12 +107,14 @@ export function observeStore(metrics: Metrics, store: Store): { store: Store; ac
         throw err;
       } finally {
         end();
+        insertsInFlight.dec({ table });
       }
       rows.inc({ table }, values.length);
       lastInsert.set(table, Date.now());
     },
     async rows<T>(query: string, params?: Record<string, unknown>) {
       const end = querySeconds.startTimer();
+      queriesInFlight.inc();
       try {
         return await store.rows<T>(query, params);
       } catch (err) {
@@ -116,6 +122,7 @@ export function observeStore(metrics: Metrics, store: Store): { store: Store; ac
         throw err;
       } finally {
         end();
+        queriesInFlight.dec();
       }
     },
     close: () => store.close(),

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { migrate, migrationFiles } from './migrate.ts';
+import { retentionTables } from './retentionPolicy.ts';
 import { openStore, type Store } from './store.ts';
 
 export const schemaDocPath = fileURLToPath(new URL('./SCHEMA.md', import.meta.url));
@@ -91,6 +92,25 @@ function migrationComment(name: string): { file: string; text: string } | undefi
 
 const cell = (text: string) => text.replaceAll('|', '\\|').replaceAll('\n', ' ');
 
+/** How long the time-series tables keep their rows: infra/retentionPolicy.ts, as a table. */
+function retentionSection(): string {
+  const lines = [
+    '## Retention\n',
+    'Rows older than their table\'s retention are dropped by the engine at its merges (a table TTL, set',
+    'when the store is migrated: `npm run migrate`, or the `all` and `demo` roles). Set it per table with',
+    '`STORE_RETENTION_DAYS=table=days,...` (e.g. `trades=365,market_seconds=90`); a table not named keeps',
+    'its default, the tables below only. A table kept shorter than a coarser one still feeds it: the',
+    'candles of every interval are written as trades arrive, not rebuilt from what is kept.\n',
+    '| table | age of a row | default | at least | what reads its past |',
+    '|---|---|---|---|---|',
+  ];
+  for (const [table, rule] of Object.entries(retentionTables)) {
+    const days = 'defaultDays' in rule ? `${rule.defaultDays} day${rule.defaultDays === 1 ? '' : 's'}` : 'for ever';
+    lines.push(`| \`${table}\` | \`${rule.age}\` | ${days} | ${rule.minDays} day${rule.minDays === 1 ? '' : 's'} | ${cell(rule.note)} |`);
+  }
+  return lines.join('\n') + '\n';
+}
+
 /** The document for the schema `store` holds. */
 export async function schemaDoc(store: Store): Promise<string> {
   const tables = await store.rows<TableRow>(
@@ -101,7 +121,7 @@ export async function schemaDoc(store: Store): Promise<string> {
     `SELECT table, name, type, default_kind, comment FROM system.columns
      WHERE database = currentDatabase() ORDER BY table, position`,
   );
-  const out = [intro];
+  const out = [intro, retentionSection()];
   const kinds: [string, (t: TableRow) => boolean][] = [
     ['Tables', (t) => !t.engine.endsWith('View')],
     ['Views', (t) => t.engine === 'View'],

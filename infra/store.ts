@@ -24,7 +24,8 @@ export interface StoreCalls {
   /**
    * Inserts rows as one block. Always sends the same settings: chDB keeps settings on its
    * shared session, so a dedup token sent with one insert would otherwise apply to the next.
-   * Rejects with StoreTimeoutError past the insert deadline; the rows may still land.
+   * Rejects with StoreTimeoutError past the insert deadline; the rows may still land, and so may
+   * the table's part while a view fed from it failed: the same rows under the same token complete it.
    */
   insert(table: string, rows: readonly object[], dedupToken?: string): Promise<void>;
   /** Runs a parameterised SELECT and returns its rows; StoreTimeoutError past the query deadline. Values only ever go through `params`. */
@@ -150,7 +151,15 @@ export async function openStore(config: StoreConfig, timeouts: Partial<StoreTime
           columns,
           values: rows.map((row) => columns.map((c) => (row as Record<string, unknown>)[c])),
           format: 'JSONCompactEachRow',
-          clickhouse_settings: { async_insert: 0, insert_deduplication_token: dedupToken, input_format_null_as_default: 1 },
+          clickhouse_settings: {
+            async_insert: 0,
+            insert_deduplication_token: dedupToken,
+            // A block the table already holds under this token still goes to each view, which keeps
+            // it once: a view that failed on the first try (the table's part had landed) gets it on
+            // the retry. ClickHouse's default only since 26.2 (system.settings_changes); older servers say 0.
+            deduplicate_blocks_in_dependent_materialized_views: 1,
+            input_format_null_as_default: 1,
+          },
           abort_signal: signal,
         });
       });

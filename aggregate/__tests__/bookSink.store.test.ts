@@ -1,5 +1,7 @@
 // The book sink while the store refuses its inserts: books are superseded by newer ones, so it
 // commits anyway and the bus does not fill with them; the next insert that works stores the newest.
+// A stop once the store has failed does not try it again.
+import { pino } from 'pino';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { openTestStore, silentLog } from '../../test/support/harness.ts';
 import { until } from '../../test/support/until.ts';
@@ -49,5 +51,30 @@ test('while market_quality inserts fail the sink still commits, so no book is he
   const rows = await db.store.rows<{ ts: number }>('SELECT toUnixTimestamp64Milli(ts) AS ts FROM market_quality');
   expect(rows).toEqual([{ ts: book(1_000).ts }]);
   await sink.stop();
+  await bus.close();
+});
+
+test('once an insert has failed, a stop does not try the store again: the newest books stay uncommitted, logged', async () => {
+  let inserts = 0;
+  const store: Store = {
+    ...db.store,
+    insert: async () => {
+      inserts += 1;
+      throw new Error('refused');
+    },
+  };
+  const lines: { level: number; msg: string; markets?: number }[] = [];
+  const log = pino({ level: 'warn' }, { write: (s: string) => void lines.push(JSON.parse(s)) });
+  const bus = createMemoryBus();
+  const sink = await startBookSink({ bus, store, log, everyMs: 20 });
+  bus.publish([book(0)]);
+  await until(() => inserts === 1, 'a refused insert');
+  // A newer book, delivered while the sink stops: no insert is tried for it.
+  bus.publish([book(1)]);
+  await sink.stop();
+  expect(inserts).toBe(1);
+  expect(lines.at(-1)).toEqual(expect.objectContaining({ level: 50, msg: 'stopped with the store failing: the newest books of these markets were not measured and stay uncommitted on the bus', markets: 1 }));
+  // The refused book was committed (books are not held for the store); the one left at the stop was not.
+  expect(bus.stats().lags.find((l) => l.group === 'aggregate-books')?.records).toBe(1);
   await bus.close();
 });

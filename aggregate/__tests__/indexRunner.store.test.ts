@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTestStore, silentLog, trade, type TradeRow } from '../../test/support/harness.ts';
 import { seededRandom } from '../../simulator/market.ts';
-import type { Store } from '../../infra/store.ts';
+import { defaultStoreTimeouts, StoreTimeoutError, type Store, type StoreTimeouts } from '../../infra/store.ts';
 import { defaultIndexParams, indexParamsSchema, type IndexParams } from '../indexPrice.ts';
 import { defaultIndexSchedule, IndexRunner } from '../indexRunner.ts';
 import { expectTicks, indexAt, relClose, storedTicks } from './indexCheck.ts';
@@ -354,5 +354,136 @@ describe('index runner, live', () => {
     const fromS = e0 - schedule.recomputeSeconds;
     const toS = reachedAt(now);
     expectTicks(await storedTicks(store, asset), referenceTicks(rows.filter((r) => r.ts < (toS + 1) * 1000), asset, fromS, toS, { params: defaultIndexParams }), fromS, toS);
+  });
+});
+
+/** A stall of the store as the engine has one: a call that does not return for a while, every call behind it waiting. */
+interface StalledStore {
+  /** What the runner is given. */
+  store: Store;
+  /** The simulated clock (unix ms): moved by the runner's waits, and by calls that wait out the stall or their deadline. */
+  now(): number;
+  /** Moves the clock; once the stall is over, the inserts that timed out in it land (the engine ran them). */
+  advance(ms: number): Promise<void>;
+  stalled(): boolean;
+  stats(): { waited: number; timedOut: number; landedLate: number };
+}
+
+/**
+ * `hangMs` of stall from the first call at or after `from` that `on` picks (a query: table
+ * undefined). A call made in the stall returns when it ends, unless its deadline (infra/store.ts,
+ * `timeouts`) comes first: then the caller gets StoreTimeoutError at the deadline, and an insert
+ * still lands when the stall ends.
+ */
+function stalledStore(store: Store, clockStart: number, options: { from: number; hangMs: number; on: (table: string | undefined) => boolean; timeouts: StoreTimeouts }): StalledStore {
+  let clock = clockStart;
+  let stall: { from: number; to: number } | undefined;
+  const late: (() => Promise<void>)[] = [];
+  const stats = { waited: 0, timedOut: 0, landedLate: 0 };
+  const landLate = async () => {
+    for (let insert = late.shift(); insert; insert = late.shift()) {
+      await insert();
+      stats.landedLate += 1;
+    }
+  };
+  async function call<T>(table: string | undefined, run: () => Promise<T>): Promise<T> {
+    const at = clock;
+    if (!stall && at >= options.from && options.on(table)) stall = { from: at, to: at + options.hangMs };
+    if (!stall || at < stall.from || at >= stall.to) return run();
+    // The queries of one step start together: the clock moves once each has read it.
+    await Promise.resolve();
+    const operation = table === undefined ? 'query' : 'insert';
+    const timeoutMs = operation === 'query' ? options.timeouts.queryTimeoutMs : options.timeouts.insertTimeoutMs;
+    if (at + timeoutMs < stall.to) {
+      clock = Math.max(clock, at + timeoutMs);
+      stats.timedOut += 1;
+      if (table !== undefined) late.push(async () => void (await run()));
+      throw new StoreTimeoutError(operation, timeoutMs);
+    }
+    clock = Math.max(clock, stall.to);
+    stats.waited += 1;
+    await landLate();
+    return run();
+  }
+  return {
+    store: { ...store, insert: (table, rows, token) => call(table, () => store.insert(table, rows, token)), rows: (query, params) => call(undefined, () => store.rows(query, params)) },
+    now: () => clock,
+    async advance(ms) {
+      clock += ms;
+      if (stall && clock >= stall.to) await landLate();
+    },
+    stalled: () => stall !== undefined && clock >= stall.from && clock < stall.to,
+    stats: () => ({ ...stats }),
+  };
+}
+
+describe('index runner, store stall', () => {
+  // Where the 25 s stall catches the live runner: a read, or one of its two inserts; with the
+  // configured deadlines (a query gives up after 10 s, an insert after 30 s), or with an insert
+  // deadline shorter than the stall, so that the runner's insert fails and lands afterwards.
+  const shortInsert = { ...defaultStoreTimeouts, insertTimeoutMs: 5_000 };
+  const cases: { name: string; on: (table: string | undefined) => boolean; timeouts: StoreTimeouts; timedOut: boolean; landedLate: boolean }[] = [
+    { name: 'a read', on: (t) => t === undefined, timeouts: defaultStoreTimeouts, timedOut: true, landedLate: false },
+    { name: 'the index_ticks insert', on: (t) => t === 'index_ticks', timeouts: defaultStoreTimeouts, timedOut: false, landedLate: false },
+    { name: 'the index_ticks insert, its deadline shorter than the stall', on: (t) => t === 'index_ticks', timeouts: shortInsert, timedOut: true, landedLate: true },
+    { name: 'the constituents insert, its deadline shorter than the stall', on: (t) => t === 'index_constituents_latest', timeouts: shortInsert, timedOut: true, landedLate: true },
+  ];
+
+  it.each(cases)('a 25 s stall at $name loses no second: every second with trades has its index row', async ({ on, timeouts, timedOut, landedLate }) => {
+    await truncate();
+    const asset = 'stallcoin';
+    const epoch = Date.UTC(2026, 7, 5);
+    const e0 = Math.floor(epoch / 1000);
+    // Trades every 500 ms on two venues, each stored 300 ms after its time by the trade sink,
+    // which tells the runner (onInserted). In the stall the sink's insert waits too (its deadline
+    // is longer): the stall's trades land after it, once the runner has passed their seconds.
+    const rows = twoVenueTrades(asset, 'STALLUSD', epoch, 70_000, 9_000);
+    const storedAt = (r: TradeRow) => r.ts + 300;
+    const startAt = epoch + 12_300;
+    const endAt = epoch + 62_000;
+    const stall = stalledStore(store, startAt, { from: epoch + 20_000, hangMs: 25_000, on, timeouts });
+    const stored: TradeRow[] = [];
+    let runner: IndexRunner | undefined;
+    const arrive = async () => {
+      if (stall.stalled()) return;
+      const batch = rows.slice(stored.length).filter((r) => storedAt(r) <= stall.now());
+      if (batch.length === 0) return;
+      await insertBatch(batch);
+      stored.push(...batch);
+      runner?.noteInserted(batch[0]!.ts);
+    };
+    await arrive();
+    let parked = false;
+    runner = new IndexRunner({
+      store: stall.store, log: silentLog, params: defaultIndexParams, schedule, now: stall.now,
+      pause: async (ms, signal) => {
+        if (stall.now() + ms > endAt) {
+          parked = true;
+          return new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+        }
+        await stall.advance(ms);
+        await arrive();
+      },
+    });
+    runner.start();
+    await until(() => parked, 'the live runner to wait past the end of the simulated run', { timeoutMs: 60_000, context: () => JSON.stringify({ clock: stall.now(), ...runner.stats(), ...stall.stats() }) });
+    await runner.stop();
+
+    // The stall happened where it was meant to, as it was meant to.
+    const { timedOut: calls, landedLate: landed, waited } = stall.stats();
+    expect({ timedOut: calls > 0, landedLate: landed > 0, failures: runner.stats().failures > 0 }).toEqual({ timedOut, landedLate, failures: timedOut });
+    expect(calls + waited).toBeGreaterThan(0);
+    const toS = runner.stats().lastComputed!;
+    expect(toS).toBe(reachedAt(stall.now()));
+
+    // Every second from the first trade to the last computed one had trades: each has its row.
+    const traded = new Set(stored.map((r) => Math.floor(r.ts / 1000)).filter((s) => s <= toS));
+    expect(traded.size).toBe(toS - e0 + 1);
+    const ticks = await storedTicks(store, asset);
+    const rowAt = new Set(ticks.map((t) => t.second));
+    expect([...traded].filter((s) => !rowAt.has(s)), 'seconds with trades and no index row').toEqual([]);
+    // And the index of every second is the recomputation from the trades stored.
+    const fromS = e0 - schedule.recomputeSeconds;
+    expectTicks(ticks, referenceTicks(stored, asset, fromS, toS, { params: defaultIndexParams }), fromS, toS);
   });
 });

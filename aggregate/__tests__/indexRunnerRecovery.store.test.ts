@@ -3,7 +3,7 @@ import { openTestStore, silentLog, trade, type TradeRow } from '../../test/suppo
 import { until } from '../../test/support/until.ts';
 import { createMemoryBus } from '../../infra/bus/memoryBus.ts';
 import type { StatusEvent, TradeEvent } from '../../infra/events.ts';
-import type { Store } from '../../infra/store.ts';
+import { StoreTimeoutError, type Store } from '../../infra/store.ts';
 import { indexParamsSchema } from '../indexPrice.ts';
 import { defaultIndexSchedule, IndexRunner } from '../indexRunner.ts';
 import { startStatusSink } from '../statusSink.ts';
@@ -149,5 +149,60 @@ describe('index runner recovery', () => {
     const fromS = e0 - schedule.recomputeSeconds;
     const toS = Math.floor((epoch + 205_000 - schedule.lagMs) / 1000) - 1;
     expectTicks(ticks, referenceTicks(rows, asset, fromS, toS, options), fromS, toS);
+  });
+
+  it('loses no second when a trades insert lands after the sink gave up on it (a stall past its deadline)', async () => {
+    const asset = 'stalledcoin';
+    const epoch = Date.UTC(2026, 5, 4);
+    const rows = tradesOf(asset, epoch, 60, { a: 1, b: 1 });
+    // The next trades insert lands, then fails for the sink as its deadline would: an engine
+    // stalled past STORE_INSERT_TIMEOUT_MS still finishes the insert. The sink tries it again.
+    let stallNext = false;
+    const stalling: Store = {
+      ...store,
+      async insert(table, values, token) {
+        if (table !== 'trades' || !stallNext) return store.insert(table, values, token);
+        stallNext = false;
+        await store.insert(table, values, token);
+        throw new StoreTimeoutError('insert', 30_000);
+      },
+    };
+    const bus = createMemoryBus();
+    const runner = new IndexRunner({ store, log: silentLog, params, schedule });
+    const sink = await startTradeSink({ bus, store: stalling, log: silentLog, batchRows: 1_000, batchMs: 20, group: 'recovery-stalled', onInserted: (r) => runner.noteInserted(r.minTs) });
+    const sent = (from: number, to: number) => rows.filter((r) => r.ts >= epoch + from && r.ts < epoch + to);
+    const send = async (list: TradeRow[], batches: number) => {
+      const before = sink.stats();
+      bus.publish(list.map(asEvent));
+      // Stored or found stored, in so many flushes (a failed one and its retry are two).
+      await until(() => {
+        const now = sink.stats();
+        return now.inserted + now.duplicates === before.inserted + before.duplicates + list.length && now.batches >= before.batches + batches;
+      }, 'the sink to store the trades');
+    };
+    try {
+      await send(sent(0, 20_000), 1);
+      // The runner passes 20-32 s before their trades come (a lagging bus)...
+      await runner.catchUp(epoch + 35_000);
+      // ...then the 20-22 s batch lands in a stall, and the rest after it.
+      stallNext = true;
+      await send(sent(20_000, 22_000), 2);
+      expect(sink.stats().failedBatches).toBe(1);
+      await send(sent(22_000, 60_000), 1);
+      await runner.catchUp(epoch + 63_000);
+    } finally {
+      await sink.stop();
+    }
+
+    const fromS = Math.floor(epoch / 1000) - schedule.recomputeSeconds;
+    const toS = Math.floor((epoch + 63_000 - schedule.lagMs) / 1000) - 1;
+    // Every second traded (each of the 60) has its index row...
+    const ticks = await storedTicks(store, asset);
+    const rowAt = new Set(ticks.map((t) => t.second));
+    const traded = [...new Set(rows.map((r) => Math.floor(r.ts / 1000)))];
+    expect(traded).toHaveLength(60);
+    expect(traded.filter((s) => !rowAt.has(s)), 'seconds with trades and no index row').toEqual([]);
+    // ...and the index is the recomputation from all of them.
+    expectTicks(ticks, referenceTicks(rows, asset, fromS, toS, { params }), fromS, toS);
   });
 });

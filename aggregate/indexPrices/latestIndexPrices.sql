@@ -1,7 +1,8 @@
 -- Per asset with an index row in the 48 h up to {now_s} ({from_s} on): the price of its latest
 -- second, the time of the last trade behind it, whether the fail-closed rule carried it, the 1 h
 -- and 24 h references (the latest second at or before {ref_1h_s} / {ref_24h_s}, or, when there is
--- none in the window, the oldest second in it) and the USD volume of the seconds after {day_from_s}.
+-- none in the window, the oldest second in it), the USD volume of the seconds after {day_from_s},
+-- and the free space of the store's disk (the fullest, if several).
 -- Only the 48 h are read, and of them only the three seconds used again, so the cost does not grow
 -- with history. Times are unix seconds unless the name says ms.
 WITH recent AS
@@ -25,7 +26,9 @@ SELECT
     anyIf(p.status = 'fail_closed', p.s = recent.latest_s) AS carried,
     anyIf((p.vwap, p.s), p.s = recent.ref_1h_s) AS ref1h,
     anyIf((p.vwap, p.s), p.s = recent.ref_24h_s) AS ref24h,
-    any(recent.volume_24h) AS volume24hUsd
+    any(recent.volume_24h) AS volume24hUsd,
+    -- In the same snapshot as the price: with the store's disk full nothing new is stored, whatever the price's age.
+    (SELECT min(free_space) FROM system.disks) AS storeFreeBytes
 FROM recent
 INNER JOIN
 (

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { configSchema } from '../../infra/config.ts';
+import { configSchema, type Config } from '../../infra/config.ts';
+import { minFreeBytes } from '../../infra/diskSpace.ts';
 import type { StoreCalls } from '../../infra/store.ts';
 
 /**
@@ -22,7 +23,7 @@ export interface LatestIndexPrice {
   second: number;
   /** unix ms of the last trade behind price. */
   updatedAt: number;
-  /** From trades (not carried by the fail-closed rule) and its last trade at most the stale limit (INDEX_STALE_AFTER_MS) old. */
+  /** The `measured` rule (MeasuredRule): from trades, fresh, and the store able to store more. */
   measured: boolean;
   /** The index price at or before now - 1 h and now - 24 h: the latest second at or before it in the 48 h read, or the oldest second read when our history there is shorter. */
   reference: { '1h': PricePoint; '24h': PricePoint };
@@ -39,6 +40,7 @@ interface Row {
   ref1h: [number, number];
   ref24h: [number, number];
   volume24hUsd: number;
+  storeFreeBytes: number;
 }
 
 /** Percent change from `then` to `now`: the one definition every change figure (change24h, 1h, 7d...) uses. */
@@ -46,7 +48,25 @@ export function percentChange(now: number, then: number): number {
   return (now / then - 1) * 100;
 }
 
-const defaultStaleAfterMs = configSchema.shape.INDEX_STALE_AFTER_MS.parse(undefined);
+/**
+ * When a price is `measured`: it comes from trades (not carried by the fail-closed rule), its last
+ * trade is at most `staleAfterMs` (INDEX_STALE_AFTER_MS) old, and the store's disk has at least
+ * `minFreeBytes` (STORE_MIN_FREE_MB) free: below that, trades stop being stored (inserts fail, a
+ * merge cannot be written), so a price that still looks fresh is no longer being kept up.
+ */
+export interface MeasuredRule {
+  staleAfterMs: number;
+  minFreeBytes: number;
+}
+
+export type MeasuredConfig = Pick<Config, 'INDEX_STALE_AFTER_MS' | 'STORE_MIN_FREE_MB'>;
+
+/** The rule as configured: the one place it is built from the settings. */
+export function measuredRule(config: MeasuredConfig): MeasuredRule {
+  return { staleAfterMs: config.INDEX_STALE_AFTER_MS, minFreeBytes: minFreeBytes(config) };
+}
+
+const defaultMeasuredRule = measuredRule(configSchema.pick({ INDEX_STALE_AFTER_MS: true, STORE_MIN_FREE_MB: true }).parse({}));
 const day = 86_400;
 const fromSeconds = ([price, s]: [number, number]): PricePoint => ({ price, at: s * 1000 });
 
@@ -58,7 +78,7 @@ export async function latestIndexPrices(
   store: StoreCalls,
   assets: readonly string[],
   now: number,
-  staleAfterMs: number = defaultStaleAfterMs,
+  rule: MeasuredRule = defaultMeasuredRule,
 ): Promise<Map<string, LatestIndexPrice>> {
   if (assets.length === 0) return new Map();
   const nowS = Math.floor(now / 1000);
@@ -77,7 +97,7 @@ export async function latestIndexPrices(
         price: r.price,
         second: r.second * 1000,
         updatedAt: r.updatedAtMs,
-        measured: !r.carried && now - r.updatedAtMs <= staleAfterMs,
+        measured: !r.carried && now - r.updatedAtMs <= rule.staleAfterMs && r.storeFreeBytes >= rule.minFreeBytes,
         reference: { '1h': fromSeconds(r.ref1h), '24h': fromSeconds(r.ref24h) },
         volume24hUsd: r.volume24hUsd,
       },

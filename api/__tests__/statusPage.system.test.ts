@@ -35,7 +35,7 @@ beforeAll(async () => {
   sim = await startSimulator({ venues, tickers: ['BTC', 'ETH', 'SOL'], seed: 1313, tradesPerSecondPerMarket: 3, tickMs: 200 });
   const config = loadConfig({ MDS_DATA_DIR: dir, PORT: '0', LOG_LEVEL: 'silent', AGGREGATE_BATCH_MS: '200', STATUS_ASSETS: 'bitcoin,ethereum' });
   ctx = { config, log: silentLog, life: new Lifecycle(silentLog), metrics: createMetrics(), checks: [] };
-  ctx.life.add('simulator', () => sim.close());
+  ctx.life.add('simulator', 'base', () => sim.close());
   // The all role's parts, in main.ts's order, against the simulator's venues.
   const opened = await openRoleStore(ctx, { migrate: true });
   const bus = await openRoleBus(ctx, false);

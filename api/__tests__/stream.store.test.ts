@@ -310,6 +310,31 @@ describe('requests and limits', () => {
     }
   });
 
+  test('a subscribe naming only what the connection holds is answered as before and costs no request of the quota', async () => {
+    const small = await api.serve({ env: { QUOTA_PER_HOUR: '10' }, trades: busTrades(bus) });
+    /** What a REST request (itself one request) finds left of the key's quota. */
+    const remaining = async () => Number((await get(`${small.url}/v1/prices?ids=bitcoin`, { 'x-api-key': api.key })).headers.get('x-ratelimit-remaining'));
+    try {
+      const client = await connect(small.url, { 'x-api-key': api.key }); // 1
+      expect(await client.request({ op: 'subscribe', channel: 'prices', ids: ['bitcoin', 'ethereum'] })).toMatchObject({ op: 'subscribed', subscriptions: 2 }); // 2
+      expect(await remaining()).toBe(10 - 3);
+      // The same subscriptions again, a part of them, and in another order: nothing changes.
+      for (const ids of [['bitcoin', 'ethereum'], ['ethereum'], ['ethereum', 'bitcoin']]) {
+        expect(await client.request({ op: 'subscribe', channel: 'prices', ids })).toEqual({ op: 'subscribed', request: { channel: 'prices', ids }, subscriptions: 2 });
+      }
+      expect(await remaining()).toBe(10 - 4);
+      // One that adds anything is counted as before, even when it also names what is held.
+      expect(await client.request({ op: 'subscribe', channel: 'prices', ids: ['bitcoin', 'solana'] })).toMatchObject({ op: 'subscribed', subscriptions: 3 }); // 5
+      // The same asset on another channel is another subscription.
+      expect(await client.request({ op: 'subscribe', channel: 'trades', ids: ['bitcoin'] })).toMatchObject({ op: 'subscribed', subscriptions: 4 }); // 6
+      expect(await remaining()).toBe(10 - 7);
+      client.ws.close();
+      await once(client.ws, 'close');
+    } finally {
+      await small.close();
+    }
+  });
+
   test('a client that stops reading is closed with 4008 instead of being buffered without bound', async () => {
     const slow = await open();
     const healthy = await open();

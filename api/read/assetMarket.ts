@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { catalogAssets, supplyAt, type CatalogAsset } from '../../infra/catalog/catalog.ts';
 import { usdQuotes } from '../../aggregate/currency/currencies.ts';
-import { latestIndexPrices, percentChange, type LatestIndexPrice, type PricePoint } from '../../aggregate/indexPrices/latestIndexPrices.ts';
+import { latestIndexPrices, percentChange, type LatestIndexPrice, type MeasuredRule, type PricePoint } from '../../aggregate/indexPrices/latestIndexPrices.ts';
 import type { StoreCalls } from '../../infra/store.ts';
 
 const assetMarketSql = readFileSync(new URL('./assetMarket.sql', import.meta.url), 'utf8');
@@ -132,12 +132,12 @@ const percent = (now: number, then: number | undefined | null) => (then ? percen
  * - supply: the catalog's supplyAt(now); marketCapChange24h values the reference with supplyAt of
  *   the reference's time.
  */
-export async function loadAssetMarkets(store: StoreCalls, now: number, options: { staleAfterMs?: number } = {}): Promise<AssetMarket[]> {
+export async function loadAssetMarkets(store: StoreCalls, now: number, options: { measured?: MeasuredRule } = {}): Promise<AssetMarket[]> {
   const assets = catalogAssets.map((a) => a.id);
   const nowS = seconds(now);
   const day = 86_400;
   const [latest, rows] = await Promise.all([
-    latestIndexPrices(store, assets, now, options.staleAfterMs),
+    latestIndexPrices(store, assets, now, options.measured),
     store.rows<Row>(assetMarketSql, {
       assets,
       usd_quotes: usdQuotes,
@@ -268,24 +268,26 @@ export interface AssetMarketSnapshot {
 
 /** How long a snapshot is reused by the routes that share it. */
 const snapshotMaxAgeMs = 5_000;
-const snapshots = new WeakMap<StoreCalls, Map<number, { at: number; pending: Promise<AssetMarketSnapshot> }>>();
+/** Per store, per `measured` rule (its two limits, as a key). */
+const snapshots = new WeakMap<StoreCalls, Map<string, { at: number; pending: Promise<AssetMarketSnapshot> }>>();
 
 /**
  * One snapshot shared by every route that serves asset markets (coins, coin, chart, global,
  * categories), computed at most once per 5 s per store, however many distinct requests
  * (pages, id lists) arrive. A failed computation is not kept.
  */
-export function sharedAssetMarkets(store: StoreCalls, staleAfterMs: number): Promise<AssetMarketSnapshot> {
+export function sharedAssetMarkets(store: StoreCalls, measured: MeasuredRule): Promise<AssetMarketSnapshot> {
   const now = Date.now();
-  let byStale = snapshots.get(store);
-  if (!byStale) snapshots.set(store, (byStale = new Map()));
-  const held = byStale.get(staleAfterMs);
+  let byRule = snapshots.get(store);
+  if (!byRule) snapshots.set(store, (byRule = new Map()));
+  const rule = `${measured.staleAfterMs}/${measured.minFreeBytes}`;
+  const held = byRule.get(rule);
   if (held && now - held.at < snapshotMaxAgeMs) return held.pending;
-  const pending = loadAssetMarkets(store, now, { staleAfterMs }).then((markets) => ({ at: now, markets }));
+  const pending = loadAssetMarkets(store, now, { measured }).then((markets) => ({ at: now, markets }));
   const entry = { at: now, pending };
-  byStale.set(staleAfterMs, entry);
+  byRule.set(rule, entry);
   pending.catch(() => {
-    if (byStale.get(staleAfterMs) === entry) byStale.delete(staleAfterMs);
+    if (byRule.get(rule) === entry) byRule.delete(rule);
   });
   return pending;
 }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { catalogAssets } from '../../infra/catalog/catalog.ts';
-import { latestIndexPrices, percentChange } from '../../aggregate/indexPrices/latestIndexPrices.ts';
+import { latestIndexPrices, percentChange, type MeasuredRule } from '../../aggregate/indexPrices/latestIndexPrices.ts';
 import type { StoreCalls } from '../../infra/store.ts';
 
 /** Price entry (spec 2.5): what /v1/prices lists and the stream's prices channel sends. */
@@ -9,7 +9,7 @@ export const priceEntry = z.object({
   symbol: z.string(),
   price: z.number().describe('USD index price of the latest second computed (aggregate/METHODOLOGY.md, "Index price")'),
   change24h: z.number().describe('percent change from the index price about 24 h earlier (or the oldest we have, when our history is shorter)'),
-  measured: z.boolean().describe('true while the price comes from trades (not carried by the fail-closed rule) and the last trade behind it is at most INDEX_STALE_AFTER_MS old'),
+  measured: z.boolean().describe("true while the price comes from trades (not carried by the fail-closed rule), the last trade behind it is at most INDEX_STALE_AFTER_MS old, and the store's disk has at least STORE_MIN_FREE_MB free (below it, trades are no longer stored)"),
   updatedAt: z.number().int().describe('unix ms of the last trade behind the price'),
 });
 export type PriceEntry = z.infer<typeof priceEntry>;
@@ -24,8 +24,8 @@ export type PricesResponse = z.infer<typeof pricesResponse>;
  * Index prices per asset (latestIndexPrices): an asset with no index row in the 48 h up to now is
  * left out, it has no current index price; change24h compares with its 24 h reference.
  */
-export async function loadPrices(store: StoreCalls, assetIds: readonly string[], now: number, staleAfterMs: number): Promise<PricesResponse> {
-  const latest = await latestIndexPrices(store, assetIds, now, staleAfterMs);
+export async function loadPrices(store: StoreCalls, assetIds: readonly string[], now: number, measured: MeasuredRule): Promise<PricesResponse> {
+  const latest = await latestIndexPrices(store, assetIds, now, measured);
   const prices: PriceEntry[] = [];
   // Catalog order is market-cap rank order.
   for (const asset of catalogAssets) {

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { catalogCategories } from '../../infra/catalog/catalog.ts';
 import type { Config } from '../../infra/config.ts';
 import type { StoreCalls } from '../../infra/store.ts';
+import { measuredRule } from '../../aggregate/indexPrices/latestIndexPrices.ts';
 import { parseParams } from '../errors.ts';
 import { flagParam, idListParam } from '../listQuery.ts';
 import { isPriced, sharedAssetMarkets, universeCapChange } from '../read/assetMarket.ts';
@@ -33,7 +34,7 @@ const categoriesQuery = z.object({
 const categoriesResponse = z.array(categoryRow).describe('largest market cap first');
 
 /** GET /v1/categories (spec 4.11). */
-export function categoriesRoute(deps: { store: StoreCalls; config: Pick<Config, 'INDEX_STALE_AFTER_MS' | 'PUBLIC_BASE_URL'> }): CachedRoute {
+export function categoriesRoute(deps: { store: StoreCalls; config: Pick<Config, 'INDEX_STALE_AFTER_MS' | 'STORE_MIN_FREE_MB' | 'PUBLIC_BASE_URL'> }): CachedRoute {
   return {
     path: '/v1/categories',
     refreshSeconds: 300,
@@ -52,7 +53,7 @@ export function categoriesRoute(deps: { store: StoreCalls; config: Pick<Config, 
       return {
         key: `${all}|${chosen.map((c) => c.id).join(',')}`,
         build: async (): Promise<CategoryRow[]> => {
-          const { at, markets } = await sharedAssetMarkets(deps.store, deps.config.INDEX_STALE_AFTER_MS);
+          const { at, markets } = await sharedAssetMarkets(deps.store, measuredRule(deps.config));
           const priced = markets.filter(isPriced);
           const totalCap = priced.reduce((sum, m) => sum + m.marketCap, 0);
           const rows = chosen.map((category) => {

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { findAsset, supplyAt } from '../../infra/catalog/catalog.ts';
 import type { Config } from '../../infra/config.ts';
 import type { StoreCalls } from '../../infra/store.ts';
+import { measuredRule } from '../../aggregate/indexPrices/latestIndexPrices.ts';
 import { loadRate, rateRuns, rateRunsSchema, vsParam } from '../currency.ts';
 import { ApiError, parseParams } from '../errors.ts';
 import { sharedAssetMarkets } from '../read/assetMarket.ts';
@@ -88,7 +89,7 @@ const chartResponse = z.object({
 export type ChartResponse = z.infer<typeof chartResponse>;
 
 /** GET /v1/coins/{id}/chart (spec 4.5). */
-export function chartRoute(deps: { store: StoreCalls; config: Pick<Config, 'INDEX_STALE_AFTER_MS'> }): CachedRoute {
+export function chartRoute(deps: { store: StoreCalls; config: Pick<Config, 'INDEX_STALE_AFTER_MS' | 'STORE_MIN_FREE_MB'> }): CachedRoute {
   return {
     path: '/v1/coins/:id/chart',
     refreshSeconds: 60,
@@ -114,7 +115,7 @@ export function chartRoute(deps: { store: StoreCalls; config: Pick<Config, 'INDE
       return {
         key: `${id}|${custom ? `${from ?? ''}-${to ?? ''}` : range}|${metric}|${vs}`,
         build: async (): Promise<ChartResponse> => {
-          const { at: now, markets } = await sharedAssetMarkets(deps.store, deps.config.INDEX_STALE_AFTER_MS);
+          const { at: now, markets } = await sharedAssetMarkets(deps.store, measuredRule(deps.config));
           const observedSince = markets.find((m) => m.asset.id === id)?.observedSince ?? null;
           // The current rate: its 503 when vs has none, as every converting endpoint.
           await loadRate(deps.store, vs, now);

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { findAsset, findCategory } from '../../infra/catalog/catalog.ts';
 import type { Config } from '../../infra/config.ts';
 import type { StoreCalls } from '../../infra/store.ts';
+import { measuredRule } from '../../aggregate/indexPrices/latestIndexPrices.ts';
 import { loadUsdRates, type UsdRates } from '../../aggregate/currency/usdRates.ts';
 import { rateFor, valueCurrencies, type ValueCurrency } from '../currency.ts';
 import { ApiError } from '../errors.ts';
@@ -193,7 +194,7 @@ async function buildProfile(store: StoreCalls, m: PricedMarket, now: number, pri
 }
 
 /** GET /v1/coins/{id} (spec 4.3). */
-export function coinRoute(deps: { store: StoreCalls; config: Pick<Config, 'INDEX_STALE_AFTER_MS' | 'MDS_SIMULATED' | 'PUBLIC_BASE_URL'> }): CachedRoute {
+export function coinRoute(deps: { store: StoreCalls; config: Pick<Config, 'INDEX_STALE_AFTER_MS' | 'STORE_MIN_FREE_MB' | 'MDS_SIMULATED' | 'PUBLIC_BASE_URL'> }): CachedRoute {
   const priceSource = `mds:index (volume-weighted trades on USD, USDT and USDC markets${deps.config.MDS_SIMULATED ? '; simulated market' : ''})`;
   return {
     path: '/v1/coins/:id',
@@ -213,7 +214,7 @@ export function coinRoute(deps: { store: StoreCalls; config: Pick<Config, 'INDEX
       return {
         key: id,
         build: async () => {
-          const { at, markets } = await sharedAssetMarkets(deps.store, deps.config.INDEX_STALE_AFTER_MS);
+          const { at, markets } = await sharedAssetMarkets(deps.store, measuredRule(deps.config));
           const m = markets.find((x) => x.asset.id === id);
           // Every figure of market_data is a number in the spec: without a measured price there is nothing honest to put there.
           if (!m || !isPriced(m)) {

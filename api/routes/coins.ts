@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { catalogAssets } from '../../infra/catalog/catalog.ts';
 import type { Config } from '../../infra/config.ts';
 import type { StoreCalls } from '../../infra/store.ts';
+import { measuredRule } from '../../aggregate/indexPrices/latestIndexPrices.ts';
 import { parseParams } from '../errors.ts';
 import { flagParam, idListParam, pageOf, paginationQuery } from '../listQuery.ts';
 import { isPriced, sharedAssetMarkets, type PricedMarket } from '../read/assetMarket.ts';
@@ -37,7 +38,7 @@ const coinRow = z.object({
   circulating_supply: z.number().describe('units in circulation now, from the catalog (issuance schedule where the asset has one)'),
   total_supply: z.number().describe('units that exist now, circulating or not'),
   max_supply: z.number().nullable().describe('null when the asset has no maximum supply'),
-  measured: z.boolean().describe('true while current_price comes from trades (not carried by the fail-closed rule) and its last trade is at most INDEX_STALE_AFTER_MS (default 60 s) old'),
+  measured: z.boolean().describe("true while current_price comes from trades (not carried by the fail-closed rule), its last trade is at most INDEX_STALE_AFTER_MS (default 60 s) old, and the store's disk has at least STORE_MIN_FREE_MB (default 1024) free (below it, trades are no longer stored)"),
   ath: z.number().describe('highest trade on the index markets since we started measuring the asset ("all time" = our own history)'),
   ath_change_percentage: z.number().describe('percent from ath to current_price'),
   atl: z.number().describe('lowest trade on the index markets since we started measuring the asset'),
@@ -128,7 +129,7 @@ async function loadSparklines(store: StoreCalls, assets: readonly string[], now:
 }
 
 /** GET /v1/coins (spec 4.2). */
-export function coinsRoute(deps: { store: StoreCalls; config: Pick<Config, 'INDEX_STALE_AFTER_MS' | 'PUBLIC_BASE_URL'> }): CachedRoute {
+export function coinsRoute(deps: { store: StoreCalls; config: Pick<Config, 'INDEX_STALE_AFTER_MS' | 'STORE_MIN_FREE_MB' | 'PUBLIC_BASE_URL'> }): CachedRoute {
   const catalogIds = new Set(catalogAssets.map((a) => a.id));
   return {
     path: '/v1/coins',
@@ -148,7 +149,7 @@ export function coinsRoute(deps: { store: StoreCalls; config: Pick<Config, 'INDE
       return {
         key: `${limit}|${offset}|${sparkline}|${listed?.join(',') ?? '*'}`,
         build: async () => {
-          const { at, markets } = await sharedAssetMarkets(deps.store, deps.config.INDEX_STALE_AFTER_MS);
+          const { at, markets } = await sharedAssetMarkets(deps.store, measuredRule(deps.config));
           const wanted = listed ? new Set(listed) : undefined;
           const rows = markets
             .filter(isPriced)

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import type { Config } from '../../infra/config.ts';
 import type { StoreCalls } from '../../infra/store.ts';
+import { measuredRule } from '../../aggregate/indexPrices/latestIndexPrices.ts';
 import { loadUsdRates } from '../../aggregate/currency/usdRates.ts';
 import { valueCurrencies } from '../currency.ts';
 import { isPriced, sharedAssetMarkets, universeCapChange } from '../read/assetMarket.ts';
@@ -34,7 +35,7 @@ const globalResponse = z.object({
 export type GlobalResponse = z.infer<typeof globalResponse>;
 
 /** GET /v1/global (spec 4.9). */
-export function globalRoute(deps: { store: StoreCalls; config: Pick<Config, 'INDEX_STALE_AFTER_MS'> }): CachedRoute {
+export function globalRoute(deps: { store: StoreCalls; config: Pick<Config, 'INDEX_STALE_AFTER_MS' | 'STORE_MIN_FREE_MB'> }): CachedRoute {
   return {
     path: '/v1/global',
     refreshSeconds: 30,
@@ -50,7 +51,7 @@ export function globalRoute(deps: { store: StoreCalls; config: Pick<Config, 'IND
       return {
         key: 'global',
         build: async (): Promise<GlobalResponse> => {
-          const { at, markets } = await sharedAssetMarkets(deps.store, deps.config.INDEX_STALE_AFTER_MS);
+          const { at, markets } = await sharedAssetMarkets(deps.store, measuredRule(deps.config));
           const nowS = Math.floor(at / 1000);
           const [[counted], rates] = await Promise.all([
             deps.store.rows<{ markets: number }>(globalSql, { from_s: nowS - 86_400, now_s: nowS }),

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { findAsset } from '../../infra/catalog/catalog.ts';
 import type { Config } from '../../infra/config.ts';
 import { loadUsdQuoteRates, usdQuoteParams } from '../../aggregate/currency/usdRates.ts';
-import { latestIndexPrices } from '../../aggregate/indexPrices/latestIndexPrices.ts';
+import { latestIndexPrices, measuredRule, type MeasuredRule } from '../../aggregate/indexPrices/latestIndexPrices.ts';
 import type { StoreCalls } from '../../infra/store.ts';
 import { parseParams } from '../errors.ts';
 import type { CachedRoute } from '../responseCache.ts';
@@ -47,7 +47,7 @@ const newCoin = z.object({
     .nullable()
     .describe('percent change of price from its first trade in a USD, USDT or USDC market; null without a price or without such a trade'),
   volume24h: z.number().describe('USD volume of the last 24 h, markets quoted in USD or a USD stablecoin (at its measured rate, as the index)'),
-  measured: z.boolean().describe('as in /v1/prices: true while price comes from trades (not carried by the fail-closed rule) and its last trade is at most INDEX_STALE_AFTER_MS old'),
+  measured: z.boolean().describe("as in /v1/prices: true while price comes from trades (not carried by the fail-closed rule), its last trade is at most INDEX_STALE_AFTER_MS old, and the store's disk has at least STORE_MIN_FREE_MB free"),
 });
 export type NewCoin = z.infer<typeof newCoin>;
 
@@ -78,9 +78,9 @@ async function loadVolumes(store: StoreCalls, assets: readonly string[], now: nu
 /** The new coins at `now`, newest first, the first `limit` of them (see METHODOLOGY.md, "Listings"). */
 export async function loadNewCoins(
   store: StoreCalls,
-  options: { limit: number; now: number; warmupMs: number; staleAfterMs: number; baseUrl?: string | undefined },
+  options: { limit: number; now: number; warmupMs: number; measured: MeasuredRule; baseUrl?: string | undefined },
 ): Promise<NewCoinsResponse> {
-  const { limit, now, warmupMs, staleAfterMs, baseUrl } = options;
+  const { limit, now, warmupMs, measured, baseUrl } = options;
   const [listings, [observed]] = await Promise.all([
     store.rows<ListingRow>(listingsSql, { warmup_ms: warmupMs, since_ms: now - newForMs }),
     store.rows<{ first: number; pairs: number }>('SELECT toUnixTimestamp64Milli(min(first_ts)) AS first, count() AS pairs FROM asset_first_prints'),
@@ -92,7 +92,7 @@ export async function loadNewCoins(
   });
   const shown = known.slice(0, limit);
   const ids = shown.map((l) => l.asset.id);
-  const [priceOf, volumes] = await Promise.all([latestIndexPrices(store, ids, now, staleAfterMs), ids.length === 0 ? [] : loadVolumes(store, ids, now)]);
+  const [priceOf, volumes] = await Promise.all([latestIndexPrices(store, ids, now, measured), ids.length === 0 ? [] : loadVolumes(store, ids, now)]);
   const volumeOf = new Map(volumes.map((v) => [v.asset, v.volume24h]));
 
   const coins = shown.map(({ asset, listedAt, firstVenue, firstUsdPrice }): NewCoin => {
@@ -125,7 +125,7 @@ export async function loadNewCoins(
 /** GET /v1/new-coins (spec 4.12). */
 export function newCoinsRoute(deps: {
   store: StoreCalls;
-  config: Pick<Config, 'INDEX_STALE_AFTER_MS' | 'PUBLIC_BASE_URL'>;
+  config: Pick<Config, 'INDEX_STALE_AFTER_MS' | 'STORE_MIN_FREE_MB' | 'PUBLIC_BASE_URL'>;
   listingWarmupMs?: number;
 }): CachedRoute {
   return {
@@ -148,7 +148,7 @@ export function newCoinsRoute(deps: {
             limit,
             now: Date.now(),
             warmupMs: deps.listingWarmupMs ?? defaultListingWarmupMs,
-            staleAfterMs: deps.config.INDEX_STALE_AFTER_MS,
+            measured: measuredRule(deps.config),
             baseUrl: deps.config.PUBLIC_BASE_URL,
           }),
       };

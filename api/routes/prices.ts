@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { catalogAssets } from '../../infra/catalog/catalog.ts';
 import type { Config } from '../../infra/config.ts';
 import type { StoreCalls } from '../../infra/store.ts';
+import { measuredRule } from '../../aggregate/indexPrices/latestIndexPrices.ts';
 import { parseParams } from '../errors.ts';
 import { idListParam } from '../listQuery.ts';
 import { loadPrices, pricesResponse } from '../read/prices.ts';
@@ -14,7 +15,7 @@ const pricesQuery = z.object({
 });
 
 /** GET /v1/prices (spec 4.7): unknown ids are left out, rows in catalog (rank) order. */
-export function pricesRoute(deps: { store: StoreCalls; config: Pick<Config, 'INDEX_STALE_AFTER_MS'> }): CachedRoute {
+export function pricesRoute(deps: { store: StoreCalls; config: Pick<Config, 'INDEX_STALE_AFTER_MS' | 'STORE_MIN_FREE_MB'> }): CachedRoute {
   const catalogIds = new Set(catalogAssets.map((a) => a.id));
   return {
     path: '/v1/prices',
@@ -32,7 +33,7 @@ export function pricesRoute(deps: { store: StoreCalls; config: Pick<Config, 'IND
       const assetIds = ids ? [...new Set(ids.filter((id) => catalogIds.has(id)))].sort() : [...catalogIds].sort();
       return {
         key: ids ? assetIds.join(',') : '*',
-        build: () => loadPrices(deps.store, assetIds, Date.now(), deps.config.INDEX_STALE_AFTER_MS),
+        build: () => loadPrices(deps.store, assetIds, Date.now(), measuredRule(deps.config)),
       };
     },
   };

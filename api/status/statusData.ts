@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { findAsset, type CatalogAsset } from '../../infra/catalog/catalog.ts';
 import type { Config } from '../../infra/config.ts';
-import { latestIndexPrices, percentChange } from '../../aggregate/indexPrices/latestIndexPrices.ts';
+import { latestIndexPrices, measuredRule, percentChange } from '../../aggregate/indexPrices/latestIndexPrices.ts';
 import type { StoreCalls } from '../../infra/store.ts';
 import { loadCandles } from '../read/candleSeries.ts';
 import type { CachedRoute } from '../responseCache.ts';
@@ -98,7 +98,7 @@ export type StatusCandlesResponse = z.infer<typeof statusCandlesResponse>;
 
 export interface StatusDeps {
   store: StoreCalls;
-  config: Pick<Config, 'STATUS_ASSETS' | 'INDEX_STALE_AFTER_MS' | 'MDS_SIMULATED' | 'OPS_ALLOWED_HOSTS' | 'PUBLIC_BASE_URL'>;
+  config: Pick<Config, 'STATUS_ASSETS' | 'INDEX_STALE_AFTER_MS' | 'STORE_MIN_FREE_MB' | 'MDS_SIMULATED' | 'OPS_ALLOWED_HOSTS' | 'PUBLIC_BASE_URL'>;
   process?: ProcessStatusSources;
 }
 
@@ -155,7 +155,7 @@ async function loadVenues(store: StoreCalls, now: number, inProcess: ProcessStat
 async function loadAssets(deps: StatusDeps, assets: readonly CatalogAsset[], now: number): Promise<StatusResponse['assets']> {
   const ids = assets.map((a) => a.id);
   const [latest, points] = await Promise.all([
-    latestIndexPrices(deps.store, ids, now, deps.config.INDEX_STALE_AFTER_MS),
+    latestIndexPrices(deps.store, ids, now, measuredRule(deps.config)),
     deps.store.rows<{ asset: string; t: number; price: number }>(sparklinesSql, { assets: ids, from_s: Math.floor(now / 1000) - sparklineWindowS, step_s: sparklineStepS }),
   ]);
   return assets.map((asset) => {

@@ -1,6 +1,6 @@
-import type { Config } from '../../infra/config.ts';
 import type { Logger } from '../../infra/log.ts';
 import type { StoreCalls } from '../../infra/store.ts';
+import { measuredRule, type MeasuredConfig } from '../../aggregate/indexPrices/latestIndexPrices.ts';
 import { loadPrices } from '../read/prices.ts';
 import { loadCurrentCandles } from './currentCandles.ts';
 import type { StreamHub } from './hub.ts';
@@ -17,7 +17,7 @@ const failureLogEveryMs = 60_000;
  * to the hub, which sends each connection what changed. Every replica polls on its own: nothing
  * to coordinate, and the store is the one truth all of them read.
  */
-export function startPolls(deps: { store: StoreCalls; hub: StreamHub; config: Pick<Config, 'INDEX_STALE_AFTER_MS'>; log: Logger }): { stop(): Promise<void> } {
+export function startPolls(deps: { store: StoreCalls; hub: StreamHub; config: MeasuredConfig; log: Logger }): { stop(): Promise<void> } {
   const { store, hub, config, log } = deps;
   let running = true;
   let timer: NodeJS.Timeout | undefined;
@@ -26,7 +26,7 @@ export function startPolls(deps: { store: StoreCalls; hub: StreamHub; config: Pi
   async function poll(): Promise<void> {
     const now = Date.now();
     const prices = hub.subscribedAssets('prices');
-    if (prices.length > 0) hub.publishPrices((await loadPrices(store, prices, now, config.INDEX_STALE_AFTER_MS)).prices);
+    if (prices.length > 0) hub.publishPrices((await loadPrices(store, prices, now, measuredRule(config))).prices);
     for (const interval of candleIntervals) {
       const assets = hub.subscribedAssets('candles', interval);
       if (assets.length > 0) hub.publishCandles(interval, await loadCurrentCandles(store, interval, assets, now));

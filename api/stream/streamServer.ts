@@ -24,7 +24,7 @@ const maxClientMessageBytes = 64 * 1024;
 
 export type StreamConfig = Pick<
   Config,
-  'INDEX_STALE_AFTER_MS' | 'STREAM_MAX_CONNECTIONS_PER_KEY' | 'STREAM_MAX_SUBSCRIPTIONS_PER_CONNECTION' | 'STREAM_MAX_BUFFERED_BYTES'
+  'INDEX_STALE_AFTER_MS' | 'STORE_MIN_FREE_MB' | 'STREAM_MAX_CONNECTIONS_PER_KEY' | 'STREAM_MAX_SUBSCRIPTIONS_PER_CONNECTION' | 'STREAM_MAX_BUFFERED_BYTES'
 >;
 
 export interface StreamDeps {
@@ -49,7 +49,8 @@ export interface StreamServer {
 /**
  * GET /v1/stream: the live stream (api/asyncapi.json). The key comes as on any request (header),
  * or as a token from POST /v1/stream/token (`?token=`, for browsers). Opening a connection and
- * each subscribe message count one request of the key's quota; a key holds at most
+ * each subscribe message that adds a subscription count one request of the key's quota (one that
+ * names only what the connection holds is answered `subscribed` for free); a key holds at most
  * STREAM_MAX_CONNECTIONS_PER_KEY connections on this replica, each at most
  * STREAM_MAX_SUBSCRIPTIONS_PER_CONNECTION subscriptions.
  */
@@ -130,9 +131,11 @@ export async function startStream(deps: StreamDeps): Promise<StreamServer> {
     const topics = topicsOf(request);
     const echoed = { channel: request.channel, ids: request.ids, ...(request.interval ? { interval: request.interval } : {}) };
     if (request.op === 'unsubscribe') return hub.send(connection, { op: 'unsubscribed', request: echoed, subscriptions: hub.unsubscribe(connection, topics) });
-    // Refused over the limit before it costs a request of the quota.
+    // Refused over the limit before it costs a request of the quota; one that adds nothing the
+    // connection does not hold already changes nothing, and costs nothing.
     const max = config.STREAM_MAX_SUBSCRIPTIONS_PER_CONNECTION;
-    hub.assertRoom(connection, topics, max);
+    const added = hub.assertRoom(connection, topics, max);
+    if (added.length === 0) return hub.send(connection, { op: 'subscribed', request: echoed, subscriptions: connection.topics.size });
     await quota.consume(connection.key.keyHash);
     // The connection may have closed meanwhile: subscribing it would leave it in the hub.
     if (!hub.connections.has(connection)) return;

@@ -26,3 +26,12 @@ test('the Kafka session timeout stays within what brokers accept by default (6 s
   expect(() => loadConfig({ KAFKA_SESSION_TIMEOUT_MS: '5999' })).toThrow(/KAFKA_SESSION_TIMEOUT_MS="5999"/);
   expect(() => loadConfig({ KAFKA_SESSION_TIMEOUT_MS: '1800001' })).toThrow(/KAFKA_SESSION_TIMEOUT_MS="1800001"/);
 });
+
+test("the HTTP headers timeout may not exceed the request timeout (Node's http.Server refuses it)", () => {
+  expect(loadConfig({ HTTP_HEADERS_TIMEOUT_MS: '30000', HTTP_REQUEST_TIMEOUT_MS: '30000' }).HTTP_HEADERS_TIMEOUT_MS).toBe(30_000);
+  const attempt = () => loadConfig({ HTTP_HEADERS_TIMEOUT_MS: '30001', HTTP_REQUEST_TIMEOUT_MS: '30000' });
+  expect(attempt).toThrow(ConfigError);
+  expect(attempt).toThrow(/HTTP_HEADERS_TIMEOUT_MS="30001": must be at most HTTP_REQUEST_TIMEOUT_MS \(30000\)/);
+  // Against the request timeout's default.
+  expect(() => loadConfig({ HTTP_HEADERS_TIMEOUT_MS: '40000' })).toThrow(/HTTP_HEADERS_TIMEOUT_MS="40000": must be at most HTTP_REQUEST_TIMEOUT_MS \(30000\)/);
+});

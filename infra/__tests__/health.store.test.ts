@@ -89,6 +89,32 @@ test('/metrics: the bus, the store and the requests, counted from what really ha
   }
 });
 
+test('store calls in flight: counted while they run, per table for inserts, and no longer once answered or failed (a hung store shows as calls that stay)', async () => {
+  const metrics = createMetrics();
+  const answers: { settle(ok: boolean): void }[] = [];
+  const held = () => new Promise<never>((resolve, reject) => answers.push({ settle: (ok) => (ok ? resolve(undefined as never) : reject(new Error('refused'))) }));
+  const { store } = observeStore(metrics, { ...db.store, insert: held, rows: held });
+  const inFlight = async (name: string) => (await metrics.registry.getSingleMetric(name)!.get()).values.map((v) => ({ labels: v.labels, value: v.value }));
+  const calls = [store.insert('trades', []), store.insert('trades', []), store.insert('market_quality', []), store.rows('SELECT 1')];
+  expect(await inFlight('mds_store_inserts_in_flight')).toEqual([
+    { labels: { table: 'trades' }, value: 2 },
+    { labels: { table: 'market_quality' }, value: 1 },
+  ]);
+  expect(await inFlight('mds_store_queries_in_flight')).toEqual([{ labels: {}, value: 1 }]);
+  answers[0]!.settle(true);
+  answers[2]!.settle(false);
+  answers[3]!.settle(false);
+  await Promise.allSettled([calls[0], calls[2], calls[3]]);
+  expect(await inFlight('mds_store_inserts_in_flight')).toEqual([
+    { labels: { table: 'trades' }, value: 1 },
+    { labels: { table: 'market_quality' }, value: 0 },
+  ]);
+  expect(await inFlight('mds_store_queries_in_flight')).toEqual([{ labels: {}, value: 0 }]);
+  answers[1]!.settle(true);
+  await calls[1];
+  expect((await inFlight('mds_store_inserts_in_flight'))[0]).toEqual({ labels: { table: 'trades' }, value: 0 });
+});
+
 test('loopback clients reach /metrics without a token', async () => {
   const metrics = createMetrics();
   const server = await serve(opsRouter({ view: localView(metrics, () => []), access: { hosts: { allowedHosts: [] } } }));

@@ -13,7 +13,7 @@ export async function startAdminChannel({ config, log, life }: Pick<RoleContext,
   const path = adminSocketPath(config.MDS_DATA_DIR);
   try {
     const channel = await serveAdminChannel(path, keys, log.child({ part: 'admin' }));
-    life.add('admin-channel', () => channel.close());
+    life.add('admin-channel', 'front', () => channel.close());
     log.info({ socket: path }, 'admin channel listening: npm run keys works while the service runs');
   } catch (err) {
     log.warn({ err, socket: path }, 'admin channel not started: npm run keys works only with the service stopped');

@@ -14,7 +14,7 @@ import type { RoleStore } from './store.ts';
 export async function startAggregate(ctx: RoleContext, { store, activity }: RoleStore, bus: Bus): Promise<{ index: IndexRunner }> {
   const { config, log, life, metrics, checks } = ctx;
   const index = startIndexRunner({ store, log: log.child({ part: 'index' }), ...indexSettingsFromConfig(config) });
-  life.add('index', () => index.stop());
+  life.add('index', 'consumers', () => index.stop());
   // Rows a sink stores for seconds the index has already passed (a backlog after a store outage) are computed again.
   const sinkOptions = {
     bus,
@@ -24,15 +24,15 @@ export async function startAggregate(ctx: RoleContext, { store, activity }: Role
     onInserted: (r: { minTs: number }) => index.noteInserted(r.minTs),
   };
   const trades = await startTradeSink({ ...sinkOptions, log: log.child({ part: 'trade-sink' }) });
-  life.add('trade-sink', () => trades.stop());
+  life.add('trade-sink', 'consumers', () => trades.stop());
   const statuses = await startStatusSink({ ...sinkOptions, log: log.child({ part: 'status-sink' }) });
-  life.add('status-sink', () => statuses.stop());
+  life.add('status-sink', 'consumers', () => statuses.stop());
   const liquidations = await startLiquidationSink({ ...sinkOptions, log: log.child({ part: 'liquidation-sink' }), onInserted: undefined });
-  life.add('liquidation-sink', () => liquidations.stop());
+  life.add('liquidation-sink', 'consumers', () => liquidations.stop());
   const gaps = await startGapSink({ ...sinkOptions, log: log.child({ part: 'gap-sink' }), onInserted: undefined });
-  life.add('gap-sink', () => gaps.stop());
+  life.add('gap-sink', 'consumers', () => gaps.stop());
   const books = await startBookSink({ bus, store, log: log.child({ part: 'book-sink' }), everyMs: 5_000 });
-  life.add('book-sink', () => books.stop());
+  life.add('book-sink', 'consumers', () => books.stop());
 
   const indexLagMs = () => {
     const last = index.stats().lastComputed;
@@ -97,5 +97,5 @@ function reportCatchUp({ config, log, life }: RoleContext, lastComputed: () => n
     reported = true;
   }, 10_000);
   timer.unref();
-  life.add('index-progress', async () => clearInterval(timer));
+  life.add('index-progress', 'consumers', async () => clearInterval(timer));
 }

@@ -28,8 +28,8 @@ export async function startHttp(ctx: RoleContext, opened: RoleStore | undefined,
   }
   const ops = roleOpsRouter(ctx, opened);
   const observe = observeRequests(metrics, { log: log.child({ part: 'access' }), level: config.ACCESS_LOG_LEVEL });
-  const api = await startApi({ store, config, trades: options.bus && busTrades(options.bus), log: log.child({ part: 'api' }), ops: { observe, router: ops.router, status: ops.view }, keyStore: { secret: options.keySecret } });
-  life.add('api', () => api.close());
+  const api = await startApi({ store, config, trades: options.bus && busTrades(options.bus), log: log.child({ part: 'api' }), ops: { observe, router: ops.router, status: ops.view }, metrics, keyStore: { secret: options.keySecret } });
+  life.add('api', 'front', () => api.close());
   log.info({ url: api.url }, 'api listening');
   return { url: api.url, keys: api.keys };
 }

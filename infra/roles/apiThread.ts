@@ -37,11 +37,11 @@ export async function startApiThread(ctx: RoleContext, opened: RoleStore, option
   let trades: Pick<Subscription, 'stop'> | undefined;
   let subscribing = false;
   let wanted = new Set<string>();
-  // Stopped after the worker (parts stop in reverse order), which holds the stream's connections.
-  life.add('api-trades', async () => trades?.stop());
+  // Stopped with the consumers, after the worker (the front), which holds the stream's connections.
+  life.add('api-trades', 'consumers', async () => trades?.stop());
   let url = '';
   const data: ApiWorkerData = { config, role: options.role, keySecret: options.keySecret, prettyLog: process.stdout.isTTY === true };
-  await startWorkerThread<ApiWorkerMessage>(ctx, 'api', new URL('./apiWorker.ts', import.meta.url), data, (message, worker) => {
+  await startWorkerThread<ApiWorkerMessage>(ctx, 'api', 'front', new URL('./apiWorker.ts', import.meta.url), data, (message, worker) => {
     const send = (reply: ApiParentMessage) => worker.postMessage(reply);
     switch (message.type) {
       case 'ask': {

@@ -65,7 +65,7 @@ const post = (message: ApiWorkerMessage | WorkerLifeMessage) => port.postMessage
 const data = workerData as ApiWorkerData;
 const { config } = data;
 const log = createLogger(config.LOG_LEVEL, { role: data.role, thread: 'api' }, data.prettyLog);
-const life = new Lifecycle(log);
+const life = new Lifecycle(log, config.SHUTDOWN_DEADLINE_MS);
 answerParent(port, life);
 
 const waiting = new Map<number, { resolve(value: unknown): void; reject(err: Error): void }>();
@@ -127,8 +127,8 @@ const trades: TradeSource = async (publish, subscribed) => {
 };
 
 const observe = observeRequests(metrics, { log: log.child({ part: 'access' }), level: config.ACCESS_LOG_LEVEL });
-const api = await startApi({ store, config, trades, log: log.child({ part: 'api' }), ops: { observe, router, status: view }, keyStore: { secret: data.keySecret } });
-life.add('api', () => api.close());
+const api = await startApi({ store, config, trades, log: log.child({ part: 'api' }), ops: { observe, router, status: view }, metrics, keyStore: { secret: data.keySecret } });
+life.add('api', 'front', () => api.close());
 log.info({ url: api.url }, 'api listening');
 post({ type: 'listening', url: api.url });
 await startAdminChannel({ config, log, life }, api.keys);

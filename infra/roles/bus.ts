@@ -14,7 +14,7 @@ export async function openRoleBus({ config, log, life, metrics, checks }: RoleCo
     : createMemoryBus({ log: log.child({ part: 'bus' }), maxRecordsPerTopic: config.BUS_MAX_RECORDS_PER_TOPIC, maxBytesPerTopic: config.BUS_MAX_MB_PER_TOPIC * 1024 * 1024 });
   log.info({ bus: bus.description }, 'bus ready');
   if (splitRole && !config.KAFKA_BROKERS) log.warn('KAFKA_BROKERS is unset: the in-process bus reaches nothing outside this process');
-  life.add('bus', () => bus.close());
+  life.add('bus', 'base', () => bus.close());
   observeBus(metrics, bus);
   let lastDropped = { count: bus.stats().dropped, at: 0 };
   checks.push({

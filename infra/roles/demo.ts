@@ -9,6 +9,7 @@ import type { Config } from '../config.ts';
 import type { Logger } from '../log.ts';
 import type { Store } from '../store.ts';
 import type { RoleContext } from './context.ts';
+import type { SqlAccess } from './sql.ts';
 import { importDemoHistory } from './demoHistory.ts';
 
 /** The demo's SIMULATED world, as the demo role runs with it. */
@@ -40,10 +41,10 @@ export async function startDemoWorld({ config, log, life }: RoleContext): Promis
   // Books move every 250 ms (the venues' fastest streams are 100 ms) and each market trades about
   // once a second: 15 venues, the aggregator and the API share a laptop's cores in one process.
   const simulator = await startSimulator({ seed: Date.now(), tickMs: 250, tradesPerSecondPerMarket: 1 });
-  life.add('simulator', () => simulator.close());
+  life.add('simulator', 'base', () => simulator.close());
   // One SIMULATED EVM chain (named so in /v1/chains), indexed by the chain indexer job over JSON-RPC.
   const chain = await startDemoChain();
-  life.add('chain-simulator', () => chain.close());
+  life.add('chain-simulator', 'base', () => chain.close());
   log.info({ venues: Object.fromEntries(simulator.venues.map((id) => [id, simulator.endpoints(id).ws])) }, 'market simulator started: all demo data is SIMULATED');
   /** The first trade id the simulator printed (or is to print) on a market: the history's ids end below it. */
   const firstLiveId = (venue: 'binance' | 'gate', symbol: string) => {
@@ -67,6 +68,8 @@ export async function startDemoWorld({ config, log, life }: RoleContext): Promis
     CHAINS_CONFIG: config.CHAINS_CONFIG ?? JSON.stringify({ chains: [chain.config] }),
     // Logo URLs absolute, pointing at the demo itself.
     PUBLIC_BASE_URL: config.PUBLIC_BASE_URL ?? `http://127.0.0.1:${config.PORT}`,
+    // The read-only SQL endpoint (infra/sql/SQL.md) on ClickHouse's usual HTTP port.
+    SQL_PORT: config.SQL_PORT ?? 8123,
   };
   const archivesDir = resolve(config.MDS_DATA_DIR, archiveFiles.demoArchivesDirName);
   return {
@@ -165,4 +168,10 @@ function readKeptKey(file: string): string | undefined {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw err;
   }
+}
+
+/** How to reach the read-only SQL endpoint, shown on the terminal only (the password never goes to the log stream). */
+export function showSqlAccess({ url, user, password }: SqlAccess): void {
+  const where = password.file === undefined ? ' (SQL_PASSWORD)' : ` (kept in ${password.file})`;
+  tellTerminal(`SQL (ClickHouse HTTP interface, read-only): ${url} user ${user}, password ${password.password}${where}\nTry: curl -u '${user}:${password.password}' '${url}/?query=SELECT+count()+FROM+trades'\n\n`);
 }

@@ -89,7 +89,7 @@ export function routeRefused(collectors: readonly RunningCollector[], events: re
 export async function startIngest(ctx: RoleContext, bus: Bus, selection: IngestSelection): Promise<void> {
   const collectors = await startCollectors(ctx, bus, selection);
   const stopRouting = bus.onRefused((events) => routeRefused(collectors, events));
-  ctx.life.add('refused trades to their collectors', async () => stopRouting());
+  ctx.life.add('refused trades to their collectors', 'sources', async () => stopRouting());
   observeCollectors(ctx, () => collectors.map((c) => c.metrics()));
 }
 
@@ -115,12 +115,12 @@ export async function startCollectors({ config, log, life }: Pick<RoleContext, '
       ...(unfinishedGaps ? { unfinishedGaps } : {}),
     });
     collectors.push(collector);
-    life.add(`collector:${venue.id}`, stopThenFlush(() => collector.stop()));
+    life.add(`collector:${venue.id}`, 'sources', stopThenFlush(() => collector.stop()));
   }
   for (const venue of selection.ccxtVenues) {
     const collector = await startCcxtCollector({ venue, bus, log: log.child({ venue: venue.id }), assets: selection.assets });
     collectors.push(collector);
-    life.add(`collector:${venue.id}`, stopThenFlush(() => collector.stop()));
+    life.add(`collector:${venue.id}`, 'sources', stopThenFlush(() => collector.stop()));
   }
   return collectors;
 }
@@ -146,7 +146,7 @@ export async function startIngestWorker(ctx: RoleContext, bus: Bus, selection: I
   };
   let collectors: CollectorMetrics[] = [];
   let receivedAt = Date.now();
-  const worker = await startWorkerThread<IngestWorkerMessage>(ctx, 'ingest', new URL('./ingestWorker.ts', import.meta.url), data, (message) => {
+  const worker = await startWorkerThread<IngestWorkerMessage>(ctx, 'ingest', 'sources', new URL('./ingestWorker.ts', import.meta.url), data, (message) => {
     switch (message.type) {
       case 'events':
         bus.publish(JSON.parse(message.json) as MarketEvent[]);
@@ -162,7 +162,7 @@ export async function startIngestWorker(ctx: RoleContext, bus: Bus, selection: I
     const trades = events.filter((e) => e.type === 'trade');
     if (trades.length > 0) worker.postMessage({ type: 'refused', json: JSON.stringify(trades) } satisfies IngestParentMessage);
   });
-  ctx.life.add('refused trades to the collectors worker', async () => stopRouting());
+  ctx.life.add('refused trades to the collectors worker', 'sources', async () => stopRouting());
   // The last report, its ages brought up to now.
   observeCollectors(ctx, () => collectors.map((m) => (m.lastMessageAgeMs === undefined ? m : { ...m, lastMessageAgeMs: m.lastMessageAgeMs + Date.now() - receivedAt })));
 }

@@ -42,7 +42,7 @@ const port = parentPort!;
 const post = (message: IngestWorkerMessage | WorkerLifeMessage) => port.postMessage(message);
 const data = workerData as IngestWorkerData;
 const log = createLogger(data.config.LOG_LEVEL, { role: 'ingest', thread: 'worker' }, data.prettyLog);
-const life = new Lifecycle(log);
+const life = new Lifecycle(log, data.config.SHUTDOWN_DEADLINE_MS);
 // Short of CPU, the API's thread and the store go first: frames wait in the sockets' buffers.
 const nice = lowerThreadPriority(data.config.INGEST_THREAD_NICE);
 log.debug({ nice }, nice === undefined ? "the collectors' thread keeps the process's priority (no /proc/thread-self)" : "the collectors' thread priority set");

@@ -55,7 +55,7 @@ async function startProcess(role: Role): Promise<RoleContext> {
   const [{ loadConfig }, { createLogger }, { Lifecycle }, { createMetrics, sampledCounter }] = await Promise.all([import('../config.ts'), import('../log.ts'), import('./lifecycle.ts'), import('../metrics.ts')]);
   const config = loadConfig();
   const log = createLogger(config.LOG_LEVEL, { role });
-  const life = new Lifecycle(log);
+  const life = new Lifecycle(log, config.SHUTDOWN_DEADLINE_MS);
   const onSignal = (signal: string) => void life.shutdown(signal).then(() => process.exit(0));
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
@@ -122,7 +122,7 @@ async function storeToRead(ctx: RoleContext): Promise<import('../store.ts').Stor
   const { openStore } = await import('../store.ts');
   try {
     const store = await openStore(ctx.config);
-    ctx.life.add('store (last trades)', () => store.close());
+    ctx.life.add('store (last trades)', 'base', () => store.close());
     return store;
   } catch (err) {
     ctx.log.warn({ err }, 'the store could not be opened to read the last stored trades');
@@ -134,6 +134,8 @@ async function storeToRead(ctx: RoleContext): Promise<import('../store.ts').Stor
 async function startParts(role: Role, parts: Parts, ctx: RoleContext, { selection, keySecret }: { selection?: Omit<IngestSelection, 'endpointsOf'>; keySecret?: string }): Promise<void> {
   const demoRole = role === 'demo' ? await import('./demo.ts') : undefined;
   const demo = demoRole && (await demoRole.startDemoWorld(ctx));
+  // The demo serves SQL on a port of its choosing unless one was asked for.
+  const sqlPortOptional = demo !== undefined && ctx.config.SQL_PORT === undefined;
   if (demo) ctx.config = demo.config;
   const opened = parts.aggregate || parts.api || parts.jobs ? await (await import('./store.ts')).openRoleStore(ctx, { migrate: parts.whole }) : undefined;
   if (demo && opened) await demo.importHistory(opened.store);
@@ -142,6 +144,8 @@ async function startParts(role: Role, parts: Parts, ctx: RoleContext, { selectio
   const aggregate = parts.aggregate && opened && bus ? await (await import('./aggregate.ts')).startAggregate(ctx, opened, bus) : undefined;
   // Whatever the role, the process that holds the embedded store serves it to `npm run import`.
   if (opened) await (await import('./storeChannel.ts')).startStoreChannel(ctx, opened, aggregate?.index);
+  // And its read-only SQL endpoint, when SQL_PORT asks for it.
+  const sql = opened ? await (await import('./sql.ts')).startSql(ctx, { portOptional: sqlPortOptional }) : undefined;
   if (parts.ingest && bus && selection) {
     const { readLastStored, startIngest, startIngestWorker } = await import('./ingest.ts');
     const where = await readLastStored(ctx, opened?.store ?? (await storeToRead(ctx)), selection);
@@ -151,9 +155,10 @@ async function startParts(role: Role, parts: Parts, ctx: RoleContext, { selectio
   if (parts.jobs && opened) {
     const [{ startJobs }, { serviceJobs }] = await Promise.all([import('../jobs.ts'), import('./jobList.ts')]);
     const jobs = await startJobs(serviceJobs(ctx.config), { store: opened.store, log: ctx.log.child({ part: 'jobs' }), redisUrl: ctx.config.REDIS_URL });
-    ctx.life.add('jobs', () => jobs.stop());
+    ctx.life.add('jobs', 'consumers', () => jobs.stop());
   }
   if (demoRole && opened && keySecret) await demoRole.provisionDemoKey(ctx, opened.store, keySecret);
+  if (demoRole && sql) demoRole.showSqlAccess(sql);
   if (parts.whole && opened && keySecret) {
     // Beside the sinks and the index runner, the API too gets a thread of its own.
     await (await import('./apiThread.ts')).startApiThread(ctx, opened, { role, bus, keySecret });

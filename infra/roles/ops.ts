@@ -18,8 +18,8 @@ export function roleOpsRouter({ log, metrics, checks, config }: RoleContext, ope
 
 /** A role without the API (ingest, aggregate, jobs) serves only the operator endpoints, on PORT. */
 export async function startOpsHttp(ctx: RoleContext, opened: RoleStore | undefined): Promise<{ url: string }> {
-  const server = await startOpsServer(ctx.config.PORT, roleOpsRouter(ctx, opened).router);
-  ctx.life.add('ops', () => server.close());
+  const server = await startOpsServer(ctx.config.PORT, roleOpsRouter(ctx, opened).router, ctx);
+  ctx.life.add('ops', 'front', () => server.close());
   ctx.log.info({ url: server.url }, 'health and metrics listening');
   return { url: server.url };
 }

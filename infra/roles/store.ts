@@ -1,5 +1,8 @@
+import { minFreeBytes, watchDiskSpace } from '../diskSpace.ts';
+import type { Logger } from '../log.ts';
 import { migrate, pendingMigrations, SchemaBehindError } from '../migrate.ts';
 import { observeStore, type StoreActivity } from '../metrics.ts';
+import { applyRetention } from '../retention.ts';
 import { openStore, type Store } from '../store.ts';
 import { withStoreFaults, type StoreFaults } from '../storeFaults.ts';
 import type { RoleContext } from './context.ts';
@@ -11,17 +14,25 @@ export interface RoleStore {
   faults?: StoreFaults;
 }
 
+/** Applies the pending migrations, then each table's retention (STORE_RETENTION_DAYS); returns the migrations applied. */
+async function migrateWithRetention(store: Store, config: RoleContext['config'], log: Logger): Promise<string[]> {
+  const applied = await migrate(store, { log });
+  await applyRetention(store, config.STORE_RETENTION_DAYS, log);
+  return applied;
+}
+
 /**
- * The store, measured, with its readiness check; wrapped for fault injection in soak runs. With
- * `migrate` (the all and demo roles) it is migrated first; without, a schema that is behind this
- * version stops the role with SchemaBehindError (the operator runs `npm run migrate` as its own step).
+ * The store, measured, with its readiness checks (`store`, `disk`) and its disk's gauges; wrapped
+ * for fault injection in soak runs. With `migrate` (the all and demo roles) it is migrated first,
+ * its tables' retention applied; without, a schema that is behind this version stops the role with
+ * SchemaBehindError (the operator runs `npm run migrate` as its own step).
  */
 export async function openRoleStore({ config, log, life, metrics, checks }: RoleContext, options: { migrate: boolean }): Promise<RoleStore> {
   const timeouts = { queryTimeoutMs: config.STORE_QUERY_TIMEOUT_MS, insertTimeoutMs: config.STORE_INSERT_TIMEOUT_MS };
   const opened = await openStore(config, timeouts);
   let applied: string[] = [];
   try {
-    if (options.migrate) applied = await migrate(opened, { log });
+    if (options.migrate) applied = await migrateWithRetention(opened, config, log);
     else {
       const pending = await pendingMigrations(opened);
       if (pending.length > 0) throw new SchemaBehindError(pending);
@@ -37,16 +48,17 @@ export async function openRoleStore({ config, log, life, metrics, checks }: Role
     faults = withStoreFaults(opened, timeouts);
   }
   const { store, activity } = observeStore(metrics, faults?.store ?? opened);
-  life.add('store', () => store.close());
+  life.add('store', 'base', () => store.close());
   checks.push({ name: 'store', check: async () => (await store.rows('SELECT 1 AS ok'), { ok: true }) });
+  watchDiskSpace({ store, metrics, checks, minFreeBytes: minFreeBytes(config) });
   return { store, activity, faults };
 }
 
-/** The migrate role (`npm run migrate`): applies what is pending, under the migration lock, and returns. */
+/** The migrate role (`npm run migrate`): applies what is pending, under the migration lock, and the tables' retention, and returns. */
 export async function migrateStore({ config, log }: Pick<RoleContext, 'config' | 'log'>): Promise<void> {
   const store = await openStore(config, { queryTimeoutMs: config.STORE_QUERY_TIMEOUT_MS, insertTimeoutMs: config.STORE_INSERT_TIMEOUT_MS });
   try {
-    const applied = await migrate(store, { log });
+    const applied = await migrateWithRetention(store, config, log);
     log.info({ store: store.description, applied }, applied.length === 0 ? 'schema up to date: nothing to migrate' : `applied ${applied.length} migration${applied.length === 1 ? '' : 's'}`);
   } finally {
     await store.close();

@@ -18,7 +18,7 @@ export async function startStoreChannel({ config, log, life }: Pick<RoleContext,
   const imports = importChannelCommands(store, { embedded: true, index: indexSettingsFromConfig(config), log: channelLog, live: index });
   try {
     const channel = await serveStoreChannel(path, store, imports.commands, channelLog);
-    life.add('store-channel', async () => {
+    life.add('store-channel', 'front', async () => {
       await channel.close();
       await imports.close();
     });

@@ -1,5 +1,5 @@
 import { Worker, type MessagePort } from 'node:worker_threads';
-import type { Lifecycle } from './lifecycle.ts';
+import type { Lifecycle, StopStage } from './lifecycle.ts';
 import type { RoleContext } from './context.ts';
 
 /** What every worker of a role tells its parent about its life, beside its own messages. */
@@ -9,12 +9,13 @@ export type WorkerLifeMessage = { type: 'started' } | { type: 'rejection'; messa
  * A part of a role in a worker thread (the collectors, the API): resolves once the worker says
  * 'started', and rejects if it fails before. Its stray rejections are counted and logged as this
  * process's own; after start, a worker that fails or exits stops the process, as an uncaught
- * exception would. Its stop, registered in `ctx.life`, asks it to stop and waits for 'stopped':
- * every message it posted before has been handled by then.
+ * exception would. Its stop, registered in `ctx.life` at `stage`, asks it to stop and waits for
+ * 'stopped': every message it posted before has been handled by then.
  */
 export async function startWorkerThread<M extends { type: string }>(
   { log, life }: Pick<RoleContext, 'log' | 'life'>,
   name: string,
+  stage: StopStage,
   url: URL,
   workerData: unknown,
   onMessage: (message: M, worker: Worker) => void,
@@ -50,7 +51,7 @@ export async function startWorkerThread<M extends { type: string }>(
     worker.once('error', fail);
     worker.once('exit', (code) => fail(new Error(`${name} worker exited with code ${code}`)));
   });
-  life.add(`${name}-worker`, async () => {
+  life.add(`${name}-worker`, stage, async () => {
     stopping = true;
     const stopped = new Promise<void>((resolve) => (onStopped = resolve));
     worker.postMessage({ type: 'stop' });

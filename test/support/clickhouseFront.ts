@@ -13,13 +13,11 @@ import { Readable } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
 import { createChdbConnection } from 'chdb/connection';
+// The client's escaped parameter values, unescaped as the production SQL endpoint does.
+import { tsvUnescape } from '../../infra/sql/httpRequest.ts';
 
 /** URL parameters that are not settings of the query. */
 const notSettings = new Set(['query', 'query_id', 'database', 'session_id', 'role', 'default_format']);
-
-/** The client sends parameter values in ClickHouse's escaped text form; chDB escapes what it is given, so undo it once. */
-const unescapes: Record<string, string> = { '\\': '\\', t: '\t', n: '\n', r: '\r', '0': '\0', b: '\b', f: '\f', "'": "'" };
-const tsvUnescape = (value: string) => value.replace(/\\(.)/gs, (whole, c: string) => unescapes[c] ?? whole);
 
 const readBody = async (req: IncomingMessage): Promise<string> => {
   const chunks: Buffer[] = [];
