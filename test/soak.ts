@@ -182,6 +182,8 @@ interface RunState {
   recoveredBeforeKills: number;
   /** What each idle flood's clients counted. */
   floods: FloodCounts[][];
+  /** The service's open and refused connections half way through each flood (its /metrics). */
+  floodSeen: { open: number; refused: number }[];
 }
 
 /** Injects one fault; a kill waits out its downtime and starts the service again. */
@@ -206,8 +208,14 @@ async function inject(f: SoakFault, ctx: { service: SoakService; simulator: Simu
       // Held from other addresses while the polls go on: nothing the operator or a client sees may change.
       void idleFlood(Number(new URL(ctx.base).port), f.connections, f.ms).then(
         (counts) => state.floods.push(counts),
-        (err: Error) => state.floods.push([{ opened: 0, closed: 0, errors: { [err.message]: 1 }, peakOpen: 0 }]),
+        (err: Error) => state.floods.push([{ opened: 0, closed: 0, errors: { [err.message]: 1 } }]),
       );
+      // Half way through, what the service holds and has refused, as its own metrics say.
+      setTimeout(() => {
+        void fetch(`${ctx.base}/metrics`)
+          .then((r) => r.text())
+          .then((text) => state.floodSeen.push({ open: metricSum(text, 'mds_http_connections_open'), refused: metricSum(text, 'mds_http_connections_refused_total') }), () => {});
+      }, f.ms / 2).unref();
       return;
     }
     case 'kill': {
@@ -309,7 +317,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
   let recording = false;
   const stopPrinted = simulator.onTradePrinted((t) => recording && printed.push(t));
   const service = new SoakService({ port, env: serviceEnv(simulator, options, port, dataDir, keySecret), venues: simulator.venues, logFile });
-  const state: RunState = { start: 0, polls: [], outages: [], recoveredBeforeKills: 0, floods: [] };
+  const state: RunState = { start: 0, polls: [], outages: [], recoveredBeforeKills: 0, floods: [], floodSeen: [] };
   let fuzz: ReturnType<typeof startFuzzClient> | undefined;
   let fuzzed: FuzzCounts | undefined;
   let end = 0;
@@ -345,7 +353,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     const lines = printed.map((p) => JSON.stringify([p.venue, p.market, p.tradeId, p.trade.time, delivered.has(tradeKey(p.venue, p.market, p.tradeId))]));
     writeFileSync(join(dataDir, 'printed.jsonl'), `${lines.join('\n')}\n`);
   } else rmSync(dataDir, { recursive: true, force: true });
-  return { pass: failures.length === 0, failures, summary: `${summaryLine(figures, options, failures)}\n${hostileLine(fuzzed, state.floods)}`, figures };
+  return { pass: failures.length === 0, failures, summary: `${summaryLine(figures, options, failures)}\n${hostileLine(fuzzed, state)}`, figures };
 }
 
 /** The fuzzing client: no 5xx but 503, and an answer to every request, but while the service was down (killed). */
@@ -358,13 +366,14 @@ function checkHostileClients(fuzzed: FuzzCounts, state: RunState, options: SoakO
   if (floodErrors.length > 0) failures.push(`the idle flood could not run as planned: ${[...new Set(floodErrors)].join(', ')}`);
 }
 
-function hostileLine(fuzzed: FuzzCounts | undefined, floods: readonly FloodCounts[][]): string {
+function hostileLine(fuzzed: FuzzCounts | undefined, { floods, floodSeen }: Pick<RunState, 'floods' | 'floodSeen'>): string {
   const classes = Object.entries(fuzzed?.byClass ?? {}).sort().map(([c, n]) => `${c} ${n}`).join(', ');
   const flood = floods.flat();
   const sum = (pick: (c: FloodCounts) => number) => flood.reduce((n, c) => n + pick(c), 0);
+  const seen = floodSeen.map((s) => `${s.open} open, ${s.refused} refused so far`).join('; ') || 'not read';
   return (
     `soak: fuzzed ${fuzzed?.sent ?? 0} requests (${classes || 'none'}; 5xx but 503: ${fuzzed?.serverErrors.length ?? 0}, no answer: ${fuzzed?.noAnswer.length ?? 0}), ` +
-    `idle floods ${floods.length}: connections opened ${sum((c) => c.opened)}, closed by the service ${sum((c) => c.closed)}, most open at once ${sum((c) => c.peakOpen)}`
+    `idle floods ${floods.length}: connections made ${sum((c) => c.opened)}, closed by the service ${sum((c) => c.closed)}; the service half way: ${seen}`
   );
 }
 

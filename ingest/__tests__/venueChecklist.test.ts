@@ -176,7 +176,7 @@ const checklist: Record<string, (c: Candidate) => string[]> = {
   ],
   loadgen,
   'events-doc': eventsDoc,
-  readme: ({ venue }) => fileSays('README.md', `a row for ${venue.id} in the venue table`, (t) => t.split('\n').some((l) => l.startsWith('|') && firstCellNames(l, venue.id))),
+  'venues-doc': ({ venue }) => fileSays('ingest/venues/VENUES.md', `a row for ${venue.id} in each of its tables`, (t) => t.split('\n## ').slice(1).every((part) => part.split('\n').some((l) => l.startsWith('|') && firstCellNames(l, venue.id)))),
   history,
 };
 
