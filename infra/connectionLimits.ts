@@ -79,8 +79,12 @@ export function addressGroup(address: string): string {
   return `${groups.slice(0, 4).map((g) => parseInt(g, 16).toString(16)).join(':')}::/64`;
 }
 
-/** Why a connection was refused: the cap on all connections, or the one on its address. */
-export type Refusal = 'max_connections' | 'max_per_address';
+/**
+ * Why a connection was closed at once: the cap on all connections (none waiting to evict), the one
+ * on its address, or, for a connection still waiting for its first request, a newer one that needed
+ * its place (see WaitingConnections).
+ */
+export type Refusal = 'max_connections' | 'max_per_address' | 'evicted_waiting';
 
 export interface ConnectionCaps {
   maxConnections: number;
@@ -131,6 +135,34 @@ export class ConnectionCounter {
   }
 }
 
+/**
+ * The connections that have not sent a whole request yet, oldest first. When the port is full, the
+ * oldest of them makes room for a new connection: a flood of idle sockets then holds no place a
+ * client that asks for something needs (the operator's /health on loopback included), and is cut
+ * down at the pace of new connections rather than only by the headers timeout. A connection that has
+ * been served once (kept alive between requests) is never evicted.
+ */
+export class WaitingConnections<S> {
+  private readonly waiting = new Set<S>();
+
+  add(connection: S): void {
+    this.waiting.add(connection);
+  }
+
+  /** Its first request came whole (or it closed): it is no longer evictable. */
+  served(connection: S): void {
+    this.waiting.delete(connection);
+  }
+
+  /** The oldest waiting connection, taken out of the set for the caller to close; undefined when none waits. */
+  takeOldest(): S | undefined {
+    const oldest = this.waiting.values().next();
+    if (oldest.done) return undefined;
+    this.waiting.delete(oldest.value);
+    return oldest.value;
+  }
+}
+
 /** After this long without a refusal (ms), a burst of refusals is over and its count is logged. */
 const burstQuietMs = 10_000;
 
@@ -178,16 +210,42 @@ export interface ConnectionStats {
 export function limitConnections(server: Server, config: HttpLimitsConfig, log: Logger, metrics?: Metrics): ConnectionStats & { countTimeout(): void } {
   const counter = new ConnectionCounter({ maxConnections: maxConnectionsOf(config.HTTP_MAX_CONNECTIONS, processOpenFileLimit()), maxPerAddress: config.HTTP_MAX_CONNECTIONS_PER_ADDRESS });
   const burst = new RefusalBurst(log, counter.caps);
-  const stats = { open: () => counter.open, refused: { max_connections: 0, max_per_address: 0 }, timedOut: 0, countTimeout: () => void stats.timedOut++ };
+  const stats = { open: () => counter.open, refused: { max_connections: 0, max_per_address: 0, evicted_waiting: 0 }, timedOut: 0, countTimeout: () => void stats.timedOut++ };
+  const waiting = new WaitingConnections<Socket>();
+  /** Each admitted socket's address, until its place is given back (once: at its close, or when evicted). */
+  const placeOf = new Map<Socket, string>();
+  const release = (socket: Socket) => {
+    const address = placeOf.get(socket);
+    if (address === undefined) return;
+    placeOf.delete(socket);
+    waiting.served(socket);
+    counter.release(address);
+  };
+  const close = (socket: Socket, reason: Refusal, address: string) => {
+    stats.refused[reason]++;
+    burst.add(reason, address, counter.open);
+    socket.destroy();
+  };
   server.on('connection', (socket: Socket) => {
     // Undefined once the peer has gone already: counted like any address until its close.
     const address = socket.remoteAddress ?? '';
-    const refusal = counter.admit(address);
-    if (refusal === undefined) return void socket.once('close', () => counter.release(address));
-    stats.refused[refusal]++;
-    burst.add(refusal, address, counter.open);
-    socket.destroy();
+    let refusal = counter.admit(address);
+    // The port is full: the oldest connection still waiting for its first request makes room.
+    const evicted = refusal === 'max_connections' ? waiting.takeOldest() : undefined;
+    if (evicted) {
+      const evictedAddress = placeOf.get(evicted) ?? '';
+      release(evicted);
+      close(evicted, 'evicted_waiting', evictedAddress);
+      refusal = counter.admit(address);
+    }
+    if (refusal !== undefined) return close(socket, refusal, address);
+    placeOf.set(socket, address);
+    waiting.add(socket);
+    socket.once('close', () => release(socket));
   });
+  // A request whole (or a websocket's upgrade): the connection is in use, not to be evicted.
+  server.on('request', (req: { socket: Socket }) => waiting.served(req.socket));
+  server.on('upgrade', (req: { socket: Socket }) => waiting.served(req.socket));
   server.once('close', () => burst.end());
   if (metrics) exportConnectionStats(metrics, stats);
   return stats;
@@ -197,7 +255,7 @@ function exportConnectionStats(metrics: Metrics, stats: ConnectionStats): void {
   sampledGauge(metrics, { name: 'mds_http_connections_open', help: 'Open connections to the HTTP port.', labelNames: [], read: () => [{ labels: {}, value: stats.open() }] });
   sampledCounter(metrics, {
     name: 'mds_http_connections_refused_total',
-    help: 'Connections closed at once because a cap was reached: max_connections (HTTP_MAX_CONNECTIONS) or max_per_address (HTTP_MAX_CONNECTIONS_PER_ADDRESS).',
+    help: 'Connections closed at once because a cap was reached: max_connections (HTTP_MAX_CONNECTIONS, none waiting to evict), max_per_address (HTTP_MAX_CONNECTIONS_PER_ADDRESS), or evicted_waiting (the oldest connection still waiting for its first request, closed to make room for a new one).',
     labelNames: ['reason'],
     read: () => Object.entries(stats.refused).map(([reason, value]) => ({ labels: { reason }, value })),
   });

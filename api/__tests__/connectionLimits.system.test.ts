@@ -16,6 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect, test } from 'vitest';
+import { loopbackReserve } from '../../infra/connectionLimits.ts';
 import { until } from '../../test/support/until.ts';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -102,7 +103,7 @@ const timedOutAnswer = /^HTTP\/1\.1 408 /;
 const openFiles = () => readdirSync(`/proc/${service.pid}/fd`).length;
 
 /** Counts of the flood over the two tests, compared with the service's metrics at the end. */
-const seen = { perAddressRefused: 0, capRefused: 0, timedOut: 0 };
+const seen = { perAddressRefused: 0, capRefused: 0, evicted: 0, timedOut: 0 };
 
 test('an idle connection is closed within the headers timeout; one address holds at most its cap, the rest are closed at once', async () => {
   const attempted = 120;
@@ -151,9 +152,26 @@ test('a flood from many addresses is held to a quarter of the open-file limit; /
   const refused = flood.filter((c) => c.answer === '');
   expect(held.every((c) => timedOutAnswer.test(c.answer))).toBe(true);
   expect(refused).toHaveLength(flood.length - held.length);
-  seen.capRefused += refused.length;
+  // None of them sent a request: each one past the cap made room by closing the oldest waiting one.
+  seen.evicted += refused.length;
   seen.timedOut += held.length;
   expect(output).not.toMatch(/Too many open files|EMFILE/);
+});
+
+test("the issue's own flood, from the operator's loopback address: the port full of idle sockets, /health is answered at once", async () => {
+  // The reproduction of #29: idle sockets from 127.0.0.1 itself, more than the cap and the operator's reserve.
+  const flood = openIdle('127.0.0.1', defaultCap + 100);
+  await until(() => flood.every((c) => c.connectedAt !== undefined || c.closedAt !== undefined), 'the flood connected', { timeoutMs: 20_000 });
+  await until(() => flood.filter(isOpen).length <= defaultCap + loopbackReserve, 'the flood cut down to the cap and the reserve', { timeoutMs: 20_000 });
+  // The port is full of sockets that asked for nothing: a request gets in at once, in place of the oldest.
+  const askedAt = performance.now();
+  const health = await fetch(`${url}/health`);
+  expect(health.status).toBe(200);
+  expect(performance.now() - askedAt).toBeLessThan(headersTimeoutMs);
+  await until(() => !flood.some(isOpen), 'every flood connection closed by the service', { timeoutMs: headersTimeoutMs + 10_000 });
+  const timedOut = flood.filter((c) => timedOutAnswer.test(c.answer)).length;
+  seen.evicted += flood.length - timedOut;
+  seen.timedOut += timedOut;
 });
 
 test('each refusal and timeout is counted in /metrics; the log has one line per burst of refusals, not one per connection', async () => {
@@ -161,8 +179,9 @@ test('each refusal and timeout is counted in /metrics; the log has one line per 
   const value = (series: string) => Number(new RegExp(`^${series.replace(/[{}]/g, '\\$&')} (\\d+)$`, 'm').exec(metrics)?.[1]);
   expect(value('mds_http_connections_refused_total{reason="max_per_address"}')).toBe(seen.perAddressRefused);
   expect(value('mds_http_connections_refused_total{reason="max_connections"}')).toBe(seen.capRefused);
+  expect(value('mds_http_connections_refused_total{reason="evicted_waiting"}')).toBe(seen.evicted);
   expect(value('mds_http_connections_timed_out_total')).toBe(seen.timedOut);
-  expect(seen.perAddressRefused + seen.capRefused).toBeGreaterThan(1_000);
+  expect(seen.perAddressRefused + seen.capRefused + seen.evicted).toBeGreaterThan(1_000);
   const starts = output.split('\n').filter((line) => line.includes('"msg":"refusing connections at a cap'));
   // One burst, or two if the machine was slow enough for 10 s to pass between the tests.
   expect(starts.length).toBeGreaterThanOrEqual(1);

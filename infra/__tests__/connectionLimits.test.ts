@@ -4,7 +4,7 @@
 // flood, are in api/__tests__/connectionLimits.system.test.ts.
 import { pino } from 'pino';
 import { afterEach, expect, test, vi } from 'vitest';
-import { addressGroup, ConnectionCounter, httpServerOptions, maxConnectionsOf, openFileLimit, RefusalBurst } from '../connectionLimits.ts';
+import { addressGroup, ConnectionCounter, httpServerOptions, maxConnectionsOf, openFileLimit, RefusalBurst, WaitingConnections } from '../connectionLimits.ts';
 import { loadConfig } from '../config.ts';
 
 afterEach(() => void vi.useRealTimers());
@@ -120,4 +120,18 @@ test('refusals are logged once when a burst starts and once, with their count, w
   expect(lines[2]).toMatchObject({ reason: 'max_connections', address: '192.0.2.3' });
   burst.end();
   expect(lines[3]).toMatchObject({ refused: 1 });
+});
+
+test('the connection waiting longest for its first request is the one to evict; one served is never evicted', () => {
+  const waiting = new WaitingConnections<string>();
+  for (const c of ['a', 'b', 'c', 'd']) waiting.add(c);
+  waiting.served('a');
+  expect(waiting.takeOldest()).toBe('b');
+  waiting.served('c');
+  expect(waiting.takeOldest()).toBe('d');
+  expect(waiting.takeOldest()).toBeUndefined();
+  // A connection taken out is gone: served afterwards, nothing changes.
+  waiting.served('b');
+  waiting.add('e');
+  expect(waiting.takeOldest()).toBe('e');
 });
