@@ -257,7 +257,7 @@ async function runSchedule(ctx: { service: SoakService; simulator: Simulator; st
     const elapsed = Date.now() - state.start;
     while (pending[0] && pending[0].atMs <= elapsed) {
       const f = pending.shift()!;
-      report(`soak: ${Math.round(elapsed / 1000)} s: ${f.fault}${'venue' in f ? ` ${f.venue}` : ''}${'ms' in f ? ` for ${f.ms / 1000} s` : ''}${'factor' in f ? ` x${f.factor}` : ''}`);
+      report(`soak: ${Math.round(elapsed / 1000)} s: ${f.fault}${'venue' in f ? ` ${f.venue}` : ''}${'ms' in f ? ` for ${f.ms / 1000} s` : ''}${'factor' in f ? ` x${f.factor}` : ''}${'connections' in f ? `, ${f.connections} connections` : ''}`);
       await inject(f, ctx);
     }
     const p = await poll(service, ctx.key);

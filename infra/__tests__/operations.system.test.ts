@@ -162,7 +162,7 @@ describe('no secret in what the service prints', () => {
     expect(redis.stdout + redis.stderr).not.toContain(password);
   });
 
-  it('the demo with no terminal: its key is in the data directory, works, and is on no log line; no line repeats a key', async () => {
+  it('the demo with no terminal: its key and SQL password are in the data directory, the key works, neither is on a log line; no line repeats a key', async () => {
     const dir = tempDir();
     let key = '';
     let status = 0;
@@ -181,6 +181,10 @@ describe('no secret in what the service prints', () => {
     expect(demo.stdout).toContain(join(dir, 'demo-api-key'));
     expect(demo.stdout + demo.stderr).not.toContain(key);
     expect(demo.stdout + demo.stderr).not.toContain(key.slice('mds_'.length));
+    // The SQL reader's password (generated, kept beside the key) is on no line either.
+    const sqlPassword = readFileSync(join(dir, 'sql-password'), 'utf8').trim();
+    expect(sqlPassword.length).toBeGreaterThan(15);
+    expect(demo.stdout + demo.stderr).not.toContain(sqlPassword);
     const lines = demo.stdout.split('\n').filter((l) => l.startsWith('{'));
     expect(lines.length).toBeGreaterThan(10);
     expect(lines.flatMap((l) => duplicateKeys(l).map((k) => `${k} in ${l}`))).toEqual([]);
