@@ -4,13 +4,9 @@
 // meanwhile against its lag before the outage, measured in the same run. Then, from the store: every
 // trade the venue printed is stored exactly once.
 //
-// Lag: from the end of a second of venue time until the trade sink has committed (stored, then
-// committed on the bus) every trade the bus had taken up to that second's end. The bus is ordered
-// per asset and the sink commits only what it stored, so from /metrics (scraped every 200 ms), the
-// trades topic's published count less the sink group's uncommitted records is what is stored, live
-// and recovered trades alike, in the order they came: a live trade that waits behind a recovered
-// page waits here too. The published count of a second is read 250 ms after its end (a trade takes
-// about 50 ms from the venue to the bus here), so the lag may include up to one scrape more.
+// Lag: ingestLag.ts, from /metrics scraped every 200 ms: from the end of a second of venue time until
+// the trade sink has committed every trade the bus had taken by then, live and recovered trades
+// alike, in the order they came: a live trade that waits behind a recovered page waits here too.
 //   npm run bench:recovery [-- --venue binance --rate 100 --outage-seconds 180 --warm-seconds 40 --keep]
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -26,6 +22,7 @@ import { accountTrades } from '../soakChecks.ts';
 import { SoakService } from '../soakService.ts';
 import { freeLoopbackPort } from '../support/ports.ts';
 import { until, untilValue } from '../support/until.ts';
+import { lagsMs, percentile, pipelineCounts, type PipelineScrape } from './ingestLag.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -45,10 +42,7 @@ const lagTargetMs = 2_000;
 const scrapeMs = 200;
 
 /** One scrape of /metrics: the trades topic's published and committed counts, and the recovery's state. */
-interface Scrape {
-  at: number;
-  published: number;
-  committed: number;
+interface Scrape extends PipelineScrape {
   recovered: number;
   gapsPending: number;
   connected: boolean;
@@ -57,41 +51,14 @@ interface Scrape {
 async function scrape(base: string): Promise<Scrape | undefined> {
   const text = await fetch(`${base}/metrics`, { signal: AbortSignal.timeout(2_000) }).then((r) => r.text(), () => undefined);
   if (text === undefined) return undefined;
-  const published = metricSum(text, 'mds_bus_published_total', 'topic="trades"');
   return {
     at: Date.now(),
-    published,
-    committed: published - metricSum(text, 'mds_bus_lag_records', 'group="aggregate-trades"'),
+    ...pipelineCounts(text),
     recovered: metricSum(text, 'mds_venue_recovered_trades_total'),
     gapsPending: metricSum(text, 'mds_venue_gaps_pending'),
     connected: metricSum(text, 'mds_venue_connected') > 0,
   };
 }
-
-/** How long after a second's end its trades are on the bus: read the published count this much later. */
-const toBusMs = 250;
-
-/** Per venue second in [from, to): the delay from its end until the sink had committed every trade published by then. */
-function lagsMs(scrapes: readonly Scrape[], from: number, to: number): number[] {
-  const lags: number[] = [];
-  let p = 0;
-  let c = 0;
-  for (let second = Math.floor(from / 1_000); (second + 1) * 1_000 <= to; second++) {
-    const end = (second + 1) * 1_000;
-    while (p < scrapes.length && scrapes[p]!.at < end + toBusMs) p++;
-    if (p === scrapes.length) break;
-    const owed = scrapes[p]!.published;
-    while (c < scrapes.length && scrapes[c]!.committed < owed) c++;
-    if (c === scrapes.length) break;
-    lags.push(scrapes[c]!.at - end);
-  }
-  return lags;
-}
-
-const percentile = (values: readonly number[], p: number) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
-};
 
 const dataDir = mkdtempSync(join(tmpdir(), 'mds-recovery-bench-'));
 const keySecret = randomBytes(32).toString('hex');
