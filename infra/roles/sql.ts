@@ -39,6 +39,7 @@ export async function startSql({ config, log, life }: RoleContext, options: { po
         max_threads: config.SQL_MAX_THREADS,
       },
       maxConcurrentQueries: config.SQL_MAX_CONCURRENT_QUERIES,
+      connections: config,
       log: log.child({ part: 'sql' }),
     });
   } catch (err) {

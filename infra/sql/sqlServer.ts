@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { httpServerOptions, limitConnections, type HttpLimitsConfig } from '../connectionLimits.ts';
 import type { Logger } from '../log.ts';
 import { ClickHouseError, httpStatusOf } from './clickhouseError.ts';
 import { credentialsOf, queryOf, readBody } from './httpRequest.ts';
@@ -24,6 +25,8 @@ export interface SqlServerOptions {
   limits: ReaderLimits;
   /** Queries the reader may have running at once; one more is refused with TOO_MANY_SIMULTANEOUS_QUERIES. */
   maxConcurrentQueries: number;
+  /** The timeouts and caps of every port of the service (infra/connectionLimits.ts): SQL_HOST may expose this one too. */
+  connections: HttpLimitsConfig;
   log: Logger;
 }
 
@@ -88,7 +91,7 @@ export async function startSqlServer(options: SqlServerOptions): Promise<SqlServ
     }
   };
 
-  const server: Server = createServer((req, res) => {
+  const server: Server = createServer(httpServerOptions(options.connections), (req, res) => {
     answer(req, res).catch((err: unknown) => {
       const error = err instanceof ClickHouseError ? err : ClickHouseError.fromEngine(err, user);
       log.debug({ code: error.code }, 'sql query refused or failed');
@@ -96,6 +99,7 @@ export async function startSqlServer(options: SqlServerOptions): Promise<SqlServ
       else res.destroy();
     });
   });
+  limitConnections(server, options.connections, log);
   await new Promise<void>((done, fail) => {
     server.once('error', fail);
     server.listen(options.port, options.host, done);

@@ -117,7 +117,7 @@ beforeAll(async () => {
   apiKey = (await new KeyStore(env.store).create('schema-examples')).key;
   api = await startApi({ store: env.store, config: testConfig(), log: silentLog });
   sql = await startSqlServer({
-    path: env.dir, database: 'mds', host: '127.0.0.1', port: 0, user: 'reader', password, maxConcurrentQueries: 1, log: silentLog,
+    path: env.dir, database: 'mds', host: '127.0.0.1', port: 0, user: 'reader', password, maxConcurrentQueries: 1, connections: testConfig(), log: silentLog,
     limits: { max_execution_time: 20, max_result_rows: 100_000, max_result_bytes: 50_000_000, max_memory_usage: 500_000_000, max_threads: 1 },
   });
 }, 120_000);

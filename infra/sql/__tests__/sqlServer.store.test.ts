@@ -8,7 +8,7 @@ import { readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { createClient, type ClickHouseClient } from '@clickhouse/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openTestStore, silentLog, trade } from '../../../test/support/harness.ts';
+import { openTestStore, silentLog, testConfig, trade } from '../../../test/support/harness.ts';
 import { until } from '../../../test/support/until.ts';
 import { statusGroups } from '../clickhouseError.ts';
 import { credentialCheck, loadReaderPassword, sqlPasswordFileName } from '../readerPassword.ts';
@@ -39,7 +39,7 @@ beforeAll(async () => {
   // Views made by the service (as a migration would), over the keys table and over that view.
   await env.store.client.command({ query: 'CREATE VIEW keys_view AS SELECT key_hash FROM api_keys' });
   await env.store.client.command({ query: 'CREATE VIEW keys_view_of_view AS SELECT * FROM mds.keys_view' });
-  server = await startSqlServer({ path: env.dir, database: 'mds', host: '127.0.0.1', port: 0, user: 'reader', password, limits, maxConcurrentQueries: 1, log: silentLog });
+  server = await startSqlServer({ path: env.dir, database: 'mds', host: '127.0.0.1', port: 0, user: 'reader', password, limits, maxConcurrentQueries: 1, connections: testConfig(), log: silentLog });
   client = createClient({ url: server.url, username: 'reader', password });
 }, 60_000);
 afterAll(async () => {
