@@ -57,7 +57,7 @@ export function createApp(deps: AppDeps): express.Application {
   // Cached routes set their own precomputed ETag; nothing else needs one hashed per response.
   app.set('etag', false);
 
-  const routes = [pricesRoute(deps), ohlcRoute(deps), marketsRoute(deps), exchangesRoute(deps), exchangeRoute(deps), searchRoute(), liquidationsRoute(deps), newCoinsRoute(deps), etfFlowsRoute(deps), etfAssetFlowsRoute(deps), chainsRoute(deps), marketStatusRoute(deps), fearGreedRoute(deps), coinsRoute(deps), coinRoute(deps), chartRoute(deps), globalRoute(deps), categoriesRoute(deps)];
+  const routes = [pricesRoute(deps), ohlcRoute(deps), marketsRoute(deps), exchangesRoute(deps), exchangeRoute(deps), searchRoute(deps), liquidationsRoute(deps), newCoinsRoute(deps), etfFlowsRoute(deps), etfAssetFlowsRoute(deps), chainsRoute(deps), marketStatusRoute(deps), fearGreedRoute(deps), coinsRoute(deps), coinRoute(deps), chartRoute(deps), globalRoute(deps), categoriesRoute(deps)];
   const openApi = Buffer.from(JSON.stringify(openApiDocument(routes, { publicBaseUrl: deps.config.PUBLIC_BASE_URL })));
 
   if (deps.ops) app.use(deps.ops.observe);

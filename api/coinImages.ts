@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { RequestHandler } from 'express';
 import { z } from 'zod';
 import { findAsset, type CatalogAsset } from '../infra/catalog/catalog.ts';
+import { describeAsset } from '../infra/catalog/discovered.ts';
 import { ApiError, parseParams } from './errors.ts';
 
 /**
@@ -50,21 +51,27 @@ export function coinSvg(asset: Pick<CatalogAsset, 'id' | 'symbol' | 'name'>, siz
   );
 }
 
-/** Express handler for GET /assets/coins/:id.svg?size=thumb|small|large; 404 for an id not in the catalog. */
+/**
+ * Express handler for GET /assets/coins/:id.svg?size=thumb|small|large: catalog assets and
+ * discovered ones (any id of that form: drawing it is cheap, and nothing is kept for it); 404 otherwise.
+ */
 export function coinImageHandler(): RequestHandler {
-  // One entry per catalog asset and size at most: bounded by the catalog.
+  // One entry per catalog asset and size at most: bounded by the catalog, whatever ids clients send.
   const rendered = new Map<string, { body: Buffer; etag: string }>();
+  const draw = (asset: CatalogAsset, size: keyof typeof coinImageSizes) => {
+    const body = Buffer.from(coinSvg(asset, size));
+    return { body, etag: `"${createHash('sha1').update(body).digest('base64url')}"` };
+  };
   return (req, res) => {
     const id = String(req.params.id);
     const { size } = parseParams(imageQuery, req.query);
-    const asset = findAsset(id);
+    const asset = describeAsset(id);
     if (!asset) throw new ApiError(404, 'not_found', `no asset with id ${JSON.stringify(id)}`);
     const key = `${id}\n${size}`;
     let image = rendered.get(key);
     if (!image) {
-      const body = Buffer.from(coinSvg(asset, size));
-      image = { body, etag: `"${createHash('sha1').update(body).digest('base64url')}"` };
-      rendered.set(key, image);
+      image = draw(asset, size);
+      if (findAsset(id)) rendered.set(key, image);
     }
     res.set({
       'Content-Type': 'image/svg+xml',

@@ -217,7 +217,7 @@ async function main(argv: string[]): Promise<number> {
     const contracts: ContractSizes | undefined = args.source.contracts ? await loadContractSizes(args.source.venue).catch((err: Error) => {
       throw new CliError(`${args.source.venue} quantities are contracts, and its instrument list (for their size) could not be read: ${err.message}`);
     }) : undefined;
-    const summary = await importFiles(downloaded.jobs, { target, now: Date.now(), force: args.force, contracts, onProgress: (f, rows) => progress.update(f, rows) }, {
+    const summary = await importFiles(downloaded.jobs, { target, now: Date.now(), force: args.force, contracts, discover: config.INGEST_DISCOVER, onProgress: (f, rows) => progress.update(f, rows) }, {
       onFileStart: (job, position, of) => progress.fileStarted(job.name, position, of),
       onFileDone: (outcome) => progress.say(fileLine(outcome)),
       onIndexStart: (span) => progress.say(`computing the index history from ${new Date(span.from).toISOString()} ...`),

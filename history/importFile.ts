@@ -53,6 +53,8 @@ export interface ImportSettings {
   /** Read the file again even when it was imported whole (what the store holds is still not stored twice). */
   force: boolean;
   contracts?: ContractSizes;
+  /** A base the catalog does not map is imported as the discovered asset the collector would store it under (INGEST_DISCOVER). */
+  discover?: boolean;
   chunkRows?: number;
   /** Called as lines are read: `fraction` of the file done, rows read so far. */
   onProgress?: (fraction: number, rowsRead: number) => void;
@@ -185,7 +187,7 @@ export class FileImport {
   #marketOf(symbol: string): ImportMarket | RowRefusal {
     let m = this.#markets.get(symbol);
     if (!m) {
-      m = resolveMarket(this.#job.source, symbol, this.#settings.contracts);
+      m = resolveMarket(this.#job.source, symbol, this.#settings.contracts, this.#settings.discover);
       this.#markets.set(symbol, m);
     }
     return m;

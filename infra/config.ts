@@ -43,6 +43,12 @@ export const configSchema = z.object({
    * imported, which also validates it (the error names the file, the entry and the field).
    */
   MDS_CATALOG_DIR: z.string().trim().min(1).optional(),
+  /**
+   * The operator's identities file (format: infra/catalog/CATALOG.md, "Discovered assets"): venue
+   * tickers mapped to a known asset, and colliding tickers decided apart. Unset = <MDS_DATA_DIR>/
+   * identities.json when it exists. Read by infra/catalog/identities.ts when it is imported.
+   */
+  MDS_IDENTITIES_FILE: z.string().trim().min(1).optional(),
   /** ClickHouse server URL (http://user:password@host:8123); unset = embedded chDB. */
   CLICKHOUSE_URL: optionalUrl('ClickHouse HTTP endpoint'),
   /** Database that holds the service's tables, created if missing. */
@@ -65,6 +71,11 @@ export const configSchema = z.object({
   REDIS_URL: optionalUrl('redis://host:port'),
   /** API key provisioned by `npm run demo`; a random one is generated and shown on the terminal when unset. As long as a generated key, so it cannot be guessed. */
   DEMO_API_KEY: z.string().min(32, 'must be at least 32 characters, as a generated key (e.g. the output of `openssl rand -hex 16`)').optional(),
+  /**
+   * Days of SIMULATED history `npm run demo` writes and imports into an empty store (infra/roles/demo.ts).
+   * Fear & greed needs 13 of them before its first reading, and a reading 30 days back for lastMonth.
+   */
+  DEMO_HISTORY_DAYS: positiveInt(45),
   /**
    * Server secret the API keys are hashed with (HMAC-SHA256), so a copy of the api_keys table does
    * not reveal them; never logged. Every API replica and `npm run keys` must share it. Unset with
@@ -171,8 +182,19 @@ export const configSchema = z.object({
     .enum(['0', '1', 'false', 'true'])
     .default('0')
     .transform((v) => v === '1' || v === 'true'),
-  /** Minutes between re-listings of each native venue's markets (new markets subscribed, delisted ones dropped). */
-  INGEST_MARKETS_REFRESH_MIN: positiveInt(60),
+  /**
+   * Minutes between re-listings of each native venue's markets (new markets subscribed, delisted
+   * ones dropped): a venue's new listing is collected within this.
+   */
+  INGEST_MARKETS_REFRESH_MIN: positiveInt(2),
+  /**
+   * Collect the markets whose base asset the catalog does not map too, each as the discovered asset
+   * of its venue and ticker (infra/catalog/discovered.ts); 0 collects catalog assets only.
+   */
+  INGEST_DISCOVER: z
+    .enum(['0', '1', 'false', 'true'])
+    .default('1')
+    .transform((v) => v === '1' || v === 'true'),
   /**
    * Nice value (0-19, Linux) of the collectors' thread in a process that also serves the API (roles
    * all and demo): short of CPU, the API and the store go first and the venues' sockets buffer.

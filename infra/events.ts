@@ -9,7 +9,7 @@ const marketFields = {
   venue: z.string().min(1),
   /** The venue's own market symbol, e.g. BTCUSDT. */
   market: z.string().min(1),
-  /** Canonical catalog id of the base asset, e.g. bitcoin. Also the bus key. */
+  /** Id of the base asset: a catalog id (bitcoin) or a discovered one (notacoin--binance). Also the bus key. */
   asset: z.string().min(1),
   /** Quote currency ticker as the venue writes it, upper case, e.g. USDT. */
   quote: z.string().min(1),

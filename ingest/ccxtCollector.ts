@@ -40,6 +40,8 @@ export interface CcxtCollectorOptions {
   configure?(exchange: Exchange): void;
   /** Catalog asset ids to follow (`ingest --assets`); every mapped market when unset. */
   assets?: ReadonlySet<string>;
+  /** Without `assets`, collect the markets of bases the catalog does not map too (INGEST_DISCOVER). */
+  discover?: boolean;
 }
 
 export type CcxtCollector = Collector<CcxtVenue>;
@@ -77,7 +79,7 @@ export async function startCcxtCollector(options: CcxtCollectorOptions): Promise
   });
 
   const counters = { messages: 0, trades: 0, liquidations: 0, reconnects: 0, unknownMessages: 0, venueErrors: 0, lastMessageAt: undefined as number | undefined };
-  const markets = new MarketSet(venue, options.assets);
+  const markets = new MarketSet(venue, { assets: options.assets, discover: options.discover });
   /** The markets followed, by the unified symbol ccxt knows them by. */
   const byUnified = new Map<string, VenueMarket>();
   const hooked = hookExchange(exchange, {

@@ -38,6 +38,8 @@ export interface CollectorOptions {
   tuning?: Partial<CollectorTuning>;
   /** Catalog asset ids to follow (`ingest --assets`); every mapped market when unset. */
   assets?: ReadonlySet<string>;
+  /** Without `assets`, collect the markets of bases the catalog does not map too (INGEST_DISCOVER). */
+  discover?: boolean;
   /**
    * The last trade the store holds of each market (by venue symbol): what this process missed while
    * it was not running is recovered from there. Unset: it is not known (no store to ask).
@@ -91,7 +93,7 @@ export async function startCollector(options: CollectorOptions): Promise<Collect
     ...options.tuning,
   };
   const counters: NativeCounters = { trades: 0, liquidations: 0, unknownMessages: 0, venueErrors: 0 };
-  const markets = new MarketSet(venue, options.assets);
+  const markets = new MarketSet(venue, { assets: options.assets, discover: options.discover });
   const sockets: VenueSocket[] = [];
   const shell = startCollectorShell({
     venueId: venue.id,

@@ -1,6 +1,8 @@
 // Venue messages to bus events, by the rules of ingest/EVENTS.md: pure conversions that both
 // collectors (native and ccxt) and the venue tests share. No I/O here.
 import { assetIdForVenueTicker } from '../infra/catalog/catalog.ts';
+import { discoveredAssetId } from '../infra/catalog/discovered.ts';
+import { identityMapping, type IdentityMapping } from '../infra/catalog/identities.ts';
 import type { BookEvent, GapEvent, LiquidationEvent, StatusEvent, TradeEvent } from '../infra/events.ts';
 import type { Logger } from '../infra/log.ts';
 import { decimalProduct, decimalProductOver } from './decimal.ts';
@@ -18,10 +20,15 @@ export function baseQuantity(market: Pick<MarketListing, 'contractSize' | 'inver
   return market.inverse ? decimalProductOver(quantity, market.contractSize, price) : decimalProduct(quantity, market.contractSize);
 }
 
+/** A listed price and quantity in the asset's own units: a scaled ticker's (unitScale) price per unit, quantity in units. */
+function inAssetUnits(market: VenueMarket, price: string, quantity: string): { price: number; quantity: number } {
+  const scale = market.unitScale ?? 1;
+  return { price: Number(price) / scale, quantity: baseQuantity(market, quantity, price) * scale };
+}
+
 /** A venue trade as our event: quantity in base units (contracts converted exactly), undefined when malformed. */
 export function toTradeEvent(venue: string, market: VenueMarket, t: TradeMessage, receivedAt: number): TradeEvent | undefined {
-  const price = Number(t.price);
-  const quantity = baseQuantity(market, t.quantity, t.price);
+  const { price, quantity } = inAssetUnits(market, t.price, t.quantity);
   if (!positive(price) || !positive(quantity) || !Number.isSafeInteger(t.ts) || t.ts < 0 || t.tradeId === '') return undefined;
   return {
     type: 'trade',
@@ -39,8 +46,7 @@ export function toTradeEvent(venue: string, market: VenueMarket, t: TradeMessage
 }
 
 export function toLiquidationEvent(venue: string, market: VenueMarket, l: LiquidationMessage, receivedAt: number): LiquidationEvent | undefined {
-  const price = Number(l.price);
-  const quantity = baseQuantity(market, l.quantity, l.price);
+  const { price, quantity } = inAssetUnits(market, l.price, l.quantity);
   const ts = l.ts ?? receivedAt;
   if (!positive(price) || !positive(quantity) || !Number.isSafeInteger(ts) || ts < 0 || l.liquidationId === '') return undefined;
   return {
@@ -128,28 +134,43 @@ export function toBookEvent(venue: string, market: VenueMarket, levels: { bids: 
   return { type: 'book', venue, market: market.symbol, asset: market.asset, quote: market.quote, ts, receivedAt, bids, asks };
 }
 
-/** Book levels in base units. */
-export function toLevels(raw: readonly RawLevel[], market: Pick<MarketListing, 'contractSize' | 'inverse'>): Level[] {
-  return raw.map(([p, q]) => [Number(p), baseQuantity(market, q, p)]);
+/** Book levels in base units (a scaled ticker's in units of the asset, as its trades). */
+export function toLevels(raw: readonly RawLevel[], market: Pick<VenueMarket, 'contractSize' | 'inverse' | 'unitScale'>): Level[] {
+  const scale = market.unitScale ?? 1;
+  return raw.map(([p, q]) => [Number(p) / scale, baseQuantity(market, q, p) * scale]);
+}
+
+/** Which listings become markets: only `assets` when the operator chose some; `discover` collects bases the catalog does not map. */
+export interface MarketSelection {
+  assets?: ReadonlySet<string> | undefined;
+  discover?: boolean | undefined;
+  /** The operator's identity decisions (infra/catalog/identities.ts); tests hand in their own. */
+  identities?: ((venue: string, ticker: string) => IdentityMapping | undefined) | undefined;
 }
 
 /**
  * The markets to follow: quoted in one of the venue's followed quotes, base asset in the catalog's
- * explicit venue table (and in `assets`, when the operator chose some). Markets whose base asset is
- * not in the table are listed as unmapped, never guessed.
+ * explicit venue table or the operator's identities file (and in `assets`, when the operator chose
+ * some). A base neither maps is listed as unmapped, never guessed; with `discover` (and no `assets`)
+ * it is collected too, as the discovered asset of that venue and ticker (infra/catalog/discovered.ts).
  */
 export function selectMarkets(
   venue: Pick<VenueDescriptor, 'id' | 'quotes'>,
   listings: readonly MarketListing[],
-  assets?: ReadonlySet<string>,
+  selection: MarketSelection = {},
 ): { markets: VenueMarket[]; unmapped: string[] } {
+  const { assets, discover, identities = identityMapping } = selection;
   const markets = new Map<string, VenueMarket>();
   const unmapped = new Set<string>();
   for (const l of listings) {
     if (!venue.quotes.includes(l.quote) || markets.has(l.symbol)) continue;
-    const asset = assetIdForVenueTicker(venue.id, l.base);
-    if (!asset) unmapped.add(l.symbol);
-    else if (!assets || assets.has(asset)) markets.set(l.symbol, { ...l, asset });
+    const mapped = assetIdForVenueTicker(venue.id, l.base);
+    // The operator's identities (infra/catalog/identities.ts) decide a ticker the catalog's table does not.
+    const decided = mapped ? undefined : identities(venue.id, l.base);
+    if (!mapped && !decided) unmapped.add(l.symbol);
+    const asset = mapped ?? decided?.asset ?? (discover && !assets ? discoveredAssetId(venue.id, l.base) : undefined);
+    if (!asset || (assets && !assets.has(asset))) continue;
+    markets.set(l.symbol, decided && decided.scale !== 1 && !l.inverse ? { ...l, asset, unitScale: decided.scale } : { ...l, asset });
   }
   return { markets: [...markets.values()], unmapped: [...unmapped].sort() };
 }

@@ -27,9 +27,14 @@ export interface MarketListing {
   qtyDecimals?: number;
 }
 
-/** A market we collect: the listing plus the catalog id of its base asset. */
+/** A market we collect: the listing plus the id of its base asset (catalog or discovered). */
 export interface VenueMarket extends MarketListing {
   asset: string;
+  /**
+   * Units of the asset per listed unit, when the operator mapped a scaled ticker to it
+   * (infra/catalog/identities.ts: 1000PEPE is 1000 PEPE): prices are divided by it, quantities multiplied.
+   */
+  unitScale?: number;
 }
 
 /** A change of (or the whole of) one market's book, as the venue sent it. */

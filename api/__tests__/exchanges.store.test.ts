@@ -1,7 +1,7 @@
 import { expect, test } from 'vitest';
 import { useTestApi } from '../../test/support/apiHarness.ts';
-import type { StoreCalls } from '../../infra/store.ts';
 import { get, trade, type TradeRow } from '../../test/support/harness.ts';
+import { landingStore } from './landingStore.ts';
 
 const now = Date.now();
 const day = 86_400_000;
@@ -80,26 +80,12 @@ test('one exchange: its markets and daily volume history, recomputed from the tr
 test('one exchange while trades land: its row is the sum of the markets it serves (one read)', async () => {
   // The real store, with a binance trade landing before every read the route makes: as if the
   // collectors wrote between its queries. Two reads of the same figures would then disagree.
-  // The reads are taken one after another, so that each sees one trade more than the one before.
-  let landed = 0;
-  let previous: Promise<unknown> = Promise.resolve();
-  const landThenRead = async <T>(query: string, params?: Record<string, unknown>): Promise<T[]> => {
-    await previous.catch(() => undefined);
-    landed += 1;
-    await api.store.insert('trades', [trade({ venue: 'binance', market: 'BTCUSDT', asset: 'bitcoin', quote: 'USDT', trade_id: `landing-${landed}`, ts: Date.now() - 60_000, price: 100, quantity: 1 })]);
-    return api.store.rows<T>(query, params);
-  };
-  const writing: StoreCalls = {
-    insert: (table, rows, token) => api.store.insert(table, rows, token),
-    rows: <T>(query: string, params?: Record<string, unknown>) => {
-      const read = landThenRead<T>(query, params);
-      previous = read;
-      return read;
-    },
-  };
-  const server = await api.serve({ store: writing });
+  const writing = landingStore(api.store, (n) =>
+    api.store.insert('trades', [trade({ venue: 'binance', market: 'BTCUSDT', asset: 'bitcoin', quote: 'USDT', trade_id: `landing-${n}`, ts: Date.now() - 60_000, price: 100, quantity: 1 })]),
+  );
+  const server = await api.serve({ store: writing.store });
   const body = (await get(`${server.url}/v1/exchanges/binance`, { 'x-api-key': api.key })).json as any;
-  expect(landed).toBeGreaterThan(1);
+  expect(writing.landed()).toBeGreaterThan(1);
   const { exchange } = body;
   expect(exchange.marketCount).toBe(exchange.markets.length);
   expect(exchange.trades24h).toBe(exchange.markets.reduce((n: number, m: any) => n + m.trades24h, 0));

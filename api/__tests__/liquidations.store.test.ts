@@ -10,6 +10,7 @@ import { liquidationRanges, loadLiquidations, topEventCount, type LiquidationRan
 import { useTestApi } from '../../test/support/apiHarness.ts';
 import { until } from '../../test/support/until.ts';
 import { silentLog } from '../../test/support/harness.ts';
+import { landingStore } from './landingStore.ts';
 
 // One store for the whole file: the property test uses it directly, the HTTP tests through the API.
 const api = useTestApi({ keyName: 'liquidations-test' });
@@ -235,6 +236,70 @@ test('random liquidation streams, out of order and replayed: the endpoint equals
     }),
     { numRuns: 20 },
   );
+});
+
+test('while liquidations land: totals, bars, breakdowns, counts and largest events are one read of the window', async () => {
+  // Issue 25: one response, one snapshot. A liquidation lands before every read the endpoint makes
+  // (landingStore.ts), larger than any other, so events[] tells which landings its read saw.
+  await api.store.client.command({ query: 'TRUNCATE TABLE liquidations' });
+  await api.store.client.command({ query: 'TRUNCATE TABLE liquidations_1m' });
+  // Written as in production: through the bus and the sink, each batch awaited until stored.
+  const bus = createMemoryBus();
+  const sink = await startLiquidationSink({ bus, store: api.store, log: silentLog, batchRows: 100, batchMs: 5, group: 'landing', isSampled });
+  const write = async (events: LiquidationEvent[]) => {
+    const stored = sink.stats().inserted + events.length;
+    bus.publish(events);
+    await until(() => sink.stats().inserted === stored, `the sink to store ${stored} liquidations`, { everyMs: 5 });
+  };
+  try {
+    const now = Math.floor(Date.now() / minute) * minute + 41_234;
+    const hour = liquidationRanges['1h'].ms;
+    const bar = liquidationRanges['1h'].barMs;
+    // Before the end of the 1h window: the edges of the window before it, of this one and of its bars.
+    const ages = [2 * hour + 1, 2 * hour, hour + 1, hour, hour - 1, ...[1, 4, 11].flatMap((j) => [hour - j * bar + 1, hour - j * bar, hour - j * bar - 1]), 1, 0, -1];
+    const to = Math.floor(now / minute) * minute + minute;
+    const seeded: LiquidationEvent[] = ages.map((age, i) => {
+      const asset = assets[i % assets.length]!;
+      const quote = quotes[(i >> 1) % quotes.length]!;
+      return {
+        type: 'liquidation', venue: venues[i % venues.length]!, market: `${findAsset(asset)!.symbol.toUpperCase()}${quote}`, asset, quote, liquidationId: `seed-${i}`,
+        ts: to - age, receivedAt: to - age + 3, price: 100 + 37 * i, quantity: 1 + (i % 7), positionSide: i % 3 === 0 ? 'short' : 'long',
+      };
+    });
+    await write(seeded);
+
+    const landed: LiquidationEvent[] = [];
+    const cases: { range: LiquidationRange; venue?: string }[] = [{ range: '1h' }, { range: '24h', venue: 'bybit-linear' }];
+    for (const [i, { range, venue }] of cases.entries()) {
+      const base = 1_000_000 * (i + 1);
+      const writing = landingStore(api.store, async (n) => {
+        const e: LiquidationEvent = {
+          type: 'liquidation', venue: 'bybit-linear', market: 'SOLUSDT', asset: 'solana', quote: 'USDT', liquidationId: `land-${i}-${n}`,
+          ts: now - 5_000 + n, receivedAt: now, price: base + n, quantity: 1, positionSide: 'short',
+        };
+        landed.push(e);
+        await write([e]);
+      });
+      const actual = await loadLiquidations(writing.store, { range, venue }, now);
+      const label = `${range} ${venue ?? 'all venues'}`;
+      // Its one read of the window saw this case's landings 1..k, later reads more.
+      const seen = actual.events.filter((e) => e.price >= base && e.price < base + 1_000_000).map((e) => e.price - base);
+      const k = seen.length;
+      expect(seen.sort((a, b) => a - b), label).toEqual(Array.from({ length: k }, (_, j) => j + 1));
+      expect(k, label).toBeGreaterThan(0);
+      const visible = [...seeded, ...landed.filter((e) => !e.liquidationId.startsWith(`land-${i}-`) || Number(e.liquidationId.split('-')[2]) <= k)];
+      compare(actual, recompute(visible, now, range, venue), label);
+      // The totals are the sums of the parts served: the bars exactly, the breakdowns to the cent.
+      expect(actual.bars.reduce((s, b) => s + b.long, 0), label).toBe(actual.long);
+      expect(actual.bars.reduce((s, b) => s + b.short, 0), label).toBe(actual.short);
+      for (const parts of [actual.assets, actual.venues]) expect(Math.abs(parts.reduce((s, p) => s + p.total, 0) - actual.total), label).toBeLessThan(0.005);
+      // A read after it saw more: had any figure come from a second read, it would have disagreed.
+      expect(writing.landed(), label).toBeGreaterThan(k);
+    }
+  } finally {
+    await sink.stop();
+    await bus.close();
+  }
 });
 
 test('by default a feed is sampled when its venue descriptor says so', async () => {

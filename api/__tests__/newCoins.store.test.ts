@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it, test } from 'vitest';
 import { findAsset } from '../../infra/catalog/catalog.ts';
+import { discoveredAsset } from '../../infra/catalog/discovered.ts';
 import { defaultListingWarmupMs, loadNewCoins, newForMs, type NewCoinsResponse } from '../routes/newCoins.ts';
 import { defaultIndexParams } from '../../aggregate/indexPrice.ts';
 import { defaultIndexSchedule } from '../../aggregate/indexRunner.ts';
@@ -20,7 +21,8 @@ const staleAfterMs = 60_000;
 /** The `measured` rule of these tests: the stale limit only (any free space will do; the disk's part is in infra/__tests__/diskSpace.store.test.ts). */
 const measured = { staleAfterMs, minFreeBytes: 0 };
 const venues = ['binance', 'coinbase', 'kraken'] as const;
-const assets = ['bitcoin', 'ethereum', 'solana', 'dogecoin', 'cardano', 'chainlink', 'pepe', 'sui'] as const;
+// Two discovered assets (infra/catalog/discovered.ts) among the catalog's: a listing is any asset's first print.
+const assets = ['bitcoin', 'ethereum', 'solana', 'dogecoin', 'cardano', 'chainlink', 'pepe', 'sui', 'notacoin--binance', 'newtoken--kraken'] as const;
 const quotes = ['USDT', 'USD', 'BTC', 'EUR'] as const;
 const backfillSql = readFileSync(new URL('../../infra/migrations/0045_asset_first_prints_backfill.sql', import.meta.url), 'utf8');
 
@@ -77,7 +79,8 @@ function recompute(trades: readonly TradeRow[], now: number, warmupMs: number, l
     const volume24h = own
       .filter((t) => indexQuotes.has(t.quote) && Math.floor(t.ts / 60_000) * 60 >= fromS)
       .reduce((s, t) => s + t.price * t.quantity, 0);
-    const catalog = findAsset(asset)!;
+    // Names and logos as the catalog, or as a discovered asset's id says (written out here: the ticker, in capitals).
+    const catalog = findAsset(asset) ?? { ...discoveredAsset(asset)!, symbol: asset.split('--')[0]!, name: asset.split('--')[0]!.toUpperCase(), image: { large: `/assets/coins/${asset}.svg?size=large` } };
     listings.push({
       id: asset,
       symbol: catalog.symbol,
@@ -150,7 +153,7 @@ test('random trades: listings, prices since listing, volumes and stats equal a r
       const trades = drafts.map((d, i) =>
         trade({
           venue: d.venue,
-          market: `${findAsset(d.asset)!.symbol.toUpperCase()}${d.quote}`,
+          market: `${(findAsset(d.asset)?.symbol ?? d.asset.split('--')[0]!).toUpperCase()}${d.quote}`,
           asset: d.asset,
           quote: d.quote,
           trade_id: String(i),

@@ -1,5 +1,7 @@
 import { readFileSync } from 'node:fs';
-import { catalogAssets, supplyAt, type CatalogAsset } from '../../infra/catalog/catalog.ts';
+import { supplyAt, type CatalogAsset } from '../../infra/catalog/catalog.ts';
+import { assetUniverse } from '../../infra/catalog/assetUniverse.ts';
+import { supplyUnknown } from '../../infra/catalog/discovered.ts';
 import { usdQuotes } from '../../aggregate/currency/currencies.ts';
 import { latestIndexPrices, percentChange, type LatestIndexPrice, type MeasuredRule, type PricePoint } from '../../aggregate/indexPrices/latestIndexPrices.ts';
 import type { StoreCalls } from '../../infra/store.ts';
@@ -133,7 +135,8 @@ const percent = (now: number, then: number | undefined | null) => (then ? percen
  *   the reference's time.
  */
 export async function loadAssetMarkets(store: StoreCalls, now: number, options: { measured?: MeasuredRule } = {}): Promise<AssetMarket[]> {
-  const assets = catalogAssets.map((a) => a.id);
+  const universe = await assetUniverse(store);
+  const assets = universe.assets.map((a) => a.id);
   const nowS = seconds(now);
   const day = 86_400;
   const [latest, rows] = await Promise.all([
@@ -153,11 +156,22 @@ export async function loadAssetMarkets(store: StoreCalls, now: number, options: 
   ]);
   const byAsset = new Map(rows.map((r) => [r.asset, r]));
 
-  const markets = catalogAssets.map((asset) => toAssetMarket(asset, byAsset.get(asset.id), latest.get(asset.id), now));
-  // Largest cap first; equal caps and unpriced assets keep the catalog order (sort is stable).
-  const ranked = [...markets].sort((a, b) => (b.marketCap ?? -1) - (a.marketCap ?? -1));
+  const markets = universe.assets.map((asset) => toAssetMarket(asset, byAsset.get(asset.id), latest.get(asset.id), now));
+  const ranked = [...markets].sort(byRank);
   ranked.forEach((m, i) => (m.rank = i + 1));
   return ranked;
+}
+
+/**
+ * Rank order: priced assets whose supply is known, largest cap first; then priced assets whose
+ * supply is unknown (discovered ones: their market cap is 0, nobody knows it), largest 24 h volume
+ * first; then unpriced assets. Equal ones keep the universe's order (sort is stable).
+ */
+function byRank(a: AssetMarket, b: AssetMarket): number {
+  const group = (m: AssetMarket) => (m.price === null ? 2 : supplyUnknown(m.asset) ? 1 : 0);
+  const groups = group(a) - group(b);
+  if (groups !== 0) return groups;
+  return group(a) === 1 ? b.volume24h - a.volume24h : (b.marketCap ?? 0) - (a.marketCap ?? 0);
 }
 
 function toAssetMarket(asset: CatalogAsset, row: Row | undefined, latest: LatestIndexPrice | undefined, now: number): AssetMarket {
@@ -222,7 +236,8 @@ function toAssetMarket(asset: CatalogAsset, row: Row | undefined, latest: Latest
     change,
     marketCap,
     fullyDilutedValuation: price * (supply.max ?? supply.total),
-    marketCapChange24h: ref24h ? percent(marketCap, ref24h.price * supplyAt(asset, ref24h.at).circulating) : null,
+    // An unknown supply is a market cap of 0 now and at the reference: no change.
+    marketCapChange24h: ref24h ? (supplyUnknown(asset) ? 0 : percent(marketCap, ref24h.price * supplyAt(asset, ref24h.at).circulating)) : null,
     reference,
     ranges: {
       '24h': { high: high24h, low: low24h },

@@ -13,8 +13,7 @@ import { loadUsdQuoteRates, usdQuoteParams, type UsdQuoteRates } from '../../agg
 import type { StoreCalls } from '../../infra/store.ts';
 import { qualityFreshMs } from './bookFreshness.ts';
 
-const exchangesSql = readFileSync(new URL('./exchanges.sql', import.meta.url), 'utf8');
-const scoreMarketsSql = readFileSync(new URL('./exchangeScoreMarkets.sql', import.meta.url), 'utf8');
+const marketsSql = readFileSync(new URL('./exchangeMarkets.sql', import.meta.url), 'utf8');
 const uptimeSql = readFileSync(new URL('./exchangeUptime.sql', import.meta.url), 'utf8');
 const exclusionsSql = readFileSync(new URL('./exchangeExclusions.sql', import.meta.url), 'utf8');
 /** One day, ms: the window of the list's 24 h figures. */
@@ -74,21 +73,48 @@ export const exchangeRow = z.object({
 });
 export type ExchangeRow = z.infer<typeof exchangeRow>;
 
-/** What we measured of every venue for its exchange score (aggregate/exchangeScore.ts), read at `now`, by venue id. */
-async function loadScoreMeasurements(store: StoreCalls, now: number, quoteRates: UsdQuoteRates) {
+/** A market of a venue over the 24 h up to the read (exchangeMarkets.sql). */
+export interface VenueMarket {
+  venue: string;
+  market: string;
+  asset: string;
+  quote: string;
+  /** Last trade price, in the quote. */
+  price: number;
+  trades24h: number;
+  /** USD, each quote at its measured rate. */
+  volume24h: number;
+  /** Quote volume since the start of the current UTC day, stablecoins at par (the daily history's rule). */
+  volumeToday: number;
+  /** Of its latest book, when measured in the last minute; null otherwise. */
+  liquidityScore: number | null;
+}
+
+/**
+ * The one read of the venues' markets at `now`: those quoted in a USD quote that traded in the last
+ * 24 h, of `venue` or ('') of every venue, largest USD volume first. Every figure of an exchange
+ * row that counts its markets (marketCount, trades24h, volume24h, the score's liquidity and book
+ * freshness) is summed from these rows, so that a response's numbers come from one snapshot.
+ */
+export function loadVenueMarkets(store: StoreCalls, now: number, quoteRates: UsdQuoteRates, venue = ''): Promise<VenueMarket[]> {
+  return store.rows<VenueMarket>(marketsSql, {
+    venue,
+    from_s: Math.floor((now - dayMs) / 1000),
+    today_s: Math.floor(now / dayMs) * (dayMs / 1000),
+    fresh_ms: now - qualityFreshMs,
+    ...usdQuoteParams(quoteRates),
+  });
+}
+
+/** What we measured of every venue for its exchange score besides its markets, read at `now`, by venue id. */
+async function loadScoreMeasurements(store: StoreCalls, now: number) {
   // Uptime counts complete minutes only: the current one may still get its first trade.
   const toS = Math.floor(now / minuteMs) * 60;
   const fromS = toS - dayMs / 1000;
-  const freshMs = now - qualityFreshMs;
-  const [markets, uptime, exclusions] = await Promise.all([
-    store.rows<{ venue: string; market: string; volume24h: number; liquidityScore: number | null }>(scoreMarketsSql, {
-      from_s: Math.floor((now - dayMs) / 1000),
-      fresh_ms: freshMs,
-      ...usdQuoteParams(quoteRates),
-    }),
+  const [uptime, exclusions] = await Promise.all([
     store.rows<{ venue: string; tradedMinutes: number; firstMinute: number }>(uptimeSql, { from_s: fromS, to_s: toS }),
     store.rows<{ venue: string; judgedMarkets: number; flaggedMarkets: number }>(exclusionsSql, {
-      fresh_ms: freshMs,
+      fresh_ms: now - qualityFreshMs,
       unjudged: unjudgedExclusions,
       flagged: dataQualityExclusions,
     }),
@@ -96,12 +122,9 @@ async function loadScoreMeasurements(store: StoreCalls, now: number, quoteRates:
   // The window starts where our history does, when that is later: the minutes before it would
   // otherwise count as an outage of every venue.
   const historyStartS = uptime.length > 0 ? Math.max(fromS, Math.min(...uptime.map((u) => u.firstMinute))) : toS;
-  const marketsByVenue = new Map<string, ExchangeScoreInputs['markets'][number][]>();
-  for (const m of markets) marketsByVenue.set(m.venue, [...(marketsByVenue.get(m.venue) ?? []), { volume24hUsd: m.volume24h, liquidityScore: m.liquidityScore }]);
   const tradedMinutes = new Map(uptime.map((u) => [u.venue, u.tradedMinutes]));
   const verdicts = new Map(exclusions.map((e) => [e.venue, { judgedMarkets: e.judgedMarkets, flaggedMarkets: e.flaggedMarkets }]));
-  return (venue: string): Omit<ExchangeScoreInputs, 'contract' | 'channels' | 'liquidationsSampled' | 'volume24hUsd'> => ({
-    markets: marketsByVenue.get(venue) ?? [],
+  return (venue: string): Pick<ExchangeScoreInputs, 'windowMinutes' | 'tradedMinutes' | 'judgedMarkets' | 'flaggedMarkets'> => ({
     windowMinutes: (toS - historyStartS) / 60,
     tradedMinutes: tradedMinutes.get(venue) ?? 0,
     ...(verdicts.get(venue) ?? { judgedMarkets: 0, flaggedMarkets: 0 }),
@@ -113,39 +136,34 @@ function scoreFields(s: ExchangeScore | null): Pick<ExchangeRow, 'score' | 'scor
   return s ? { score: s.score, scoreBreakdown: s.breakdown, scoreInputs: s.inputs } : { score: null, scoreBreakdown: null, scoreInputs: null };
 }
 
-/** A venue's last 24 h: markets that traded, trades and USD volume. */
-export interface VenueDay {
-  markets: number;
-  trades24h: number;
-  volume24h: number;
-}
+const sumOf = (markets: readonly VenueMarket[], value: (m: VenueMarket) => number) => markets.reduce((sum, m) => sum + value(m), 0);
 
-/** The list row of `venue` from its last 24 h (none: it did not trade) and its score measurements. */
-function rowOf(v: CatalogVenue, day: VenueDay | undefined, measuredOf: Awaited<ReturnType<typeof loadScoreMeasurements>>): ExchangeRow {
-  const volume24h = day?.volume24h ?? 0;
-  const score = exchangeScore({ contract: v.contract, channels: v.channels, liquidationsSampled: v.liquidationsSampled, volume24hUsd: volume24h, ...measuredOf(v.id) });
-  return { id: v.id, name: v.name, url: v.url, contract: v.contract, marketCount: day?.markets ?? 0, trades24h: day?.trades24h ?? 0, volume24h, ...scoreFields(score) };
+/** The list row of `venue` from its markets of the last 24 h (none: it did not trade) and its other score measurements. */
+function rowOf(v: CatalogVenue, markets: readonly VenueMarket[], measuredOf: Awaited<ReturnType<typeof loadScoreMeasurements>>): ExchangeRow {
+  const volume24h = sumOf(markets, (m) => m.volume24h);
+  const score = exchangeScore({
+    contract: v.contract,
+    channels: v.channels,
+    liquidationsSampled: v.liquidationsSampled,
+    volume24hUsd: volume24h,
+    markets: markets.map((m) => ({ volume24hUsd: m.volume24h, liquidityScore: m.liquidityScore })),
+    ...measuredOf(v.id),
+  });
+  return { id: v.id, name: v.name, url: v.url, contract: v.contract, marketCount: markets.length, trades24h: sumOf(markets, (m) => m.trades24h), volume24h, ...scoreFields(score) };
 }
 
 /** Every venue of the catalog with its last 24 h and its exchange score, largest volume first (ties by id). */
 export async function loadExchangeRows(store: StoreCalls, now: number): Promise<ExchangeRow[]> {
   const quoteRates = await loadUsdQuoteRates(store, now);
-  const [rows, measuredOf] = await Promise.all([
-    store.rows<VenueDay & { venue: string }>(exchangesSql, {
-      from_s: Math.floor((now - dayMs) / 1000),
-      ...usdQuoteParams(quoteRates),
-    }),
-    loadScoreMeasurements(store, now, quoteRates),
-  ]);
-  const byVenue = new Map(rows.map((r) => [r.venue, r]));
-  return catalogVenues.map((v) => rowOf(v, byVenue.get(v.id), measuredOf)).sort((a, b) => b.volume24h - a.volume24h || (a.id < b.id ? -1 : 1));
+  const [markets, measuredOf] = await Promise.all([loadVenueMarkets(store, now, quoteRates), loadScoreMeasurements(store, now)]);
+  const byVenue = Map.groupBy(markets, (m) => m.venue);
+  return catalogVenues.map((v) => rowOf(v, byVenue.get(v.id) ?? [], measuredOf)).sort((a, b) => b.volume24h - a.volume24h || (a.id < b.id ? -1 : 1));
 }
 
 /**
- * One venue's list row, its totals given by the caller: the exchange page sums them from the very
- * market rows it serves, so that the row and its markets are one read and agree.
+ * One venue's list row from `markets`, its markets read by loadVenueMarkets: the exchange page
+ * passes the very rows it serves, so that the row and its markets are one read and agree.
  */
-export async function loadExchangeRow(store: StoreCalls, now: number, venue: CatalogVenue, day: VenueDay, quoteRates: UsdQuoteRates): Promise<ExchangeRow> {
-  return rowOf(venue, day, await loadScoreMeasurements(store, now, quoteRates));
+export async function loadExchangeRow(store: StoreCalls, now: number, venue: CatalogVenue, markets: readonly VenueMarket[]): Promise<ExchangeRow> {
+  return rowOf(venue, markets, await loadScoreMeasurements(store, now));
 }
-

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { catalogAssets } from '../../infra/catalog/catalog.ts';
+import { assetUniverse } from '../../infra/catalog/assetUniverse.ts';
 import { latestIndexPrices, percentChange, type MeasuredRule } from '../../aggregate/indexPrices/latestIndexPrices.ts';
 import type { StoreCalls } from '../../infra/store.ts';
 
@@ -21,14 +21,17 @@ export const pricesResponse = z.object({
 export type PricesResponse = z.infer<typeof pricesResponse>;
 
 /**
- * Index prices per asset (latestIndexPrices): an asset with no index row in the 48 h up to now is
- * left out, it has no current index price; change24h compares with its 24 h reference.
+ * Index prices of `assetIds` (every asset served when unset; ids of no asset are left out), by
+ * latestIndexPrices: an asset with no index row in the 48 h up to now is left out, it has no
+ * current index price; change24h compares with its 24 h reference.
  */
-export async function loadPrices(store: StoreCalls, assetIds: readonly string[], now: number, measured: MeasuredRule): Promise<PricesResponse> {
-  const latest = await latestIndexPrices(store, assetIds, now, measured);
+export async function loadPrices(store: StoreCalls, assetIds: readonly string[] | undefined, now: number, measured: MeasuredRule): Promise<PricesResponse> {
+  const universe = await assetUniverse(store);
+  const ids = assetIds ? assetIds.filter((id) => universe.find(id)) : universe.assets.map((a) => a.id);
+  const latest = await latestIndexPrices(store, ids, now, measured);
   const prices: PriceEntry[] = [];
-  // Catalog order is market-cap rank order.
-  for (const asset of catalogAssets) {
+  // Catalog order is market-cap rank order; discovered assets follow in order of first print.
+  for (const asset of universe.assets) {
     const p = latest.get(asset.id);
     if (!p) continue;
     prices.push({

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { findAsset, supplyAt } from '../../infra/catalog/catalog.ts';
+import { supplyAt } from '../../infra/catalog/catalog.ts';
 import type { Config } from '../../infra/config.ts';
 import type { StoreCalls } from '../../infra/store.ts';
 import { measuredRule } from '../../aggregate/indexPrices/latestIndexPrices.ts';
@@ -11,6 +11,7 @@ import { bucketStart, candleBucketMs, loadIndexCloses, type CandleTable } from '
 import { gapSpansSchema, unrecoveredGaps } from '../read/tradeGaps.ts';
 import type { CachedRoute } from '../responseCache.ts';
 import { checkRange, timeParam } from '../timeRange.ts';
+import { namedAsset, servedAsset } from '../read/servedAsset.ts';
 
 const minuteMs = 60_000;
 const hourMs = 60 * minuteMs;
@@ -104,17 +105,19 @@ export function chartRoute(deps: { store: StoreCalls; config: Pick<Config, 'INDE
     },
     resolve(req) {
       const { range, metric, vs, from, to } = parseParams(chartQuery, req.query);
-      const id = String(req.params.id);
-      const asset = findAsset(id);
-      if (!asset) throw new ApiError(404, 'not_found', `no asset with id ${JSON.stringify(id)}`);
+      const requested = String(req.params.id);
+      namedAsset(requested);
       const custom = from !== undefined || to !== undefined;
       if (custom && req.query.range !== undefined) throw new ApiError(400, 'bad_request', 'invalid parameter range: give range or from/to, not both');
       // With to alone, the default range's window (24h) before it.
       const asked = custom ? { from: from ?? Math.max(0, to! - chartRanges['24h'].windowMs), to: to ?? Date.now() } : undefined;
       if (asked) checkRange(asked.from, asked.to, maxRangeMs, 'of a chart');
       return {
-        key: `${id}|${custom ? `${from ?? ''}-${to ?? ''}` : range}|${metric}|${vs}`,
+        key: `${requested}|${custom ? `${from ?? ''}-${to ?? ''}` : range}|${metric}|${vs}`,
         build: async (): Promise<ChartResponse> => {
+          // An alias (a discovered asset joined into another) answers for the asset it joined.
+          const asset = await servedAsset(deps.store, requested);
+          const { id } = asset;
           const { at: now, markets } = await sharedAssetMarkets(deps.store, measuredRule(deps.config));
           const observedSince = markets.find((m) => m.asset.id === id)?.observedSince ?? null;
           // The current rate: its 503 when vs has none, as every converting endpoint.

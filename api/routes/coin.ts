@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { findAsset, findCategory } from '../../infra/catalog/catalog.ts';
+import { findCategory } from '../../infra/catalog/catalog.ts';
 import type { Config } from '../../infra/config.ts';
 import type { StoreCalls } from '../../infra/store.ts';
 import { measuredRule } from '../../aggregate/indexPrices/latestIndexPrices.ts';
@@ -9,6 +9,7 @@ import { ApiError } from '../errors.ts';
 import { changeWindowMs, isPriced, rangeWindows, sharedAssetMarkets, type ChangeWindow, type PricedMarket, type RangeWindow } from '../read/assetMarket.ts';
 import type { CachedRoute } from '../responseCache.ts';
 import { publicUrl } from '../coinImages.ts';
+import { namedAsset, servedAsset } from '../read/servedAsset.ts';
 
 /** Currency keys of the date maps (spec 2.2). */
 const dateCurrencies = [
@@ -209,11 +210,13 @@ export function coinRoute(deps: { store: StoreCalls; config: Pick<Config, 'INDEX
       errors: [404, 503],
     },
     resolve(req) {
-      const id = String(req.params.id);
-      if (!findAsset(id)) throw new ApiError(404, 'not_found', `no asset with id ${JSON.stringify(id)}`);
+      const requested = String(req.params.id);
+      namedAsset(requested);
       return {
-        key: id,
+        key: requested,
         build: async () => {
+          // An alias (a discovered asset joined into another) answers for the asset it joined.
+          const { id } = await servedAsset(deps.store, requested);
           const { at, markets } = await sharedAssetMarkets(deps.store, measuredRule(deps.config));
           const m = markets.find((x) => x.asset.id === id);
           // Every figure of market_data is a number in the spec: without a measured price there is nothing honest to put there.

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { catalogAssets } from '../../infra/catalog/catalog.ts';
+import { describeAsset } from '../../infra/catalog/discovered.ts';
 import type { Config } from '../../infra/config.ts';
 import type { StoreCalls } from '../../infra/store.ts';
 import { measuredRule } from '../../aggregate/indexPrices/latestIndexPrices.ts';
@@ -130,7 +130,6 @@ async function loadSparklines(store: StoreCalls, assets: readonly string[], now:
 
 /** GET /v1/coins (spec 4.2). */
 export function coinsRoute(deps: { store: StoreCalls; config: Pick<Config, 'INDEX_STALE_AFTER_MS' | 'STORE_MIN_FREE_MB' | 'PUBLIC_BASE_URL'> }): CachedRoute {
-  const catalogIds = new Set(catalogAssets.map((a) => a.id));
   return {
     path: '/v1/coins',
     refreshSeconds: 30,
@@ -145,7 +144,7 @@ export function coinsRoute(deps: { store: StoreCalls; config: Pick<Config, 'INDE
     resolve(req) {
       const { ids, sparkline, ...paging } = parseParams(coinsQuery, req.query);
       const { limit, page, offset } = pageOf(paging);
-      const listed = ids ? [...new Set(ids.filter((id) => catalogIds.has(id)))].sort() : undefined;
+      const listed = ids ? [...new Set(ids.filter((id) => describeAsset(id)))].sort() : undefined;
       return {
         key: `${limit}|${offset}|${sparkline}|${listed?.join(',') ?? '*'}`,
         build: async () => {

@@ -1,18 +1,16 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { findAsset, findVenue } from '../../infra/catalog/catalog.ts';
+import { findVenue } from '../../infra/catalog/catalog.ts';
+import { describeAsset } from '../../infra/catalog/discovered.ts';
 import { usdQuotes } from '../../aggregate/currency/currencies.ts';
-import { loadUsdQuoteRates, usdQuoteParams } from '../../aggregate/currency/usdRates.ts';
+import { loadUsdQuoteRates } from '../../aggregate/currency/usdRates.ts';
 import type { StoreCalls } from '../../infra/store.ts';
 import { ApiError } from '../errors.ts';
-import { dayMs, exchangeRow, loadExchangeRow } from '../read/exchangeRows.ts';
+import { dayMs, exchangeRow, loadExchangeRow, loadVenueMarkets } from '../read/exchangeRows.ts';
 import type { CachedRoute } from '../responseCache.ts';
 
-const marketsSql = readFileSync(new URL('./exchangeMarkets.sql', import.meta.url), 'utf8');
 const historySql = readFileSync(new URL('./exchangeVolumeHistory.sql', import.meta.url), 'utf8');
 const historyDays = 30;
-
-const sumOf = <T>(rows: readonly T[], value: (row: T) => number) => rows.reduce((sum, row) => sum + value(row), 0);
 
 const exchangeMarket = z.object({
   pair: z.string().describe('BASE/QUOTE'),
@@ -29,7 +27,7 @@ const exchangeResponse = z.object({
     markets: z.array(exchangeMarket).describe('markets that traded in the last 24 h, largest volume first'),
     volumeHistory: z
       .array(z.object({ date: z.string().describe('UTC day, YYYY-MM-DD'), volume: z.number().describe('USD, USD stablecoin quotes at par (the rate of a past day is not kept)') }))
-      .describe(`daily USD volume over the last ${historyDays} days we measured, oldest first`),
+      .describe(`daily USD volume over the last ${historyDays} days we measured, oldest first, the current UTC day (so far) last`),
   }),
   at: z.number().int().describe('unix ms at which the response was built'),
 });
@@ -58,27 +56,27 @@ export function exchangeRoute(deps: { store: StoreCalls }): CachedRoute {
         key: id,
         build: async () => {
           const at = Date.now();
+          const todayS = Math.floor(at / dayMs) * (dayMs / 1000);
           const rates = await loadUsdQuoteRates(deps.store, at);
-          const [markets, history] = await Promise.all([
-            deps.store.rows<{ market: string; asset: string; quote: string; price: number; trades24h: number; volume24h: number }>(marketsSql, {
-              venue: id,
-              from_s: Math.floor((at - dayMs) / 1000),
-              ...usdQuoteParams(rates),
-            }),
+          const [markets, pastDays] = await Promise.all([
+            loadVenueMarkets(deps.store, at, rates, id),
             deps.store.rows<{ date: string; volume: number }>(historySql, {
               venue: id,
               from_s: Math.floor((at - historyDays * dayMs) / 1000),
+              to_s: todayS,
               usd_quotes: usdQuotes,
             }),
           ]);
-          // The row's totals are the sums of the markets served beside them: one read, numbers that agree.
-          const day = { markets: markets.length, trades24h: sumOf(markets, (m) => m.trades24h), volume24h: sumOf(markets, (m) => m.volume24h) };
-          const row = await loadExchangeRow(deps.store, at, venue, day, rates);
+          // The row's totals, its score and the current day of its history are summed from the
+          // markets served beside them: one read, numbers that agree.
+          const row = await loadExchangeRow(deps.store, at, venue, markets);
+          const today = markets.reduce((sum, m) => sum + m.volumeToday, 0);
+          const history = today > 0 ? [...pastDays, { date: new Date(todayS * 1000).toISOString().slice(0, 10), volume: today }] : pastDays;
           return {
             exchange: {
               ...row,
               markets: markets.map((m) => ({
-                pair: `${(findAsset(m.asset)?.symbol ?? m.asset).toUpperCase()}/${m.quote}`,
+                pair: `${(describeAsset(m.asset)?.symbol ?? m.asset).toUpperCase()}/${m.quote}`,
                 market: m.market,
                 assetId: m.asset,
                 quote: m.quote,

@@ -1,12 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { catalogVenues, findAsset } from '../../infra/catalog/catalog.ts';
+import { catalogVenues } from '../../infra/catalog/catalog.ts';
+import { describeAsset } from '../../infra/catalog/discovered.ts';
 import type { StoreCalls } from '../../infra/store.ts';
 import { parseParams } from '../errors.ts';
 import type { CachedRoute } from '../responseCache.ts';
 
-const sumsSql = readFileSync(new URL('./liquidations.sql', import.meta.url), 'utf8');
-const eventsSql = readFileSync(new URL('./liquidationEvents.sql', import.meta.url), 'utf8');
+const windowSql = readFileSync(new URL('./liquidationWindow.sql', import.meta.url), 'utf8');
+const beforeSql = readFileSync(new URL('./liquidations.sql', import.meta.url), 'utf8');
 
 const minuteMs = 60_000;
 const hourMs = 60 * minuteMs;
@@ -89,8 +90,11 @@ export const liquidationsResponse = z.object({
 });
 export type LiquidationsResponse = z.infer<typeof liquidationsResponse>;
 
-interface SumRow {
-  kind: 'period' | 'bar' | 'asset' | 'venue' | 'last';
+/** The stored tuple of one of the largest liquidations (liquidationWindow.sql), in its sort order. */
+type LargestTuple = [negValueUsd: number, negTs: number, venueId: string, market: string, id: string, assetId: string, positionSide: 'long' | 'short', price: number, quantity: number];
+
+interface WindowRow {
+  kind: 'bar' | 'asset' | 'venue' | 'all';
   key: string;
   side: 'long' | 'short' | '';
   usd: number;
@@ -98,23 +102,57 @@ interface SumRow {
   unvalued: number;
   sampled: number;
   last_ms: number;
+  largest: LargestTuple[];
 }
 
 interface Split {
   long: number;
   short: number;
   valued: number;
-  unvalued: number;
   sampled: boolean;
 }
 
-const emptySplit = (): Split => ({ long: 0, short: 0, valued: 0, unvalued: 0, sampled: false });
 const byTotalThenId = <R extends { total: number }>(id: (r: R) => string) => (a: R, b: R) =>
   b.total - a.total || (id(a) < id(b) ? -1 : id(a) > id(b) ? 1 : 0);
 
+/** The long and short USD of each key of one kind of row, its USD-valued count and (for the venues) `sampled`. */
+function splitsOf(rows: readonly WindowRow[], kind: WindowRow['kind']): Map<string, Split> {
+  const splits = new Map<string, Split>();
+  for (const r of rows) {
+    if (r.kind !== kind) continue;
+    const split = splits.get(r.key) ?? { long: 0, short: 0, valued: 0, sampled: false };
+    if (r.side === 'long') split.long += r.usd;
+    if (r.side === 'short') split.short += r.usd;
+    split.valued += r.valued;
+    split.sampled ||= r.sampled > 0;
+    splits.set(r.key, split);
+  }
+  return splits;
+}
+
+/** A breakdown (assets or venues): the keys with a USD figure, largest total first. */
+function breakdownOf<R extends { total: number }>(splits: Map<string, Split>, row: (key: string, s: Split) => R, id: (r: R) => string): R[] {
+  // A key with liquidations on unvalued quotes only has no USD figure: it is not listed.
+  return [...splits].filter(([, s]) => s.valued > 0).map(([key, s]) => row(key, s)).sort(byTotalThenId(id));
+}
+
+const eventOf = ([negValueUsd, negTs, venueId, market, , assetId, positionSide, price, quantity]: LargestTuple): LiquidationEventRow => ({
+  assetId,
+  venueId,
+  market,
+  positionSide,
+  price,
+  quantity,
+  valueUsd: -negValueUsd,
+  ts: -negTs,
+});
+
 /**
  * The liquidations of the window ending with the current minute (see aggregate/METHODOLOGY.md,
- * "Liquidations"): `to` is the end of the minute `now` falls in, `from` = to - range.
+ * "Liquidations"): `to` is the end of the minute `now` falls in, `from` = to - range. Every figure
+ * of the window comes from one scan of it (liquidationWindow.sql): long and short are the sums of
+ * the bars, so that totals, bars, breakdowns, counts and events agree. The window before it
+ * (previousTotal) and the newest liquidation before it are a second read of what lies outside.
  */
 export async function loadLiquidations(
   store: StoreCalls,
@@ -125,53 +163,34 @@ export async function loadLiquidations(
   const to = Math.floor(now / minuteMs) * minuteMs + minuteMs;
   const from = to - ms;
   const venue = params.venue ?? '';
-  const [sums, events] = await Promise.all([
-    store.rows<SumRow>(sumsSql, { prev_s: (from - ms) / 1000, from_s: from / 1000, to_s: to / 1000, bar_s: barMs / 1000, venue }),
-    store.rows<LiquidationEventRow>(eventsSql, { from, to, venue, limit: topEventCount }),
+  const [rows, [before]] = await Promise.all([
+    store.rows<WindowRow>(windowSql, { from, to, bar_s: barMs / 1000, venue, limit: topEventCount }),
+    store.rows<{ previous_usd: number; last_ms: number }>(beforeSql, { prev_s: (from - ms) / 1000, from_s: from / 1000, venue }),
   ]);
+  const all = rows.find((r) => r.kind === 'all');
 
-  const groups = { period: new Map<string, Split>(), bar: new Map<string, Split>(), asset: new Map<string, Split>(), venue: new Map<string, Split>() };
-  let updatedAt = 0;
-  for (const r of sums) {
-    if (r.kind === 'last') {
-      updatedAt = r.last_ms;
-      continue;
-    }
-    const group = groups[r.kind];
-    const split = group.get(r.key) ?? emptySplit();
-    if (r.side === 'long') split.long += r.usd;
-    if (r.side === 'short') split.short += r.usd;
-    split.valued += r.valued;
-    split.unvalued += r.unvalued;
-    split.sampled ||= r.sampled > 0;
-    group.set(r.key, split);
-  }
-
-  const current = groups.period.get('current') ?? emptySplit();
-  const previous = groups.period.get('previous') ?? emptySplit();
-  const total = current.long + current.short;
-
+  const barSplits = splitsOf(rows, 'bar');
   const bars = [];
   for (let t = Math.floor(from / barMs) * barMs; t < to; t += barMs) {
-    const bar = groups.bar.get(String(t / 1000));
+    const bar = barSplits.get(String(t / 1000));
     bars.push({ t, long: bar?.long ?? 0, short: bar?.short ?? 0 });
   }
-
-  // Rows of a kind exist for quotes we do not value too: breakdowns list only what has a USD figure.
-  const assets = [...groups.asset]
-    .filter(([, s]) => s.valued > 0)
-    .map(([assetId, s]) => ({ assetId, symbol: findAsset(assetId)?.symbol ?? assetId, long: s.long, short: s.short, total: s.long + s.short }))
-    .sort(byTotalThenId((r) => r.assetId));
-  const venues = [...groups.venue]
-    .filter(([, s]) => s.valued > 0)
-    .map(([venueId, s]) => ({ venueId, long: s.long, short: s.short, total: s.long + s.short, sampled: s.sampled }))
-    .sort(byTotalThenId((r) => r.venueId));
+  const long = bars.reduce((sum, b) => sum + b.long, 0);
+  const short = bars.reduce((sum, b) => sum + b.short, 0);
+  const total = long + short;
+  const events = (all?.largest ?? []).map(eventOf);
+  const assets = breakdownOf(
+    splitsOf(rows, 'asset'),
+    (assetId, s) => ({ assetId, symbol: describeAsset(assetId)?.symbol ?? assetId, long: s.long, short: s.short, total: s.long + s.short }),
+    (r) => r.assetId,
+  );
+  const venues = breakdownOf(splitsOf(rows, 'venue'), (venueId, s) => ({ venueId, long: s.long, short: s.short, total: s.long + s.short, sampled: s.sampled }), (r) => r.venueId);
 
   return {
-    long: current.long,
-    short: current.short,
+    long,
+    short,
     total,
-    previousTotal: previous.long + previous.short,
+    previousTotal: before?.previous_usd ?? 0,
     from,
     to,
     bars,
@@ -180,11 +199,12 @@ export async function loadLiquidations(
     events,
     highlights: {
       largest: events[0] ?? null,
-      count: current.valued,
-      longShare: total > 0 ? current.long / total : null,
-      unvalued: current.unvalued,
+      count: all?.valued ?? 0,
+      longShare: total > 0 ? long / total : null,
+      unvalued: all?.unvalued ?? 0,
     },
-    updatedAt,
+    // The newest in the window when there is one: the same scan as the figures.
+    updatedAt: all && all.valued + all.unvalued > 0 ? all.last_ms : (before?.last_ms ?? 0),
   };
 }
 

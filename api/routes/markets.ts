@@ -9,6 +9,7 @@ import { loadRate, vsParam } from '../currency.ts';
 import { ApiError, parseParams } from '../errors.ts';
 import { qualityFreshMs } from '../read/bookFreshness.ts';
 import type { CachedRoute } from '../responseCache.ts';
+import { namedAsset, servedAsset } from '../read/servedAsset.ts';
 
 const marketsSql = readFileSync(new URL('./markets.sql', import.meta.url), 'utf8');
 const qualitySql = readFileSync(new URL('./marketQuality.sql', import.meta.url), 'utf8');
@@ -174,12 +175,14 @@ export function marketsRoute(deps: { store: StoreCalls }): CachedRoute {
     },
     resolve(req) {
       const { vs } = parseParams(marketsQuery, req.query);
-      const id = String(req.params.id);
-      const asset = findAsset(id);
-      if (!asset) throw new ApiError(404, 'not_found', `no asset with id ${JSON.stringify(id)}`);
+      const requested = String(req.params.id);
+      namedAsset(requested);
       return {
-        key: `${id}|${vs}`,
+        key: `${requested}|${vs}`,
         build: async (): Promise<MarketsResponse> => {
+          // An alias (a discovered asset joined into another) answers for the asset it joined.
+          const asset = await servedAsset(deps.store, requested);
+          const { id } = asset;
           const at = Date.now();
           const [fx, markets] = await Promise.all([loadRate(deps.store, vs, at), loadMarkets(deps.store, id, asset.symbol, at)]);
           return { markets: markets.map((m) => inCurrency(m, fx.rate)), currency: vs, rate: fx.rate, rateSource: fx.source, at };

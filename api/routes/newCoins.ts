@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { findAsset } from '../../infra/catalog/catalog.ts';
+import { describeAsset } from '../../infra/catalog/discovered.ts';
 import type { Config } from '../../infra/config.ts';
 import { loadUsdQuoteRates, usdQuoteParams } from '../../aggregate/currency/usdRates.ts';
 import { latestIndexPrices, measuredRule, type MeasuredRule } from '../../aggregate/indexPrices/latestIndexPrices.ts';
@@ -85,9 +85,9 @@ export async function loadNewCoins(
     store.rows<ListingRow>(listingsSql, { warmup_ms: warmupMs, since_ms: now - newForMs }),
     store.rows<{ first: number; pairs: number }>('SELECT toUnixTimestamp64Milli(min(first_ts)) AS first, count() AS pairs FROM asset_first_prints'),
   ]);
-  // Trades only carry catalog ids; anything else has no name or image to show.
+  // Trades carry catalog ids and discovered ones; anything else has no name or image to show.
   const known = listings.flatMap((l) => {
-    const asset = findAsset(l.asset);
+    const asset = describeAsset(l.asset);
     return asset ? [{ ...l, asset }] : [];
   });
   const shown = known.slice(0, limit);

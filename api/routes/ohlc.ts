@@ -1,6 +1,5 @@
 import type { Config } from '../../infra/config.ts';
 import { z } from 'zod';
-import { findAsset } from '../../infra/catalog/catalog.ts';
 import type { StoreCalls } from '../../infra/store.ts';
 import { ApiError, parseParams } from '../errors.ts';
 import { loadRate, rateRuns, rateRunsSchema, vsParam } from '../currency.ts';
@@ -11,6 +10,7 @@ import { latestIndexBucketBefore, loadIndexCandles, type IndexCandle } from '../
 import { gapSpansSchema, unrecoveredGaps } from '../read/tradeGaps.ts';
 import type { CachedRoute } from '../responseCache.ts';
 import { checkRange, timeParam } from '../timeRange.ts';
+import { namedAsset, servedAsset } from '../read/servedAsset.ts';
 
 const dayMs = 86_400_000;
 
@@ -104,13 +104,15 @@ export function ohlcRoute(deps: { store: StoreCalls; config: Pick<Config, 'MDS_S
     },
     resolve(req) {
       const { interval, vs, from, to } = parseParams(ohlcQuery, req.query);
-      const id = String(req.params.id);
-      if (!findAsset(id)) throw new ApiError(404, 'not_found', `no asset with id ${JSON.stringify(id)}`);
+      const requested = String(req.params.id);
+      namedAsset(requested);
       const range = requestedRange(interval, from, to, Date.now());
       return {
         // `to` absent means now: the entry then lives one refresh interval, as the default series.
-        key: `${id}|${interval}|${vs}|${from ?? ''}|${to ?? ''}`,
+        key: `${requested}|${interval}|${vs}|${from ?? ''}|${to ?? ''}`,
         build: async (): Promise<OhlcResponse> => {
+          // An alias (a discovered asset joined into another) answers for the asset it joined.
+          const { id } = await servedAsset(deps.store, requested);
           const now = Date.now();
           // The rates of a range load beside its candles; the default series' bounds are known once its candles are.
           const [fx, candles, rangeRates] = await Promise.all([

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { catalogAssets } from '../../infra/catalog/catalog.ts';
+import { describeAsset } from '../../infra/catalog/discovered.ts';
 import type { Config } from '../../infra/config.ts';
 import type { StoreCalls } from '../../infra/store.ts';
 import { measuredRule } from '../../aggregate/indexPrices/latestIndexPrices.ts';
@@ -11,12 +11,11 @@ import type { CachedRoute } from '../responseCache.ts';
 const maxIds = 250;
 
 const pricesQuery = z.object({
-  ids: idListParam('comma-separated asset ids; unknown ids are left out; when omitted, the whole catalogue', maxIds),
+  ids: idListParam('comma-separated asset ids; unknown ids are left out; when omitted, every asset (the catalog\'s, then the discovered ones)', maxIds),
 });
 
-/** GET /v1/prices (spec 4.7): unknown ids are left out, rows in catalog (rank) order. */
+/** GET /v1/prices (spec 4.7): unknown ids are left out, rows in catalog (rank) order, then discovered assets. */
 export function pricesRoute(deps: { store: StoreCalls; config: Pick<Config, 'INDEX_STALE_AFTER_MS' | 'STORE_MIN_FREE_MB'> }): CachedRoute {
-  const catalogIds = new Set(catalogAssets.map((a) => a.id));
   return {
     path: '/v1/prices',
     refreshSeconds: 5,
@@ -30,9 +29,10 @@ export function pricesRoute(deps: { store: StoreCalls; config: Pick<Config, 'IND
     },
     resolve(req) {
       const { ids } = parseParams(pricesQuery, req.query);
-      const assetIds = ids ? [...new Set(ids.filter((id) => catalogIds.has(id)))].sort() : [...catalogIds].sort();
+      // Ids that can name no asset are left out here, so they make no cache entry of their own.
+      const assetIds = ids ? [...new Set(ids.filter((id) => describeAsset(id)))].sort() : undefined;
       return {
-        key: ids ? assetIds.join(',') : '*',
+        key: assetIds ? assetIds.join(',') : '*',
         build: () => loadPrices(deps.store, assetIds, Date.now(), measuredRule(deps.config)),
       };
     },

@@ -1,5 +1,7 @@
 import { z } from 'zod';
-import { catalogAssets, catalogCategories, catalogVenues } from '../../infra/catalog/catalog.ts';
+import { assetUniverse } from '../../infra/catalog/assetUniverse.ts';
+import { catalogAssets, catalogCategories, catalogVenues, type CatalogAsset } from '../../infra/catalog/catalog.ts';
+import type { StoreCalls } from '../../infra/store.ts';
 import { parseParams } from '../errors.ts';
 import type { CachedRoute } from '../responseCache.ts';
 
@@ -40,8 +42,16 @@ function best<T>(items: readonly T[], rank: (item: T) => number | undefined): T[
     .map((x) => x.item);
 }
 
-/** GET /v1/search?q= (our contract: the spec names the endpoint only). */
-export function searchRoute(): CachedRoute {
+/** The catalog's assets and the discovered ones; the catalog's alone while the store does not answer (names need no store). */
+function searchableAssets(store: StoreCalls): Promise<readonly CatalogAsset[]> {
+  return assetUniverse(store).then(
+    (universe) => universe.assets,
+    () => catalogAssets,
+  );
+}
+
+/** GET /v1/search?q= (our contract: the spec names the endpoint only): the catalog's and the discovered coins. */
+export function searchRoute(deps: { store: StoreCalls }): CachedRoute {
   return {
     path: '/v1/search',
     refreshSeconds: 300,
@@ -58,7 +68,7 @@ export function searchRoute(): CachedRoute {
       return {
         key: q,
         build: async () => ({
-          coins: best(catalogAssets, (a) => matchRank(q, { exact: [a.id, a.symbol], name: a.name })).map(({ id, symbol, name }) => ({ id, symbol, name })),
+          coins: best(await searchableAssets(deps.store), (a) => matchRank(q, { exact: [a.id, a.symbol], name: a.name })).map(({ id, symbol, name }) => ({ id, symbol, name })),
           exchanges: best(catalogVenues, (v) => matchRank(q, { exact: [v.id], name: v.name })).map(({ id, name }) => ({ id, name })),
           categories: best(catalogCategories, (c) => matchRank(q, { exact: [c.id], name: c.name })).map(({ id, name }) => ({ id, name })),
         }),

@@ -6,6 +6,7 @@ import { latestIndexPrices, measuredRule, percentChange } from '../../aggregate/
 import type { StoreCalls } from '../../infra/store.ts';
 import { loadCandles } from '../read/candleSeries.ts';
 import type { CachedRoute } from '../responseCache.ts';
+import { assetIdentityRoute } from './assetIdentity.ts';
 import { ProcessStatusReader, type ProcessStatus, type ProcessStatusSources } from './processStatus.ts';
 
 const sql = (name: string) => readFileSync(new URL(`./${name}.sql`, import.meta.url), 'utf8');
@@ -235,5 +236,5 @@ export function statusRoutes(deps: StatusDeps): CachedRoute[] {
       },
     }),
   };
-  return [status, candles];
+  return [status, candles, assetIdentityRoute(deps)];
 }

@@ -1,4 +1,4 @@
-import { findAsset } from '../../infra/catalog/catalog.ts';
+import { describeAsset } from '../../infra/catalog/discovered.ts';
 import { ApiError, type ErrorBody } from '../errors.ts';
 import { candleLimits, type CandleInterval } from '../read/candleSeries.ts';
 import type { IndexCandle } from '../read/indexCandles.ts';
@@ -80,7 +80,7 @@ export function parseClientMessage(text: string): ClientRequest {
   if (!Array.isArray(ids) || ids.length === 0 || ids.length > maxIdsPerMessage || !ids.every((id) => typeof id === 'string')) {
     throw badRequest(`ids must be a list of 1 to ${maxIdsPerMessage} asset ids, e.g. ["bitcoin","ethereum"]`);
   }
-  const unknown = ids.filter((id) => !findAsset(id));
+  const unknown = ids.filter((id) => !describeAsset(id));
   if (unknown.length > 0) throw badRequest(`unknown asset ids ${list(unknown)}: use the ids of /v1/coins or /v1/search`);
   if (channel === 'candles') {
     if (!candleIntervals.includes(interval as CandleInterval)) throw badRequest(`candles need an interval: one of ${list(candleIntervals)}`);

@@ -117,6 +117,8 @@ export function loadCatalog(dir?: string): { assets: CatalogAsset[]; categories:
   const categories = parseCatalogFile(catalogCategory, dir ? readJson(categoriesFile) : bundledCategories, categoriesFile);
   const categoryIds = new Set(categories.map((c) => c.id));
   assets.forEach((asset, index) => {
+    // `--` separates the ticker from the venue in the ids of discovered assets (discovered.ts).
+    if (asset.id.includes('--')) throw new CatalogError(`${assetsFile}: entry ${index} (${JSON.stringify(asset.id)}), field id: must not contain "--" (reserved for discovered assets, e.g. foo--binance)`);
     const unknown = asset.categories.find((c) => !categoryIds.has(c));
     if (unknown !== undefined) {
       throw new CatalogError(`${assetsFile}: entry ${index} (${JSON.stringify(asset.id)}), field categories: ${JSON.stringify(unknown)} is not in ${categoriesFile}`);

@@ -110,6 +110,7 @@ export async function startCollectors({ config, log, life }: Pick<RoleContext, '
       bus,
       log,
       assets: selection.assets,
+      discover: config.INGEST_DISCOVER,
       tuning: { marketsRefreshMs: config.INGEST_MARKETS_REFRESH_MIN * 60_000 },
       ...(lastStored ? { lastStored } : {}),
       ...(unfinishedGaps ? { unfinishedGaps } : {}),
@@ -118,7 +119,7 @@ export async function startCollectors({ config, log, life }: Pick<RoleContext, '
     life.add(`collector:${venue.id}`, 'sources', stopThenFlush(() => collector.stop()));
   }
   for (const venue of selection.ccxtVenues) {
-    const collector = await startCcxtCollector({ venue, bus, log: log.child({ venue: venue.id }), assets: selection.assets });
+    const collector = await startCcxtCollector({ venue, bus, log: log.child({ venue: venue.id }), assets: selection.assets, discover: config.INGEST_DISCOVER });
     collectors.push(collector);
     life.add(`collector:${venue.id}`, 'sources', stopThenFlush(() => collector.stop()));
   }

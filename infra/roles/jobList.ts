@@ -2,6 +2,8 @@ import { fearGreedJob } from '../../aggregate/jobs/fearGreed.ts';
 import { fxReferenceJob } from '../../aggregate/jobs/fxReference.ts';
 import { etfFlowsJob } from '../../aggregate/jobs/etfFlows.ts';
 import { chainIndexerJobs } from '../../aggregate/jobs/chains/evmIndexer.ts';
+import { identityJoinsJob } from '../../aggregate/jobs/identityJoins.ts';
+import { identities } from '../catalog/identities.ts';
 import type { Config } from '../config.ts';
 import type { Job } from '../jobs.ts';
 
@@ -11,5 +13,5 @@ import type { Job } from '../jobs.ts';
  * exporting its `Job` from the module that owns it; names must stay unique and stable.
  */
 export function serviceJobs(config: Config): Job[] {
-  return [fearGreedJob, ...(config.FX_REFERENCE_FILE ? [fxReferenceJob(config.FX_REFERENCE_FILE)] : []), ...(config.ETF_FLOWS_DIR ? [etfFlowsJob(config.ETF_FLOWS_DIR)] : []), ...chainIndexerJobs(config)];
+  return [fearGreedJob, ...(identities.mappings.length > 0 ? [identityJoinsJob] : []), ...(config.FX_REFERENCE_FILE ? [fxReferenceJob(config.FX_REFERENCE_FILE)] : []), ...(config.ETF_FLOWS_DIR ? [etfFlowsJob(config.ETF_FLOWS_DIR)] : []), ...chainIndexerJobs(config)];
 }

@@ -5,6 +5,7 @@ import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest';
 import { logResolved, MarketSet, type MarketChange } from '../marketSet.ts';
+import { toLevels, toTradeEvent } from '../normalize.ts';
 import { MarketsRefresh } from '../marketsRefresh.ts';
 import type { MarketListing } from '../venue.ts';
 
@@ -33,7 +34,7 @@ describe('MarketSet', () => {
   });
 
   test('`assets` keeps only those assets; the others are neither markets nor unmapped', () => {
-    const set = new MarketSet(kucoin, new Set(['ethereum']));
+    const set = new MarketSet(kucoin, { assets: new Set(['ethereum']) });
     set.apply([listing('BTC'), listing('ETH'), listing('NOTACOIN')]);
     expect(symbols(set)).toEqual(['ETH-USDT']);
     expect(set.unmapped).toEqual(['NOTACOIN-USDT']);
@@ -63,6 +64,51 @@ describe('MarketSet', () => {
     expect(set.apply([listing('BTC')]).removed.map((m) => m.symbol)).toEqual(['ETH-USDT']);
     expect(set.apply([listing('BTC'), listing('ETH')]).added.map((m) => m.symbol)).toEqual(['ETH-USDT']);
     expect(symbols(set)).toEqual(['BTC-USDT', 'ETH-USDT']);
+  });
+
+  test('discovering: an unmapped base is collected as the discovered asset of this venue and ticker; mapped bases keep their catalog id', () => {
+    const set = new MarketSet(kucoin, { discover: true });
+    set.apply([listing('BTC'), listing('NOTACOIN'), listing('1000PEPE'), listing('NOTACOIN', 'EUR')]);
+    expect(symbols(set)).toEqual(['BTC-USDT', 'NOTACOIN-USDT', '1000PEPE-USDT']);
+    expect(set.markets.map((m) => m.asset)).toEqual(['bitcoin', 'notacoin--kucoin', '1000pepe--kucoin']);
+    expect(set.unmapped).toEqual(['1000PEPE-USDT', 'NOTACOIN-USDT']);
+    // The same ticker on another venue is another asset: ids never merge two venues' tickers.
+    const gate = new MarketSet({ id: 'gate', quotes: ['USDT'] }, { discover: true });
+    gate.apply([{ symbol: 'NOTACOIN_USDT', base: 'NOTACOIN', quote: 'USDT', contractSize: '1' }]);
+    expect(gate.markets.map((m) => m.asset)).toEqual(['notacoin--gate']);
+  });
+
+  test("discovering with `assets` chosen: the operator's choice wins, nothing is discovered", () => {
+    const set = new MarketSet(kucoin, { assets: new Set(['bitcoin']), discover: true });
+    set.apply([listing('BTC'), listing('ETH'), listing('NOTACOIN')]);
+    expect(symbols(set)).toEqual(['BTC-USDT']);
+  });
+
+  test("the operator's identities decide a ticker the catalog does not map: a scaled one is priced and sized in units of the asset", () => {
+    const decisions = new Map([['1000PEPE', { venue: 'kucoin', ticker: '1000PEPE', asset: 'pepe', scale: 1000, note: '' }], ['OLDFOO', { venue: 'kucoin', ticker: 'OLDFOO', asset: 'foo--gate', scale: 1, note: '' }]]);
+    const set = new MarketSet(kucoin, { discover: false, identities: (_venue, ticker) => decisions.get(ticker) });
+    set.apply([listing('BTC'), listing('1000PEPE'), listing('OLDFOO'), listing('NOTACOIN')]);
+    expect(set.markets.map((m) => [m.symbol, m.asset, m.unitScale])).toEqual([
+      ['BTC-USDT', 'bitcoin', undefined],
+      ['1000PEPE-USDT', 'pepe', 1000],
+      ['OLDFOO-USDT', 'foo--gate', undefined],
+    ]);
+    // Decided tickers are not unmapped; NOTACOIN, decided by nobody and not discovered, is.
+    expect(set.unmapped).toEqual(['NOTACOIN-USDT']);
+    const pepe = set.get('1000PEPE-USDT')!;
+    const event = toTradeEvent('kucoin', pepe, { kind: 'trade', symbol: '1000PEPE-USDT', tradeId: '7', price: '0.0125', quantity: '40', side: 'buy', ts: 1 }, 2);
+    expect(event).toMatchObject({ asset: 'pepe', price: 0.0125 / 1000, quantity: 40_000 });
+    expect(toLevels([['0.0125', '40']], pepe)).toEqual([[0.0125 / 1000, 40_000]]);
+  });
+
+  test('logResolved when discovering: the unmapped markets are said to be collected', () => {
+    const { log, lines } = capturedLog('info');
+    const set = new MarketSet(kucoin, { discover: true });
+    set.apply([listing('BTC'), listing('NOTACOIN')]);
+    logResolved(log, set);
+    expect(lines.map((l) => l.msg)).toEqual(['markets whose base asset is not in the catalog: collected as discovered assets', 'markets resolved']);
+    expect(lines[0]).toMatchObject({ count: 1, sample: ['NOTACOIN-USDT'] });
+    expect(lines[1]).toMatchObject({ markets: 2 });
   });
 
   test('logResolved: the unmapped markets (the first 50, with their count) when there are any, then the markets resolved', () => {

@@ -207,5 +207,8 @@ describe('MDS_CATALOG_DIR', () => {
     expect(() => loadCatalog(duplicate)).toThrow(`${join(duplicate, 'assets.json')}: entry 2, field id: "bitcoin" appears twice`);
     const extraField = catalogDir([{ ...btc, market_cap: 1 }]);
     expect(() => loadCatalog(extraField)).toThrow(/entry 0 \("bitcoin"\), field \(entry\): Unrecognized key: "market_cap"/);
+    // `--` is the discovered assets' separator (discovered.ts): a catalog id holding it could be one.
+    const reserved = catalogDir([btc, { ...eth, id: 'ether--kraken' }]);
+    expect(() => loadCatalog(reserved)).toThrow(`${join(reserved, 'assets.json')}: entry 1 ("ether--kraken"), field id: must not contain "--"`);
   });
 });

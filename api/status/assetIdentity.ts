@@ -1,0 +1,96 @@
+// GET /status/assets.json (operator data): every discovered asset, the assets sharing its ticker
+// (scale prefixes read off) and what their prices say, by the rules of aggregate/assetIdentity.ts.
+// `npm run assets` prints it. Nothing is merged: this is what an operator reads to curate the catalog.
+import { z } from 'zod';
+import { identityReport, samePriceBound, scaledTicker, type IdentityMember } from '../../aggregate/assetIdentity.ts';
+import { usdQuotes } from '../../aggregate/currency/currencies.ts';
+import { assetUniverse } from '../../infra/catalog/assetUniverse.ts';
+import { discoveredAssetId, parseDiscoveredId } from '../../infra/catalog/discovered.ts';
+import { identities } from '../../infra/catalog/identities.ts';
+import type { StoreCalls } from '../../infra/store.ts';
+import type { CachedRoute } from '../responseCache.ts';
+
+const candidate = z.object({
+  id: z.string(),
+  unitPrice: z.number().nullable().describe('USD price of one unit of the asset over its USD-quoted markets in the last 24 h, volume-weighted (a scaled ticker: the listed price over its scale); null when it did not trade there'),
+  deviation: z.number().nullable().describe('larger unit price over the smaller, minus one; null when either has no price'),
+  verdict: z.enum(['agrees', 'disagrees', 'unpriced']),
+});
+
+const identityRow = z.object({
+  id: z.string().describe('discovered asset id: ticker--venue'),
+  venue: z.string().nullable(),
+  ticker: z.string().describe('ticker as the venue lists it, lower case'),
+  base: z.object({ ticker: z.string(), scale: z.number() }).describe('the asset\'s own ticker and how many of it one listed unit is (1000pepe: pepe x 1000)'),
+  unitPrice: z.number().nullable(),
+  candidates: z.array(candidate).describe('catalog and discovered assets with the same base ticker'),
+  decided: z.boolean().describe('apart by the operator\'s decision (the identities file\'s `apart`), whatever the prices say'),
+  state: z.enum(['distinct', 'ambiguous', 'apart']).describe('distinct: no other asset has its ticker; ambiguous: another has and the prices agree or cannot be compared (kept apart until the catalog maps it); apart: every other one disagrees beyond the bound'),
+});
+
+const assetIdentityResponse = z.object({
+  at: z.number().int(),
+  bound: z.number().describe('relative price difference beyond which two markets are not one asset'),
+  counts: z.object({ discovered: z.number().int(), distinct: z.number().int(), ambiguous: z.number().int(), apart: z.number().int() }),
+  assets: z.array(identityRow).describe('ambiguous first, then apart, then distinct'),
+});
+export type AssetIdentityResponse = z.infer<typeof assetIdentityResponse>;
+
+/**
+ * Each asset's market price: volume-weighted over its markets quoted in USD or a USD stablecoin (at
+ * par: the bound is far wider than a stablecoin's drift) over the last 24 h, perpetuals included:
+ * the index leaves perpetuals out, but a perpetual's price says as much about what the asset is.
+ */
+const marketPricesSql = `
+SELECT asset, sum(quote_volume) / sum(volume) AS price
+FROM candles_1m
+WHERE asset IN {assets:Array(String)} AND quote IN {usd_quotes:Array(String)} AND bucket >= fromUnixTimestamp64Milli({from_ms:Int64})
+GROUP BY asset
+HAVING sum(volume) > 0`;
+
+/** The members the rules compare: every discovered asset, and the catalog assets whose symbol is one of their base tickers. */
+async function loadMembers(store: StoreCalls, now: number): Promise<IdentityMember[]> {
+  const { assets } = await assetUniverse(store);
+  const discovered = assets.flatMap((a) => {
+    const origin = parseDiscoveredId(a.id);
+    return origin ? [{ id: a.id, venue: origin.venue, ticker: origin.ticker }] : [];
+  });
+  const bases = new Set(discovered.map((d) => scaledTicker(d.ticker).ticker));
+  const catalog = assets.filter((a) => !parseDiscoveredId(a.id) && bases.has(a.symbol));
+  const rows = await store.rows<{ asset: string; price: number }>(marketPricesSql, {
+    assets: [...discovered.map((d) => d.id), ...catalog.map((a) => a.id)],
+    usd_quotes: usdQuotes,
+    from_ms: now - dayMs,
+  });
+  const prices = new Map(rows.map((r) => [r.asset, r.price]));
+  const decidedApart = new Set(identities.apart.map((a) => discoveredAssetId(a.venue, a.ticker)));
+  const priceOf = (id: string) => prices.get(id) ?? null;
+  return [
+    ...catalog.map((a): IdentityMember => ({ id: a.id, kind: 'catalog', venue: null, ticker: a.symbol, scale: 1, price: priceOf(a.id) })),
+    ...discovered.map((d): IdentityMember => ({ ...d, kind: 'discovered', scale: scaledTicker(d.ticker).scale, price: priceOf(d.id), decidedApart: decidedApart.has(d.id) })),
+  ];
+}
+
+const dayMs = 86_400_000;
+
+export function assetIdentityRoute(deps: { store: StoreCalls }): CachedRoute {
+  return {
+    path: '/status/assets.json',
+    refreshSeconds: 30,
+    doc: { operationId: 'statusAssets', tag: 'Market', summary: 'Discovered assets and the ones sharing their ticker (operator data)', query: z.object({}), response: assetIdentityResponse, errors: [503] },
+    resolve: () => ({
+      key: 'assets',
+      build: async (): Promise<AssetIdentityResponse> => {
+        const at = Date.now();
+        const rows = identityReport(await loadMembers(deps.store, at));
+        const count = (state: string) => rows.filter((r) => r.state === state).length;
+        return {
+          at,
+          bound: samePriceBound,
+          counts: { discovered: rows.length, distinct: count('distinct'), ambiguous: count('ambiguous'), apart: count('apart') },
+          assets: rows,
+        };
+      },
+    }),
+  };
+}
