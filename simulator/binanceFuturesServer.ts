@@ -1,20 +1,23 @@
 // Binance USD-M futures' routed market streams (/public for depth, /market for trades and
 // liquidations) and REST API over the SIMULATED market model. The aggregate trade history
 // (`/fapi/v1/aggTrades`) answers from the trades the venue printed, sent or not.
-import { binanceStreamRequests, depthSnapshot, historyRequest, numberParam } from './binanceServer.ts';
-import { simulatedTickers, type ListingSpec, type SimTrade } from './market.ts';
+import { binanceFormat, binanceStreamRequests, depthSnapshot, historyRequest, numberParam } from './binanceServer.ts';
+import { simulatedTickers, type ListingFormat, type ListingSpec, type SimTrade } from './market.ts';
 import { RestRateLimit } from './printedTrades.ts';
 import type { SimVenueServer, VenueProtocol } from './venueServer.ts';
 
-/** Tiny-priced assets trade per 1000 units on Binance futures (1000PEPEUSDT). */
+/** Tiny-priced assets trade per 1000 units on Binance futures (1000PEPEUSDT), or per million (1000000MOGUSDT). */
 const perThousand = new Set(['PEPE', 'SHIB']);
 
+export const binanceFuturesFormat: ListingFormat = {
+  quotes: ['USDT', 'USDC'],
+  appetite: 5,
+  market: (base, quote) => ({ ...binanceFormat.market(base, quote), perpetual: true }),
+  scaled: (base, unit) => ({ symbol: `${unit}${base}USDT`, base: `${unit}${base}`, quote: 'USDT', unit, perpetual: true }),
+};
+
 export function binanceFuturesListings(tickers: readonly string[] = simulatedTickers): ListingSpec[] {
-  return tickers.map((t) =>
-    perThousand.has(t)
-      ? { symbol: `1000${t}USDT`, base: `1000${t}`, quote: 'USDT', unit: 1000, perpetual: true }
-      : { symbol: `${t}USDT`, base: t, quote: 'USDT', perpetual: true },
-  );
+  return tickers.map((t) => (perThousand.has(t) ? binanceFuturesFormat.scaled!(t, 1000) : binanceFuturesFormat.market(t, 'USDT')));
 }
 
 /** The IP's request weight: 2,400 a minute; aggTrades weighs 20: 120 calls a minute. */
@@ -51,7 +54,8 @@ function aggTrades(server: SimVenueServer, url: URL, limiter: RestRateLimit) {
 }
 
 export function binanceFuturesProtocol(server: SimVenueServer): VenueProtocol {
-  const bySymbol = new Map(server.listing.markets.map((m) => [m.symbol, m]));
+  // Looked up live: markets list and delist while the server runs.
+  const bySymbol = server.listing.bySymbol;
   // A stream subscribed on the wrong route is accepted and never served, as on the venue.
   const streams = binanceStreamRequests(server, (c) => (c.url.pathname.startsWith('/market') ? 'market' : c.url.pathname.startsWith('/public') ? 'public' : 'legacy'));
   /** The venue pushes at most one liquidation per symbol per second. */

@@ -1,13 +1,16 @@
 // Binance spot's public websocket streams and REST API over the SIMULATED market model: the
 // collector reads it exactly as it would read the venue. The trade history
 // (`/api/v3/historicalTrades`) answers from the trades the venue printed, sent or not.
-import { simulatedTickers, sortedLevels, type ListingSpec, type SimMarket, type SimTrade } from './market.ts';
+import { simulatedTickers, sortedLevels, type ListingFormat, type ListingSpec, type SimMarket, type SimTrade } from './market.ts';
 import { RestRateLimit } from './printedTrades.ts';
 import type { SimClient, SimVenueServer, VenueProtocol } from './venueServer.ts';
 
+/** Binance writes base and quote together (BTCUSDT), on spot and USD-M futures alike. */
+export const binanceFormat: ListingFormat = { quotes: ['USDT', 'USDC'], appetite: 4, market: (base, quote) => ({ symbol: `${base}${quote}`, base, quote }) };
+
 export function binanceListings(tickers: readonly string[] = simulatedTickers): ListingSpec[] {
   // A BTC-quoted market too, so collectors have something to filter out.
-  return [...tickers.map((t) => ({ symbol: `${t}USDT`, base: t, quote: 'USDT' })), { symbol: 'ETHBTC', base: 'ETH', quote: 'BTC' }];
+  return [...tickers.map((t) => binanceFormat.market(t, 'USDT')), { symbol: 'ETHBTC', base: 'ETH', quote: 'BTC' }];
 }
 
 /**
@@ -66,7 +69,7 @@ export function numberParam(url: URL, name: string): number | undefined {
 export function historyRequest(server: SimVenueServer, url: URL, limiter: RestRateLimit, refusal: string): { answer: { status: number; body: unknown } } | { symbol: string; limit: number } {
   if (!limiter.take()) return { answer: { status: 429, body: { code: -1003, msg: refusal } } };
   const symbol = url.searchParams.get('symbol') ?? '';
-  if (!server.listing.markets.some((m) => m.symbol === symbol)) return { answer: { status: 400, body: { code: -1121, msg: 'Invalid symbol.' } } };
+  if (!server.listing.bySymbol.has(symbol)) return { answer: { status: 400, body: { code: -1121, msg: 'Invalid symbol.' } } };
   const limit = numberParam(url, 'limit') ?? 500;
   if (!(limit >= 1 && limit <= 1_000)) return { answer: { status: 400, body: { code: -1130, msg: "Data sent for parameter 'limit' is not valid." } } };
   return { symbol, limit };
@@ -103,7 +106,8 @@ const historicalTradeRow = (t: SimTrade) => ({
 });
 
 export function binanceProtocol(server: SimVenueServer): VenueProtocol {
-  const bySymbol = new Map(server.listing.markets.map((m) => [m.symbol, m]));
+  // Looked up live: markets list and delist while the server runs.
+  const bySymbol = server.listing.bySymbol;
   const streams = binanceStreamRequests(server, () => 'spot');
   const historyLimit = new RestRateLimit(binanceHistoryLimit.limit, binanceHistoryLimit.windowMs);
   return {

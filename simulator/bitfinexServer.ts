@@ -3,7 +3,7 @@
 // books one level per message with checksums (conf flag 131072), the liq:global status feed,
 // heartbeats; the trade history (trades/{symbol}/hist) at its rate limit.
 import { bitfinexBookChecksum } from './checksums.ts';
-import { simulatedTickers, sortedLevels, type ListingSpec, type SimMarket, type SimTrade } from './market.ts';
+import { simulatedTickers, sortedLevels, type ListingFormat, type ListingSpec, type SimMarket, type SimTrade } from './market.ts';
 import { pageSize, RestRateLimit } from './printedTrades.ts';
 import type { SimClient, SimVenueServer, VenueProtocol } from './venueServer.ts';
 
@@ -12,11 +12,17 @@ const OB_CHECKSUM = 131_072;
 /** Pairs of two three-letter tickers are written together, longer ones with a colon (DOGE:USD). */
 const pairName = (base: string, quote: string) => (base.length === 3 && quote.length === 3 ? `${base}${quote}` : `${base}:${quote}`);
 
+/** Exchange pairs in USD (tBTCUSD, tDOGE:USD); perpetuals settled in USDT, which the venue writes UST (tBTCF0:USTF0). */
+export const bitfinexFormats: Record<'exchange' | 'futures', ListingFormat> = {
+  exchange: { quotes: ['USD'], appetite: 2, market: (base, quote) => ({ symbol: `t${pairName(base, quote)}`, base, quote }) },
+  futures: { quotes: ['USDT'], appetite: 1, market: (base) => ({ symbol: `t${base}F0:USTF0`, base, quote: 'USDT', perpetual: true }) },
+};
+
 export function bitfinexListings(kind: 'exchange' | 'futures') {
-  return (tickers: readonly string[] = simulatedTickers): ListingSpec[] =>
-    kind === 'exchange'
-      ? [...tickers.map((t) => ({ symbol: `t${pairName(t, 'USD')}`, base: t, quote: 'USD' })), { symbol: 'tETHBTC', base: 'ETH', quote: 'BTC' }]
-      : tickers.map((t) => ({ symbol: `t${t}F0:USTF0`, base: t, quote: 'USDT', perpetual: true }));
+  return (tickers: readonly string[] = simulatedTickers): ListingSpec[] => {
+    const markets = tickers.map((t) => bitfinexFormats[kind].market(t, kind === 'exchange' ? 'USD' : 'USDT'));
+    return kind === 'exchange' ? [...markets, { symbol: 'tETHBTC', base: 'ETH', quote: 'BTC' }] : markets;
+  };
 }
 
 interface Connection {
@@ -73,7 +79,8 @@ function lostLevel(m: SimMarket, diff: { bids: [string, string][]; asks: [string
 }
 
 export function bitfinexProtocol(server: SimVenueServer, kind: 'exchange' | 'futures'): VenueProtocol {
-  const bySymbol = new Map(server.listing.markets.map((m) => [m.symbol, m]));
+  // Looked up live: markets list and delist while the server runs.
+  const bySymbol = server.listing.bySymbol;
   const connections = new WeakMap<SimClient, Connection>();
   const recentTrades = new Map<string, number[][]>();
   let lastHeartbeat = 0;
@@ -136,6 +143,8 @@ export function bitfinexProtocol(server: SimVenueServer, kind: 'exchange' | 'fut
     rest(url) {
       const trades = /^\/v2\/trades\/([^/]+)\/hist$/.exec(url.pathname)?.[1];
       if (trades !== undefined) return tradesHistory(decodeURIComponent(trades), url);
+      // Full names by currency code ([[["BTC", "Bitcoin"], ...]]): the codes of the pairs listed here.
+      if (url.pathname === '/v2/conf/pub:map:currency:label') return { status: 200, body: [[...new Map(server.listing.markets.map((m) => [m.base, m.baseName]))]] };
       const match = /^\/v2\/conf\/pub:list:pair:(exchange|futures)$/.exec(url.pathname);
       if (!match) return undefined;
       const pairs = match[1] === kind ? server.listing.markets.map((m) => m.symbol.slice(1)) : [];

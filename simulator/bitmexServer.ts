@@ -2,18 +2,22 @@
 // orderBookL2 (a partial, then rows inserted, updated and deleted by id), liquidation, text
 // ping/pong, and the trade history (GET /api/v1/trade). The markets are inverse perpetuals (sizes in
 // 1 USD contracts), plus a linear one the collector leaves out.
-import { simulatedTickers, sortedLevels, type ListingSpec, type SimMarket, type SimTrade } from './market.ts';
+import { simulatedTickers, sortedLevels, type ListingFormat, type ListingSpec, type SimMarket, type SimTrade } from './market.ts';
 import { pageSize, RestRateLimit } from './printedTrades.ts';
 import type { SimClient, SimVenueServer, VenueProtocol } from './venueServer.ts';
 
 /** BitMEX writes bitcoin as XBT. */
 const venueTicker = (t: string) => (t === 'BTC' ? 'XBT' : t);
 
+/** Inverse perpetuals in 1 USD contracts (XBTUSD). */
+export const bitmexFormat: ListingFormat = {
+  quotes: ['USD'],
+  appetite: 1,
+  market: (base, quote) => ({ symbol: `${base}${quote}`, base, quote, inverse: true, contractSize: 1, perpetual: true }),
+};
+
 export function bitmexListings(tickers: readonly string[] = simulatedTickers): ListingSpec[] {
-  return [
-    ...tickers.map((t) => ({ symbol: `${venueTicker(t)}USD`, base: venueTicker(t), asset: t, quote: 'USD', inverse: true, contractSize: 1, perpetual: true })),
-    { symbol: 'XBTUSDT', base: 'XBT', asset: 'BTC', quote: 'USDT', perpetual: true },
-  ];
+  return [...tickers.map((t) => ({ ...bitmexFormat.market(venueTicker(t), 'USD'), asset: t })), { symbol: 'XBTUSDT', base: 'XBT', asset: 'BTC', quote: 'USDT', perpetual: true }];
 }
 
 /** GET /trade's `count`: 100 by default, 1000 at most (BitMEX swagger; ccxt's bitmex.ts). */
@@ -45,12 +49,19 @@ type Side = 'Buy' | 'Sell';
 type Row = { symbol: string; id: number; side: Side; size?: number; price?: number; timestamp?: string };
 
 export function bitmexProtocol(server: SimVenueServer): VenueProtocol {
+  // Looked up live: markets list and delist while the server runs.
   const markets = server.listing.markets;
-  const bySymbol = new Map(markets.map((m) => [m.symbol, m]));
+  const bySymbol = server.listing.bySymbol;
+  /** Each market's range of row ids, numbered in listing order (a market listed later takes the next). */
+  const ranges = new Map<SimMarket, number>(markets.map((m, i) => [m, i + 1]));
+  const rangeOf = (m: SimMarket) => ranges.get(m) ?? ranges.set(m, ranges.size + 1).get(m)!;
   // Row ids derive from the price, as BitMEX's do; each market has its own range.
-  const rowId = (m: SimMarket, price: string) => (markets.indexOf(m) + 1) * 1e9 + Math.round(Number(price) / m.tick);
-  /** The venue's book rows per market and side (prices), to tell inserts from updates. */
-  const rows = new Map(markets.map((m) => [m.symbol, { Buy: new Set(m.bids.keys()), Sell: new Set(m.asks.keys()) }]));
+  const rowId = (m: SimMarket, price: string) => rangeOf(m) * 1e9 + Math.round(Number(price) / m.tick);
+  /** The venue's book rows per market and side (prices), to tell inserts from updates; a market listed later starts from its first book. */
+  const rows = new Map<SimMarket, { Buy: Set<string>; Sell: Set<string> }>();
+  const startRows = (m: SimMarket) => void rows.set(m, { Buy: new Set(m.bids.keys()), Sell: new Set(m.asks.keys()) });
+  markets.forEach(startRows);
+  server.listing.onList(startRows);
   /** Markets whose next book step with an insert is to be lost (a skipped message is only visible through a row it introduced). */
   const pendingGaps = new Set<string>();
 
@@ -128,7 +139,7 @@ export function bitmexProtocol(server: SimVenueServer): VenueProtocol {
         if (server.publish(`liquidation:${m.symbol}`, () => table('liquidation', 'insert', [row]))) server.liquidations.push(l);
       }
       // The diff as BitMEX row actions, in order; consecutive rows of one action share a message.
-      const held = rows.get(m.symbol)!;
+      const held = rows.get(m)!;
       const messages: { action: string; data: Row[] }[] = [];
       let inserted = false;
       const add = (side: Side, [p, q]: [string, string]) => {

@@ -1,13 +1,16 @@
 // Bitstamp's websocket API v2, trading-pairs and transactions REST over the SIMULATED market model:
 // live_trades and order_book channels (the whole top 100 at every change), heartbeats, reconnect
 // requests; the last minute, hour or day of trades.
-import { simulatedTickers, sortedLevels, type ListingSpec, type SimMarket, type SimTrade } from './market.ts';
+import { simulatedTickers, sortedLevels, type ListingFormat, type ListingSpec, type SimMarket, type SimTrade } from './market.ts';
 import { RestRateLimit } from './printedTrades.ts';
 import type { SimClient, SimVenueServer, VenueProtocol } from './venueServer.ts';
 
+/** Channels name pairs in lower case (btcusd). */
+export const bitstampFormat: ListingFormat = { quotes: ['USD'], appetite: 1.5, market: (base, quote) => ({ symbol: `${base}${quote}`.toLowerCase(), base, quote }) };
+
 export function bitstampListings(tickers: readonly string[] = simulatedTickers): ListingSpec[] {
-  // Channels name pairs in lower case; a BTC-quoted pair gives collectors something to filter out.
-  return [...tickers.map((t) => ({ symbol: `${t.toLowerCase()}usd`, base: t, quote: 'USD' })), { symbol: 'ethbtc', base: 'ETH', quote: 'BTC' }];
+  // A BTC-quoted pair gives collectors something to filter out.
+  return [...tickers.map((t) => bitstampFormat.market(t, 'USD')), { symbol: 'ethbtc', base: 'ETH', quote: 'BTC' }];
 }
 
 const micros = (ms: number) => String(ms * 1_000);
@@ -30,7 +33,8 @@ const rateLimited = { status: 400, body: { response_code: '400.002', response_ex
 const transaction = (t: SimTrade) => ({ date: String(Math.floor(t.time / 1_000)), tid: String(t.id), price: t.price, type: t.side === 'buy' ? '0' : '1', amount: t.qty });
 
 export function bitstampProtocol(server: SimVenueServer): VenueProtocol {
-  const bySymbol = new Map(server.listing.markets.map((m) => [m.symbol, m]));
+  // Looked up live: markets list and delist while the server runs.
+  const bySymbol = server.listing.bySymbol;
   const channelPattern = /^(live_trades|order_book)_(.+)$/;
 
   const book = (m: SimMarket, now: number) => ({
@@ -62,7 +66,8 @@ export function bitstampProtocol(server: SimVenueServer): VenueProtocol {
         minimum_order: `10 ${m.quote}`,
         trading: 'Enabled',
         instant_and_market_orders: 'Enabled',
-        description: `${m.base} / ${m.quote}`,
+        // The venue's words, full names (Bitcoin / U.S. dollar).
+        description: `${m.baseName} / ${m.quoteName}`,
       }));
       return { status: 200, body };
     },

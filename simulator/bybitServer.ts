@@ -1,12 +1,28 @@
 // Bybit v5's public websocket (spot or linear category), instruments and recent-trade REST over
 // the SIMULATED market model.
-import { simulatedTickers, sortedLevels, type ListingSpec, type SimMarket, type SimTrade } from './market.ts';
+import { simulatedTickers, sortedLevels, type ListingFormat, type ListingSpec, type SimMarket, type SimTrade } from './market.ts';
 import { pageSize, RestRateLimit } from './printedTrades.ts';
 import type { SimClient, SimVenueServer, VenueProtocol } from './venueServer.ts';
 
+/** Bybit writes the multiple after the ticker for a few per-1000 contracts (SHIB1000USDT), before it for the rest (1000PEPEUSDT). */
+const multipleAfter = new Set(['SHIB']);
+
+export const bybitFormats: Record<'spot' | 'linear', ListingFormat> = {
+  spot: { quotes: ['USDT', 'USDC'], appetite: 7, market: (base, quote) => ({ symbol: `${base}${quote}`, base, quote }) },
+  linear: {
+    // USDC perpetuals are named apart (BTCPERP): the simulated ones are USDT's.
+    quotes: ['USDT'],
+    appetite: 6,
+    market: (base, quote) => ({ symbol: `${base}${quote}`, base, quote, perpetual: true }),
+    scaled(ticker, unit) {
+      const base = multipleAfter.has(ticker) ? `${ticker}${unit}` : `${unit}${ticker}`;
+      return { symbol: `${base}USDT`, base, quote: 'USDT', unit, perpetual: true, asset: ticker };
+    },
+  },
+};
+
 export function bybitListings(category: 'spot' | 'linear') {
-  return (tickers: readonly string[] = simulatedTickers): ListingSpec[] =>
-    tickers.map((t) => ({ symbol: `${t}USDT`, base: t, quote: 'USDT', perpetual: category === 'linear' }));
+  return (tickers: readonly string[] = simulatedTickers): ListingSpec[] => tickers.map((t) => bybitFormats[category].market(t, 'USDT'));
 }
 
 /** Spot takes at most 10 arguments per request. */
@@ -22,6 +38,18 @@ const recentTradeLimit = { spot: { max: 60, default: 60 }, linear: { max: 1_000,
  */
 const bybitRestLimit = { limit: 600, windowMs: 5_000, blockMs: 600_000 };
 
+/**
+ * instruments-info's pages: `limit` [1, 1000], 500 by default, and `nextPageCursor` to the next page
+ * (docs/v5/market/instrument.mdx); spot answers every pair at once. The venue's cursor is opaque;
+ * here it is the offset.
+ */
+function instrumentsPage(markets: readonly SimMarket[], category: 'spot' | 'linear', url: URL): { page: readonly SimMarket[]; nextPageCursor: string } {
+  if (category === 'spot') return { page: markets, nextPageCursor: '' };
+  const from = Math.max(0, Number(url.searchParams.get('cursor') ?? 0) || 0);
+  const end = from + pageSize(url.searchParams.get('limit'), 1_000, 500);
+  return { page: markets.slice(from, end), nextPageCursor: end < markets.length ? String(end) : '' };
+}
+
 /** A printed trade as recent-trade lists it: the websocket's id (execId is its `i`), price, size, taker side and time. */
 const recentTrade = (t: SimTrade) => ({
   execId: String(t.id),
@@ -35,9 +63,13 @@ const recentTrade = (t: SimTrade) => ({
 });
 
 export function bybitProtocol(server: SimVenueServer, category: 'spot' | 'linear'): VenueProtocol {
-  const bySymbol = new Map(server.listing.markets.map((m) => [m.symbol, m]));
-  /** The orderbook topic's update id per market: +1 per message, sent or skipped. */
-  const updateIds = new Map(server.listing.markets.map((m) => [m.symbol, 1_000 + (m.updateId % 100_000)]));
+  // Looked up live: markets list and delist while the server runs.
+  const bySymbol = server.listing.bySymbol;
+  /** The orderbook topic's update id per market: +1 per message, sent or skipped; a market listed later starts at its listing. */
+  const updateIds = new Map<string, number>();
+  const startUpdateId = (m: SimMarket) => void updateIds.set(m.symbol, 1_000 + (m.updateId % 100_000));
+  server.listing.markets.forEach(startUpdateId);
+  server.listing.onList(startUpdateId);
   const connId = (c: SimClient) => `sim-${c.openedAt.toString(36)}`;
 
   const snapshot = (m: SimMarket, now: number) => ({
@@ -66,18 +98,16 @@ export function bybitProtocol(server: SimVenueServer, category: 'spot' | 'linear
       if (url.pathname === '/v5/market/recent-trade') return recentTrades(url);
       if (url.pathname !== '/v5/market/instruments-info') return undefined;
       const asked = url.searchParams.get('category');
-      const list =
-        asked !== category
-          ? []
-          : server.listing.markets.map((m) => ({
-              symbol: m.symbol,
-              ...(category === 'linear' ? { contractType: 'LinearPerpetual', settleCoin: m.quote } : {}),
-              status: 'Trading',
-              baseCoin: m.base,
-              quoteCoin: m.quote,
-              priceFilter: { tickSize: m.tick.toFixed(m.priceDecimals) },
-            }));
-      return { status: 200, body: { retCode: 0, retMsg: 'OK', result: { category: asked, list, nextPageCursor: '' }, time: Date.now() } };
+      const { page, nextPageCursor } = instrumentsPage(asked === category ? server.listing.markets : [], category, url);
+      const list = page.map((m) => ({
+        symbol: m.symbol,
+        ...(category === 'linear' ? { contractType: 'LinearPerpetual', settleCoin: m.quote } : {}),
+        status: 'Trading',
+        baseCoin: m.base,
+        quoteCoin: m.quote,
+        priceFilter: { tickSize: m.tick.toFixed(m.priceDecimals) },
+      }));
+      return { status: 200, body: { retCode: 0, retMsg: 'OK', result: { category: asked, list, nextPageCursor }, time: Date.now() } };
     },
     message(client, text) {
       let request: { op?: unknown; args?: unknown; req_id?: unknown };

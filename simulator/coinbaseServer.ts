@@ -2,12 +2,14 @@
 // market model. Every message to a client carries that client's next sequence_num. The Exchange
 // API's trade history (`/products/{id}/trades`, served on the same loopback host) answers from the
 // trades the venue printed, sent or not.
-import { simulatedTickers, sortedLevels, type ListingSpec, type SimMarket, type SimTrade } from './market.ts';
+import { simulatedTickers, sortedLevels, type ListingFormat, type ListingSpec, type SimMarket, type SimTrade } from './market.ts';
 import { RestRateLimit } from './printedTrades.ts';
 import type { SimClient, SimVenueServer, VenueProtocol } from './venueServer.ts';
 
+export const coinbaseFormat: ListingFormat = { quotes: ['USD', 'USDT'], appetite: 3, market: (base, quote) => ({ symbol: `${base}-${quote}`, base, quote }) };
+
 export function coinbaseListings(tickers: readonly string[] = simulatedTickers): ListingSpec[] {
-  return [...tickers.map((t) => ({ symbol: `${t}-USD`, base: t, quote: 'USD' })), { symbol: 'ETH-BTC', base: 'ETH', quote: 'BTC' }];
+  return [...tickers.map((t) => coinbaseFormat.market(t, 'USD')), { symbol: 'ETH-BTC', base: 'ETH', quote: 'BTC' }];
 }
 
 const channels = new Set(['market_trades', 'level2', 'heartbeats']);
@@ -28,7 +30,7 @@ const exchangeTradeRow = (t: SimTrade) => ({ time: new Date(t.time).toISOString(
 function exchangeTrades(server: SimVenueServer, url: URL, limiter: RestRateLimit) {
   if (!limiter.take()) return { status: 429, body: { message: 'Public rate limit exceeded' } };
   const symbol = decodeURIComponent(productTrades.exec(url.pathname)![1]!);
-  if (!server.listing.markets.some((m) => m.symbol === symbol)) return { status: 404, body: { message: 'NotFound' } };
+  if (!server.listing.bySymbol.has(symbol)) return { status: 404, body: { message: 'NotFound' } };
   const q = (name: string) => (url.searchParams.has(name) ? Number(url.searchParams.get(name)) : undefined);
   const [after, before, asked] = [q('after'), q('before'), q('limit') ?? tradesPageMax];
   if ([after, before, asked].some((v) => v !== undefined && !Number.isSafeInteger(v))) return { status: 400, body: { message: 'Invalid pagination parameter' } };
@@ -41,7 +43,8 @@ function exchangeTrades(server: SimVenueServer, url: URL, limiter: RestRateLimit
 }
 
 export function coinbaseProtocol(server: SimVenueServer): VenueProtocol {
-  const bySymbol = new Map(server.listing.markets.map((m) => [m.symbol, m]));
+  // Looked up live: markets list and delist while the server runs.
+  const bySymbol = server.listing.bySymbol;
   /** Recent trades per product, for the snapshot a market_trades subscription starts with. */
   const recent = new Map<string, unknown[]>();
   let heartbeatCounter = 0;
@@ -73,6 +76,8 @@ export function coinbaseProtocol(server: SimVenueServer): VenueProtocol {
         quote_increment: m.tick.toFixed(m.priceDecimals),
         base_currency_id: m.base,
         quote_currency_id: m.quote,
+        base_name: m.baseName,
+        quote_name: m.quoteName,
         status: 'online',
         trading_disabled: false,
         product_type: 'SPOT',

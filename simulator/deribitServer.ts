@@ -2,14 +2,17 @@
 // and inverse USD perpetuals, trades (liquidations are trades flagged with the side being liquidated), books
 // chained by change_id, public/test. The trade history (`public/get_last_trades_by_instrument`, by
 // trade_seq) answers from the trades the venue printed, sent or not, liquidation trades among them.
-import { simulatedTickers, sortedLevels, type ListingSpec, type SimMarket, type SimTrade } from './market.ts';
+import { simulatedTickers, sortedLevels, type ListingFormat, type ListingSpec, type SimMarket, type SimTrade } from './market.ts';
 import { RestRateLimit } from './printedTrades.ts';
 import type { SimClient, SimVenueServer, VenueProtocol } from './venueServer.ts';
+
+/** The linear perpetuals, settled in USDC (SOL_USDC-PERPETUAL). */
+export const deribitFormat: ListingFormat = { quotes: ['USDC'], appetite: 0.5, market: (base, quote) => ({ symbol: `${base}_${quote}-PERPETUAL`, base, quote, perpetual: true }) };
 
 export function deribitListings(tickers: readonly string[] = simulatedTickers): ListingSpec[] {
   // The inverse perpetuals (amounts in USD) Deribit lists for its two main coins.
   const inverse = tickers.filter((t) => t === 'BTC' || t === 'ETH').map((t) => ({ symbol: `${t}-PERPETUAL`, base: t, quote: 'USD', perpetual: true, inverse: true, contractSize: 1 }));
-  return [...tickers.map((t) => ({ symbol: `${t}_USDC-PERPETUAL`, base: t, quote: 'USDC', perpetual: true })), ...inverse];
+  return [...tickers.map((t) => deribitFormat.market(t, 'USDC')), ...inverse];
 }
 
 const channelPattern = /^(trades|book)\.(.+)\.(100ms|agg2)$/;
@@ -27,7 +30,8 @@ function matching(trades: readonly SimTrade[], url: URL): SimTrade[] {
 }
 
 export function deribitProtocol(server: SimVenueServer): VenueProtocol {
-  const bySymbol = new Map(server.listing.markets.map((m) => [m.symbol, m]));
+  // Looked up live: markets list and delist while the server runs.
+  const bySymbol = server.listing.bySymbol;
   const stamps = () => {
     const us = Date.now() * 1_000;
     return { usIn: us, usOut: us + 50, usDiff: 50, testnet: false };

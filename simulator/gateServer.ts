@@ -2,12 +2,14 @@
 // spot.obu (a full book on subscription, then updates numbered U..u), spot.ping. The trade history
 // (`/api/v4/spot/trades`) answers from the trades the venue printed, sent or not. Simulated trade ids
 // count each pair's trades (the venue's are exchange-wide), so the rows leave out `sequence_id`.
-import { simulatedTickers, sortedLevels, type ListingSpec, type SimMarket, type SimTrade } from './market.ts';
+import { simulatedTickers, sortedLevels, type ListingFormat, type ListingSpec, type SimMarket, type SimTrade } from './market.ts';
 import { RestRateLimit } from './printedTrades.ts';
 import type { SimClient, SimVenueServer, VenueProtocol } from './venueServer.ts';
 
+export const gateFormat: ListingFormat = { quotes: ['USDT', 'USDC'], appetite: 10, market: (base, quote) => ({ symbol: `${base}_${quote}`, base, quote }) };
+
 export function gateListings(tickers: readonly string[] = simulatedTickers): ListingSpec[] {
-  return [...tickers.map((t) => ({ symbol: `${t}_USDT`, base: t, quote: 'USDT' })), { symbol: 'ETH_BTC', base: 'ETH', quote: 'BTC' }];
+  return [...tickers.map((t) => gateFormat.market(t, 'USDT')), { symbol: 'ETH_BTC', base: 'ETH', quote: 'BTC' }];
 }
 
 const bookStream = /^ob\.(.+)\.(50|400)$/;
@@ -34,7 +36,7 @@ const spotTradeRow = (t: SimTrade) => ({
 function spotTrades(server: SimVenueServer, url: URL, limiter: RestRateLimit) {
   if (!limiter.take()) return { status: 429, body: { label: 'TOO_MANY_REQUESTS', message: 'Request rate limit exceeded' } };
   const symbol = url.searchParams.get('currency_pair') ?? '';
-  if (!server.listing.markets.some((m) => m.symbol === symbol)) return { status: 400, body: { label: 'INVALID_CURRENCY_PAIR', message: `Invalid currency pair: ${symbol}` } };
+  if (!server.listing.bySymbol.has(symbol)) return { status: 400, body: { label: 'INVALID_CURRENCY_PAIR', message: `Invalid currency pair: ${symbol}` } };
   const q = (name: string) => (url.searchParams.has(name) ? Number(url.searchParams.get(name)) : undefined);
   const [lastId, from, to, limit] = [q('last_id'), q('from'), q('to'), q('limit') ?? 100];
   if ([lastId, from, to, limit].some((v) => v !== undefined && !Number.isSafeInteger(v)) || limit < 1 || limit > tradesPageMax) {
@@ -51,7 +53,8 @@ function spotTrades(server: SimVenueServer, url: URL, limiter: RestRateLimit) {
 }
 
 export function gateProtocol(server: SimVenueServer): VenueProtocol {
-  const bySymbol = new Map(server.listing.markets.map((m) => [m.symbol, m]));
+  // Looked up live: markets list and delist while the server runs.
+  const bySymbol = server.listing.bySymbol;
   const connId = (c: SimClient) => `sim${c.openedAt.toString(16)}`;
   const times = () => ({ time: Math.floor(Date.now() / 1_000), time_ms: Date.now() });
   const historyLimit = new RestRateLimit(gateHistoryLimit.limit, gateHistoryLimit.windowMs);
@@ -70,9 +73,9 @@ export function gateProtocol(server: SimVenueServer): VenueProtocol {
       const body = server.listing.markets.map((m) => ({
         id: m.symbol,
         base: m.base,
-        base_name: m.base,
+        base_name: m.baseName,
         quote: m.quote,
-        quote_name: m.quote,
+        quote_name: m.quoteName,
         fee: '0.2',
         amount_precision: m.qtyDecimals,
         precision: m.priceDecimals,

@@ -3,12 +3,14 @@
 // trade history (`/0/public/Trades`, pairs under their REST names) answers from the trades the
 // venue printed, sent or not.
 import { krakenBookChecksum } from './checksums.ts';
-import { simulatedTickers, sortedLevels, type ListingSpec, type SimMarket, type SimTrade } from './market.ts';
+import { simulatedTickers, sortedLevels, type ListingFormat, type ListingSpec, type SimMarket, type SimTrade } from './market.ts';
 import { RestRateLimit } from './printedTrades.ts';
 import type { SimClient, SimVenueServer, VenueProtocol } from './venueServer.ts';
 
+export const krakenFormat: ListingFormat = { quotes: ['USD', 'USDT'], appetite: 3, market: (base, quote) => ({ symbol: `${base}/${quote}`, base, quote }) };
+
 export function krakenListings(tickers: readonly string[] = simulatedTickers): ListingSpec[] {
-  return [...tickers.map((t) => ({ symbol: `${t}/USD`, base: t, quote: 'USD' })), { symbol: 'ETH/BTC', base: 'ETH', quote: 'BTC' }];
+  return [...tickers.map((t) => krakenFormat.market(t, 'USD')), { symbol: 'ETH/BTC', base: 'ETH', quote: 'BTC' }];
 }
 
 const levels = (raw: [string, string][]) => raw.map(([price, qty]) => ({ price: Number(price), qty: Number(qty) }));
@@ -57,7 +59,8 @@ function recentTrades(server: SimVenueServer, url: URL, limiter: RestRateLimit) 
 }
 
 export function krakenProtocol(server: SimVenueServer): VenueProtocol {
-  const bySymbol = new Map(server.listing.markets.map((m) => [m.symbol, m]));
+  // Looked up live: markets list and delist while the server runs.
+  const bySymbol = server.listing.bySymbol;
   let lastHeartbeat = 0;
   const historyLimit = new RestRateLimit(krakenHistoryLimit.limit, krakenHistoryLimit.windowMs);
   const times = () => {

@@ -1,12 +1,14 @@
 // KuCoin spot's websocket and REST over the SIMULATED market model: bullet-public (a token and this
 // server as the endpoint), /market/match, /market/level2 (one number per change) with the
 // level2_100 REST snapshot, ping/pong, and the last 100 trades (market/histories).
-import { simulatedTickers, sortedLevels, type ListingSpec, type SimTrade } from './market.ts';
+import { simulatedTickers, sortedLevels, type ListingFormat, type ListingSpec, type SimTrade } from './market.ts';
 import { RestRateLimit } from './printedTrades.ts';
 import type { SimClient, SimVenueServer, VenueProtocol } from './venueServer.ts';
 
+export const kucoinFormat: ListingFormat = { quotes: ['USDT', 'USDC'], appetite: 9, market: (base, quote) => ({ symbol: `${base}-${quote}`, base, quote }) };
+
 export function kucoinListings(tickers: readonly string[] = simulatedTickers): ListingSpec[] {
-  return [...tickers.map((t) => ({ symbol: `${t}-USDT`, base: t, quote: 'USDT' })), { symbol: 'ETH-BTC', base: 'ETH', quote: 'BTC' }];
+  return [...tickers.map((t) => kucoinFormat.market(t, 'USDT')), { symbol: 'ETH-BTC', base: 'ETH', quote: 'BTC' }];
 }
 
 const ok = (data: unknown) => ({ status: 200, body: { code: '200000', data } });
@@ -29,7 +31,7 @@ const historyRow = (t: SimTrade) => ({ sequence: String(t.id), price: t.price, s
 
 export function kucoinProtocol(server: SimVenueServer): VenueProtocol {
   // Looked up live: markets may be listed and delisted while the server runs.
-  const market = (symbol: string) => server.listing.markets.find((m) => m.symbol === symbol);
+  const market = (symbol: string) => server.listing.bySymbol.get(symbol);
   /** Tokens handed out by bullet-public; a socket without one is refused. The venue's expire; here the oldest unused go past 1,000. */
   const tokens = new Set<string>();
   const unusedTokensKept = 1_000;
@@ -48,6 +50,11 @@ export function kucoinProtocol(server: SimVenueServer): VenueProtocol {
         tokens.add(token);
         if (tokens.size > unusedTokensKept) tokens.delete(tokens.values().next().value!);
         return ok({ token, instanceServers: [{ endpoint: `${server.wsUrl}/`, encrypt: false, protocol: 'websocket', pingInterval: pingIntervalMs, pingTimeout: 10_000 }] });
+      }
+      if (url.pathname === '/api/v3/currencies') {
+        // The currencies of the pairs listed here, with their full names (the venue lists every currency it holds).
+        const names = new Map(server.listing.markets.flatMap((m) => [[m.base, m.baseName] as const, [m.quote, m.quoteName] as const]));
+        return ok([...names].map(([currency, fullName]) => ({ currency, name: currency, fullName, precision: 8, isMarginEnabled: false, isDebitEnabled: false })));
       }
       if (url.pathname === '/api/v1/symbols') {
         return ok(

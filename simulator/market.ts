@@ -1,7 +1,10 @@
 // The market model behind the simulator: SIMULATED prices, trades, books and liquidations, never
 // market data. One seeded reference price per asset moves for every venue at once; each venue
 // lists its own markets around it (its own bias, trades, books and ids), so cross-venue prices
-// agree up to the configured biases, as on real venues.
+// agree up to the configured biases, as on real venues. Markets with a rate of their own (the
+// universe's long tail, simulator/universe.ts) trade on a schedule and move only when they trade.
+import { assetIdForVenueTicker, findAsset } from '../infra/catalog/catalog.ts';
+import { TradeSchedule } from './tradeSchedule.ts';
 
 /** Simulator-only starting points: rough magnitudes so the demo looks plausible, nothing more. */
 const startPrices: Record<string, number> = {
@@ -51,11 +54,30 @@ function poisson(random: () => number, mean: number): number {
   return k;
 }
 
+/** Waiting time to the next arrival of a Poisson process of `perSecond` (ms). */
+function exponentialWaitMs(random: () => number, perSecond: number): number {
+  return (-Math.log(1 - random()) / perSecond) * 1000;
+}
+
 /** The reference price of one asset, shared by every venue. */
 export interface SimAsset {
   ticker: string;
+  /** The full name venues publish with the ticker (Gate's base_name, Coinbase's base_name). */
+  name: string;
   mid: number;
   volatility: number;
+  /**
+   * The model clock (ms) the mid was last moved to, for an asset moved only when read (the
+   * universe's, most of which trade rarely); undefined for one moved every tick.
+   */
+  movedAt?: number;
+}
+
+/** The name venues publish with a catalog ticker: the catalog's; US Dollar for USD. */
+function catalogName(ticker: string): string {
+  if (ticker === 'USD') return 'US Dollar';
+  const id = assetIdForVenueTicker('binance', ticker);
+  return (id === undefined ? undefined : findAsset(id)?.name) ?? ticker;
 }
 
 /** How a venue lists a market. */
@@ -72,6 +94,28 @@ export interface ListingSpec {
   inverse?: boolean;
   /** The simulated asset, where the venue's ticker differs (BitMEX's XBT is BTC). */
   asset?: string;
+  /**
+   * Trades per second of this market alone: it trades on its own schedule and its book moves only
+   * when it trades (the universe's long tail). Without it, the model's uniform rate, every tick.
+   */
+  tradesPerSecond?: number;
+  /** Book levels per side (default 50): the tail's books are small. */
+  levels?: number;
+}
+
+/**
+ * How a venue writes its markets, for assets the simulator makes up (simulator/universe.ts): each
+ * venue's file says it, beside the listing of its catalog markets it is also used for.
+ */
+export interface ListingFormat {
+  /** The quotes an asset lists in on this venue: the first always, the others sometimes. */
+  quotes: readonly string[];
+  /** Relative chance that an asset of the long tail lists here (Gate and KuCoin list the most, Deribit few). */
+  appetite: number;
+  /** The venue's market of `base` in `quote`; `price`, the asset's, where the venue sizes contracts by it (OKX). */
+  market(base: string, quote: string, price?: number): ListingSpec;
+  /** A market priced per `unit` of the asset (1000PEPEUSDT), on venues that list tiny-priced assets that way. */
+  scaled?(base: string, unit: number): ListingSpec;
 }
 
 export interface SimMarket {
@@ -97,6 +141,14 @@ export interface SimMarket {
   /** Price -> quantity, decimal strings in the venue's units. */
   bids: Map<string, string>;
   asks: Map<string, string>;
+  /** Book levels per side. */
+  levels: number;
+  /** The market's own rate (see ListingSpec), and when its next trade is due (NaN until scheduled). */
+  tradesPerSecond?: number;
+  nextTradeAt: number;
+  /** The full names of base and quote, as venues that publish names write them. */
+  baseName: string;
+  quoteName: string;
 }
 
 export interface SimTrade {
@@ -140,6 +192,8 @@ export interface MarketStep {
 }
 
 const levelsPerSide = 50;
+/** Share of a scheduled perpetual market's trades that come with a liquidation. */
+const scheduledLiquidationShare = 0.05;
 
 export interface ModelOptions {
   tradesPerSecondPerMarket: number;
@@ -148,31 +202,67 @@ export interface ModelOptions {
 }
 
 export class MarketModel {
+  /** By key: the ticker for the catalog's assets, the universe's own key for its (tickers may repeat there). */
   readonly assets = new Map<string, SimAsset>();
   readonly #random: () => number;
+  /** Moves of the assets moved only when read: a stream of their own, so the others' do not depend on reads. */
+  readonly #lazyRandom: () => number;
   readonly #seed: number;
+  /** Model time (ms): the sum of every advance. */
+  #clock = 0;
+  readonly #everyTick: SimAsset[] = [];
   readonly options: Required<ModelOptions>;
 
   constructor(seed: number, options: ModelOptions) {
     this.#seed = seed;
     this.#random = seededRandom(seed);
+    this.#lazyRandom = seededRandom(seed ^ 0x1a2b3c4d);
     this.options = { liquidationsPerSecondPerMarket: 0.5, ...options };
-    for (const ticker of simulatedTickers)
-      this.assets.set(ticker, { ticker, mid: startPrices[ticker]!, volatility: 0.0004 + this.#random() * 0.0006 });
+    for (const ticker of simulatedTickers) {
+      const asset = { ticker, name: catalogName(ticker), mid: startPrices[ticker]!, volatility: 0.0004 + this.#random() * 0.0006 };
+      this.assets.set(ticker, asset);
+      this.#everyTick.push(asset);
+    }
   }
 
-  /** Moves every reference price over `dtMs`. */
+  /**
+   * Adds an asset under `key` whose price moves only when it is read, by the whole time since it
+   * was last read (a random walk's step over dt is one draw of sqrt(dt) scale): an asset that does
+   * not trade costs nothing per tick.
+   */
+  addAsset(key: string, asset: { ticker: string; name: string; startPrice: number }): void {
+    if (this.assets.has(key)) throw new Error(`simulator: asset ${key} exists`);
+    const volatility = 0.0004 + this.#lazyRandom() * 0.0008;
+    this.assets.set(key, { ticker: asset.ticker, name: asset.name, mid: asset.startPrice, volatility, movedAt: this.#clock });
+  }
+
+  /** The full name of an asset (by key), or of a catalog ticker. */
+  name(key: string): string {
+    return this.assets.get(key)?.name ?? catalogName(key);
+  }
+
+  /** Moves every reference price over `dtMs` (those moved when read, when next read). */
   advance(dtMs: number): void {
     if (dtMs <= 0) return;
-    for (const a of this.assets.values()) a.mid *= Math.exp(a.volatility * Math.sqrt(dtMs / 1000) * gaussian(this.#random));
+    this.#clock += dtMs;
+    for (const a of this.#everyTick) a.mid *= Math.exp(a.volatility * Math.sqrt(dtMs / 1000) * gaussian(this.#random));
+  }
+
+  #mid(key: string): number | undefined {
+    const a = this.assets.get(key);
+    if (a?.movedAt !== undefined && a.movedAt < this.#clock) {
+      a.mid *= Math.exp(a.volatility * Math.sqrt((this.#clock - a.movedAt) / 1000) * gaussian(this.#lazyRandom));
+      a.movedAt = this.#clock;
+    }
+    return a?.mid;
   }
 
   /** The reference price of base in quote (quotes other than USD stablecoins are assets too). */
   reference(base: string, quote: string): number {
-    const b = this.assets.get(base)?.mid;
+    const b = this.#mid(base);
     if (b === undefined) throw new Error(`simulator: no reference price for ${base}`);
     if (quote === 'USD' || quote === 'USDT' || quote === 'USDC') return b;
-    const q = this.assets.get(quote)?.mid;
+    const q = this.#mid(quote);
     if (q === undefined) throw new Error(`simulator: no reference price for ${quote}`);
     return b / q;
   }
@@ -185,12 +275,22 @@ export class MarketModel {
 
 export class VenueListing {
   readonly venue: string;
+  /** Every market listed now, in listing order. */
   readonly markets: SimMarket[];
+  /** The same markets by symbol, kept as markets list and delist: what a protocol looks requests up in. */
+  readonly bySymbol = new Map<string, SimMarket>();
   readonly #model: MarketModel;
   readonly #bias: number;
   readonly #random: () => number;
   /** Per market and side, the grid levels below the best and the grid line they hang from. */
   readonly #grids = new Map<SimMarket, { bid?: { first: number; prices: string[] }; ask?: { first: number; prices: string[] } }>();
+  /** Markets at the model's uniform rate: stepped every tick. */
+  readonly #everyTick = new Set<SimMarket>();
+  /** Markets with a rate of their own, by next trade: stepped only when one is due. */
+  readonly #schedule = new TradeSchedule<SimMarket>();
+  /** Listed since the last `steps`: their first trade is drawn from the next window's start. */
+  #unscheduled: SimMarket[] = [];
+  readonly #listListeners = new Set<(m: SimMarket) => void>();
 
   constructor(model: MarketModel, venue: string, specs: readonly ListingSpec[], biasBps: number, random: () => number) {
     this.venue = venue;
@@ -198,21 +298,45 @@ export class VenueListing {
     this.#bias = 1 + biasBps / 10_000;
     this.#random = random;
     this.markets = specs.map((s) => this.#market(s));
+    for (const m of this.markets) this.#register(m);
     for (const m of this.markets) this.#moveBook(m);
   }
 
-  /** Lists a new market while running (a venue listing, for tests of the collectors' market refresh). */
+  /** Lists a new market while running (a venue listing: the collectors' market refresh, the universe's listings). */
   add(spec: ListingSpec): SimMarket {
     const m = this.#market(spec);
     this.markets.push(m);
+    this.#register(m);
     this.#moveBook(m);
+    for (const listener of this.#listListeners) listener(m);
     return m;
+  }
+
+  /** Calls `listener` with each market listed from now on, its book as first published; returns the remover. */
+  onList(listener: (m: SimMarket) => void): () => void {
+    this.#listListeners.add(listener);
+    return () => void this.#listListeners.delete(listener);
+  }
+
+  #register(m: SimMarket): void {
+    if (this.bySymbol.has(m.symbol)) throw new Error(`simulator: ${this.venue} already lists ${m.symbol}`);
+    if (m.tradesPerSecond !== undefined && !(m.tradesPerSecond > 0 && Number.isFinite(m.tradesPerSecond))) {
+      throw new RangeError(`simulator: ${m.symbol}'s trades per second must be positive and finite, got ${m.tradesPerSecond}`);
+    }
+    this.bySymbol.set(m.symbol, m);
+    if (m.tradesPerSecond === undefined) this.#everyTick.add(m);
+    else this.#unscheduled.push(m);
   }
 
   /** Delists a market: the venue stops listing and publishing it. */
   remove(symbol: string): void {
-    const i = this.markets.findIndex((m) => m.symbol === symbol);
-    if (i >= 0) this.markets.splice(i, 1);
+    const m = this.bySymbol.get(symbol);
+    if (!m) return;
+    this.markets.splice(this.markets.indexOf(m), 1);
+    this.bySymbol.delete(symbol);
+    this.#everyTick.delete(m);
+    this.#grids.delete(m);
+    // A scheduled market leaves the schedule when it next comes due (see `steps`).
   }
 
   mid(m: SimMarket): number {
@@ -246,6 +370,11 @@ export class VenueListing {
       updateId: 1_000 + Math.floor(this.#random() * 1e6),
       bids: new Map(),
       asks: new Map(),
+      levels: spec.levels ?? levelsPerSide,
+      ...(spec.tradesPerSecond === undefined ? {} : { tradesPerSecond: spec.tradesPerSecond }),
+      nextTradeAt: Number.NaN,
+      baseName: this.#model.name(asset),
+      quoteName: this.#model.name(spec.quote),
     };
   }
 
@@ -253,6 +382,34 @@ export class VenueListing {
   #qty(m: SimMarket, notional: number, price: number): string {
     const units = m.inverse ? notional / m.contractSize : notional / price / m.contractSize;
     return Math.max(10 ** -m.qtyDecimals, units).toFixed(m.qtyDecimals);
+  }
+
+  /**
+   * The markets that move over the window [from, to] (unix ms), each with its step: every market at
+   * the uniform rate, and of those with a rate of their own only the ones with a trade due, so an
+   * idle market costs nothing here.
+   */
+  *steps(from: number, to: number): Generator<[SimMarket, MarketStep]> {
+    for (const m of this.#everyTick) yield [m, this.step(m, from, to)];
+    for (const m of this.#unscheduled.splice(0)) {
+      if (!(m.nextTradeAt >= from)) m.nextTradeAt = from + exponentialWaitMs(this.#random, m.tradesPerSecond!);
+      this.#schedule.push(m);
+    }
+    for (let m = this.#schedule.peek(); m !== undefined && m.nextTradeAt <= to; m = this.#schedule.peek()) {
+      this.#schedule.pop();
+      if (this.bySymbol.get(m.symbol) !== m) continue; // delisted
+      const step = this.step(m, from, to);
+      this.#schedule.push(m);
+      yield [m, step];
+    }
+  }
+
+  /** Trade times of a scheduled market in [from, to]; a trade due before the window (a pause) is drawn again from its start. */
+  #scheduledTimes(m: SimMarket, perSecond: number, from: number, to: number): number[] {
+    if (!(m.nextTradeAt > from - 1)) m.nextTradeAt = from + exponentialWaitMs(this.#random, perSecond);
+    const times: number[] = [];
+    for (; m.nextTradeAt <= to; m.nextTradeAt += exponentialWaitMs(this.#random, perSecond)) times.push(Math.ceil(m.nextTradeAt));
+    return times;
   }
 
   /** Advances one market from `from` to `to`: trades and liquidations in that window (time order), then the book change. */
@@ -263,7 +420,8 @@ export class VenueListing {
       Array.from({ length: poisson(this.#random, (perSecond * (to - from)) / 1000) }, () => from + Math.floor(this.#random() * (to - from + 1))).sort(
         (a, b) => a - b,
       );
-    const trades = times(tradesPerSecondPerMarket).map((time): SimTrade => {
+    const own = m.tradesPerSecond;
+    const trades = (own === undefined ? times(tradesPerSecondPerMarket) : this.#scheduledTimes(m, own, from, to)).map((time): SimTrade => {
       const side = this.#random() < 0.5 ? 'sell' : 'buy';
       // The taker lifts the ask or hits the bid, a tick or a few away from the mid.
       const away = (1 + Math.floor(this.#random() * 3)) * m.tick;
@@ -271,8 +429,9 @@ export class VenueListing {
       const notional = Math.exp(Math.log(500) + 1.2 * gaussian(this.#random));
       return { venue: this.venue, symbol: m.symbol, base: m.base, quote: m.quote, id: m.nextTradeId++, price: price.toFixed(m.priceDecimals), qty: this.#qty(m, notional, price), side, time };
     });
+    const liquidationTimes = () => (own === undefined ? times(liquidationsPerSecondPerMarket) : trades.filter(() => this.#random() < scheduledLiquidationShare).map((t) => t.time));
     const liquidations = m.perpetual
-      ? times(liquidationsPerSecondPerMarket).map((time): SimLiquidation => {
+      ? liquidationTimes().map((time): SimLiquidation => {
           const positionSide = this.#random() < 0.5 ? 'long' : 'short';
           // A long is closed by a forced sell below the market, a short by a forced buy above it.
           const price = mid * (positionSide === 'long' ? 1 - 0.002 * this.#random() : 1 + 0.002 * this.#random());
@@ -300,7 +459,7 @@ export class VenueListing {
       // The grid part only changes when the mid crosses a grid line: most steps reuse it.
       let cached = this.#grids.get(m)?.[key];
       if (cached?.first !== first) {
-        const prices = Array.from({ length: levelsPerSide - 1 }, (_, k) => (first - sign * (k + 1)) * grid)
+        const prices = Array.from({ length: m.levels - 1 }, (_, k) => (first - sign * (k + 1)) * grid)
           .filter((p) => p > 0)
           .map((p) => p.toFixed(m.priceDecimals));
         cached = { first, prices };

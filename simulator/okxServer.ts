@@ -3,17 +3,31 @@
 // trade history (`/api/v5/market/history-trades`, one row per fill) answers from the trades the
 // venue printed, sent or not. Each simulated trade is one fill, so each `trades` push says count 1.
 import { okxBookChecksum } from './checksums.ts';
-import { simulatedTickers, sortedLevels, type ListingSpec, type SimMarket, type SimTrade } from './market.ts';
+import { simulatedTickers, sortedLevels, type ListingFormat, type ListingSpec, type SimMarket, type SimTrade } from './market.ts';
 import { RestRateLimit } from './printedTrades.ts';
 import type { SimClient, SimVenueServer, VenueProtocol } from './venueServer.ts';
 
+export const okxSpotFormat: ListingFormat = { quotes: ['USDT', 'USDC'], appetite: 6, market: (base, quote) => ({ symbol: `${base}-${quote}`, base, quote }) };
+
+/**
+ * Contract values of a few hundred to a thousand dollars, a power of ten of the base (as on the
+ * venue): OKX lists tiny-priced assets by their contract value (PEPE-USDT-SWAP), not per 1000.
+ */
+export const okxSwapFormat: ListingFormat = {
+  quotes: ['USDT', 'USDC'],
+  appetite: 4,
+  market(base, quote, price) {
+    if (price === undefined) throw new Error(`simulator: an OKX swap's contract value needs ${base}'s price`);
+    return { symbol: `${base}-${quote}-SWAP`, base, quote, perpetual: true, contractSize: 10 ** Math.floor(Math.log10(1_000 / price)) };
+  },
+};
+
 export function okxSpotListings(tickers: readonly string[] = simulatedTickers): ListingSpec[] {
-  return tickers.map((t) => ({ symbol: `${t}-USDT`, base: t, quote: 'USDT' }));
+  return tickers.map((t) => okxSpotFormat.market(t, 'USDT'));
 }
 
-/** Contract values of a few hundred to a thousand dollars, a power of ten of the base (as on the venue). */
 export function okxSwapListings(tickers: readonly string[] = simulatedTickers, price: (ticker: string) => number): ListingSpec[] {
-  return tickers.map((t) => ({ symbol: `${t}-USDT-SWAP`, base: t, quote: 'USDT', perpetual: true, contractSize: 10 ** Math.floor(Math.log10(1_000 / price(t))) }));
+  return tickers.map((t) => okxSwapFormat.market(t, 'USDT', price(t)));
 }
 
 const okxLevels = (levels: [string, string][]) => levels.map(([p, q]) => [p, q, '0', '1']);
@@ -36,7 +50,7 @@ const okxError = (code: string, msg: string) => ({ code, msg, data: [] });
 function historyTrades(server: SimVenueServer, url: URL, limiter: RestRateLimit) {
   if (!limiter.take()) return { status: 429, body: { msg: 'Too Many Requests', code: '50011' } };
   const symbol = url.searchParams.get('instId') ?? '';
-  if (!server.listing.markets.some((m) => m.symbol === symbol)) return { status: 200, body: okxError('51001', "Instrument ID doesn't exist.") };
+  if (!server.listing.bySymbol.has(symbol)) return { status: 200, body: okxError('51001', "Instrument ID doesn't exist.") };
   const q = (name: string) => (url.searchParams.has(name) ? Number(url.searchParams.get(name)) : undefined);
   const [type, after, before, asked] = [url.searchParams.get('type') ?? '1', q('after'), q('before'), q('limit') ?? historyPageMax];
   if ([after, before, asked].some((v) => v !== undefined && !Number.isSafeInteger(v)) || (type !== '1' && type !== '2')) {
@@ -52,7 +66,8 @@ function historyTrades(server: SimVenueServer, url: URL, limiter: RestRateLimit)
 }
 
 export function okxProtocol(server: SimVenueServer, instType: 'SPOT' | 'SWAP'): VenueProtocol {
-  const bySymbol = new Map(server.listing.markets.map((m) => [m.symbol, m]));
+  // Looked up live: markets list and delist while the server runs.
+  const bySymbol = server.listing.bySymbol;
   /** At most one liquidation order per contract per second. */
   const lastLiquidationAt = new Map<string, number>();
   const connId = (c: SimClient) => `sim${c.openedAt.toString(36)}`;

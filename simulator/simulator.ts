@@ -1,48 +1,55 @@
 // The market simulator: ONE seeded market model, served on loopback in the protocol of every native
 // venue (one file per protocol beside this one). All of it is SIMULATED data.
 import type { VenueEndpoints } from '../ingest/venue.ts';
-import { binanceFuturesListings, binanceFuturesProtocol } from './binanceFuturesServer.ts';
-import { binanceListings, binanceProtocol } from './binanceServer.ts';
-import { bitfinexListings, bitfinexProtocol } from './bitfinexServer.ts';
-import { bitmexListings, bitmexProtocol } from './bitmexServer.ts';
-import { bitstampListings, bitstampProtocol } from './bitstampServer.ts';
-import { bybitListings, bybitProtocol } from './bybitServer.ts';
-import { coinbaseListings, coinbaseProtocol } from './coinbaseServer.ts';
-import { deribitListings, deribitProtocol } from './deribitServer.ts';
-import { gateListings, gateProtocol } from './gateServer.ts';
-import { krakenListings, krakenProtocol } from './krakenServer.ts';
-import { kucoinListings, kucoinProtocol } from './kucoinServer.ts';
-import { okxProtocol, okxSpotListings, okxSwapListings } from './okxServer.ts';
-import { MarketModel, simulatedTickers, type ListingSpec } from './market.ts';
+import { binanceFuturesFormat, binanceFuturesListings, binanceFuturesProtocol } from './binanceFuturesServer.ts';
+import { binanceFormat, binanceListings, binanceProtocol } from './binanceServer.ts';
+import { bitfinexFormats, bitfinexListings, bitfinexProtocol } from './bitfinexServer.ts';
+import { bitmexFormat, bitmexListings, bitmexProtocol } from './bitmexServer.ts';
+import { bitstampFormat, bitstampListings, bitstampProtocol } from './bitstampServer.ts';
+import { bybitFormats, bybitListings, bybitProtocol } from './bybitServer.ts';
+import { coinbaseFormat, coinbaseListings, coinbaseProtocol } from './coinbaseServer.ts';
+import { deribitFormat, deribitListings, deribitProtocol } from './deribitServer.ts';
+import { gateFormat, gateListings, gateProtocol } from './gateServer.ts';
+import { krakenFormat, krakenListings, krakenProtocol } from './krakenServer.ts';
+import { kucoinFormat, kucoinListings, kucoinProtocol } from './kucoinServer.ts';
+import { LiveUniverse, type SimulatorUniverse } from './liveUniverse.ts';
+import { okxProtocol, okxSpotFormat, okxSpotListings, okxSwapFormat, okxSwapListings } from './okxServer.ts';
+import { MarketModel, simulatedTickers, type ListingFormat, type ListingSpec, type VenueListing } from './market.ts';
+import { generateUniverse, type UniverseOptions } from './universe.ts';
 import { SimVenueServer, type SentTrade, type VenueProtocol, type VenueServerOptions } from './venueServer.ts';
 
 interface SimulatedVenueKind {
   listings(tickers: readonly string[], model: MarketModel): ListingSpec[];
   protocol(server: SimVenueServer): VenueProtocol;
+  /** How the venue writes a market of an asset the universe makes up. */
+  format: ListingFormat;
   /** The venue's own habits: its pings, its connection lifetime. */
   defaults?: VenueServerOptions;
 }
 
 const kinds = {
-  binance: { listings: binanceListings, protocol: binanceProtocol, defaults: { pingEveryMs: 20_000 } },
-  'binance-futures': { listings: binanceFuturesListings, protocol: binanceFuturesProtocol, defaults: { pingEveryMs: 180_000 } },
-  okx: { listings: okxSpotListings, protocol: (server) => okxProtocol(server, 'SPOT') },
-  'okx-swap': { listings: (tickers, model) => okxSwapListings(tickers, (t) => model.reference(t, 'USDT')), protocol: (server) => okxProtocol(server, 'SWAP') },
-  bybit: { listings: bybitListings('spot'), protocol: (server) => bybitProtocol(server, 'spot') },
-  'bybit-linear': { listings: bybitListings('linear'), protocol: (server) => bybitProtocol(server, 'linear') },
-  coinbase: { listings: coinbaseListings, protocol: coinbaseProtocol },
-  kraken: { listings: krakenListings, protocol: krakenProtocol },
-  bitstamp: { listings: bitstampListings, protocol: bitstampProtocol },
-  bitfinex: { listings: bitfinexListings('exchange'), protocol: (server) => bitfinexProtocol(server, 'exchange') },
-  'bitfinex-derivatives': { listings: bitfinexListings('futures'), protocol: (server) => bitfinexProtocol(server, 'futures') },
-  gate: { listings: gateListings, protocol: gateProtocol },
-  deribit: { listings: deribitListings, protocol: deribitProtocol },
-  kucoin: { listings: kucoinListings, protocol: kucoinProtocol },
-  bitmex: { listings: bitmexListings, protocol: bitmexProtocol },
+  binance: { listings: binanceListings, protocol: binanceProtocol, format: binanceFormat, defaults: { pingEveryMs: 20_000 } },
+  'binance-futures': { listings: binanceFuturesListings, protocol: binanceFuturesProtocol, format: binanceFuturesFormat, defaults: { pingEveryMs: 180_000 } },
+  okx: { listings: okxSpotListings, protocol: (server) => okxProtocol(server, 'SPOT'), format: okxSpotFormat },
+  'okx-swap': { listings: (tickers, model) => okxSwapListings(tickers, (t) => model.reference(t, 'USDT')), protocol: (server) => okxProtocol(server, 'SWAP'), format: okxSwapFormat },
+  bybit: { listings: bybitListings('spot'), protocol: (server) => bybitProtocol(server, 'spot'), format: bybitFormats.spot },
+  'bybit-linear': { listings: bybitListings('linear'), protocol: (server) => bybitProtocol(server, 'linear'), format: bybitFormats.linear },
+  coinbase: { listings: coinbaseListings, protocol: coinbaseProtocol, format: coinbaseFormat },
+  kraken: { listings: krakenListings, protocol: krakenProtocol, format: krakenFormat },
+  bitstamp: { listings: bitstampListings, protocol: bitstampProtocol, format: bitstampFormat },
+  bitfinex: { listings: bitfinexListings('exchange'), protocol: (server) => bitfinexProtocol(server, 'exchange'), format: bitfinexFormats.exchange },
+  'bitfinex-derivatives': { listings: bitfinexListings('futures'), protocol: (server) => bitfinexProtocol(server, 'futures'), format: bitfinexFormats.futures },
+  gate: { listings: gateListings, protocol: gateProtocol, format: gateFormat },
+  deribit: { listings: deribitListings, protocol: deribitProtocol, format: deribitFormat },
+  kucoin: { listings: kucoinListings, protocol: kucoinProtocol, format: kucoinFormat },
+  bitmex: { listings: bitmexListings, protocol: bitmexProtocol, format: bitmexFormat },
 } satisfies Record<string, SimulatedVenueKind>;
 
 export type SimulatedVenueId = keyof typeof kinds;
 export const simulatedVenueIds = Object.keys(kinds) as SimulatedVenueId[];
+
+/** How each simulated venue writes its markets: what the universe lists synthetic assets with. */
+export const listingFormats = Object.fromEntries(simulatedVenueIds.map((id) => [id, kinds[id].format])) as Record<SimulatedVenueId, ListingFormat>;
 
 export interface SimulatedVenueOptions extends VenueServerOptions {
   /** Prices on this venue are the reference times (1 + biasBps / 10,000). */
@@ -60,10 +67,18 @@ export interface SimulatorOptions {
   /** How often the model advances and venues send (ms). */
   tickMs?: number;
   perVenue?: Partial<Record<SimulatedVenueId, SimulatedVenueOptions>>;
+  /**
+   * Adds the long tail of the market on top of the markets above: thousands of synthetic assets over
+   * the running venues, each market at its own rate, some listing and delisting while running
+   * (simulator/universe.ts). Off by default; `{}` is the full size, `{ assets: 200 }` a small one.
+   */
+  universe?: UniverseOptions;
 }
 
 export interface Simulator {
   readonly venues: readonly SimulatedVenueId[];
+  /** The universe's truth and listings on command, when `options.universe` was given. */
+  readonly universe: SimulatorUniverse | undefined;
   venue(id: SimulatedVenueId): SimVenueServer;
   /** Where a collector of this venue connects (its `VENUE_<ID>_WS_URL` / `_REST_URL`). */
   endpoints(id: SimulatedVenueId): VenueEndpoints;
@@ -72,7 +87,7 @@ export interface Simulator {
   /** Stops (and restarts) the market: no trades, no book changes, sockets stay open. */
   pause(): void;
   resume(): void;
-  /** Sets every market's trade rate from now on (a burst, and back). */
+  /** Sets the trade rate of every market at the uniform rate from now on (a burst, and back); the universe's keep their own. */
   setTradesPerSecondPerMarket(perSecond: number): void;
   /** `SimVenueServer.onTradeSent` on every venue: each trade sent, as a collector stores it; nothing kept. Returns the remover. */
   onTradeSent(listener: (sent: SentTrade) => void): () => void;
@@ -101,11 +116,14 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     await server.listen(0);
     servers.set(id, server);
   }
+  const startedAt = Date.now();
+  const universe = options.universe && startUniverse(options.seed ?? 1, options.universe, model, servers);
 
   let last = Date.now();
   let paused = false;
   const ticker = setInterval(() => {
     const now = Date.now();
+    universe?.advance(now - startedAt);
     if (!paused) {
       model.advance(now - last);
       for (const server of servers.values()) server.tick(last + 1, now);
@@ -120,6 +138,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   };
   return {
     venues: ids,
+    universe,
     venue: get,
     endpoints: (id) => ({ ws: get(id).wsUrl, rest: get(id).restUrl }),
     reference: (base, quote) => model.reference(base, quote),
@@ -139,4 +158,9 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       await Promise.all([...servers.values()].map((s) => s.close()));
     },
   };
+}
+
+function startUniverse(seed: number, options: UniverseOptions, model: MarketModel, servers: ReadonlyMap<SimulatedVenueId, SimVenueServer>): LiveUniverse {
+  const listings = new Map<string, VenueListing>([...servers].map(([id, server]) => [id, server.listing]));
+  return new LiveUniverse(generateUniverse(seed, listingFormats, options), seed, model, listings, listingFormats);
 }

@@ -226,13 +226,12 @@ export class SimVenueServer {
     return this.#gaps.delete(symbol);
   }
 
-  /** Runs one model step of every market through the protocol. */
+  /** Runs one model step of every market that moves (`VenueListing.steps`) through the protocol. */
   tick(from: number, to: number): void {
     const protocol = this.#protocol;
     if (!protocol) return;
     protocol.tick?.(to);
-    for (const m of this.listing.markets) {
-      const step = this.listing.step(m, from, to);
+    for (const [m, step] of this.listing.steps(from, to)) {
       this.printed.push(step.trades);
       protocol.publish(m, step, to);
     }

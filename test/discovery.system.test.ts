@@ -1,0 +1,104 @@
+// Discovery from the simulator's universe (simulator/universe.ts) to the API: the collectors follow
+// every listed market, tickers the catalog does not map become discovered assets, a brand-new
+// listing is served once it prints, and no served asset ever holds markets of two simulated assets
+// (checked against the simulator's ground truth, not against our own ids).
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { startTradeSink } from '../aggregate/tradeSink.ts';
+import { indexSettingsFromConfig, startIndexRunner } from '../aggregate/indexRunner.ts';
+import { measuredRule } from '../aggregate/indexPrices/latestIndexPrices.ts';
+import { KeyStore } from '../api/keys.ts';
+import { loadNewCoins } from '../api/routes/newCoins.ts';
+import { startApi, type ApiServer } from '../api/server.ts';
+import { startCollector } from '../ingest/collector.ts';
+import type { Collector } from '../ingest/collectorKit.ts';
+import { gate } from '../ingest/venues/gate.ts';
+import { kraken } from '../ingest/venues/kraken.ts';
+import { createMemoryBus } from '../infra/bus/memoryBus.ts';
+import { parseDiscoveredId } from '../infra/catalog/discovered.ts';
+import { loadConfig } from '../infra/config.ts';
+import { createLogger } from '../infra/log.ts';
+import { migrate } from '../infra/migrate.ts';
+import { openStore, type Store } from '../infra/store.ts';
+import { startSimulator, type Simulator } from '../simulator/simulator.ts';
+import { get } from './support/harness.ts';
+import { until, untilValue } from './support/until.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'mds-discovery-'));
+const log = createLogger('silent');
+const venues = [gate, kraken];
+
+let sim: Simulator;
+let store: Store;
+let api: ApiServer;
+let key: string;
+const collectors: Collector[] = [];
+const stops: (() => Promise<void>)[] = [];
+
+beforeAll(async () => {
+  // A small universe: 120 made-up assets over the two venues, a few listing while the test runs.
+  sim = await startSimulator({ venues: ['gate', 'kraken'], seed: 20261128, tradesPerSecondPerMarket: 1, universe: { assets: 120, tradesPerSecondScale: 20 } });
+  const config = loadConfig({ MDS_DATA_DIR: dir, PORT: '0', LOG_LEVEL: 'silent', AGGREGATE_BATCH_MS: '100' });
+  store = await openStore(config);
+  await migrate(store);
+  const bus = createMemoryBus();
+  const sink = await startTradeSink({ bus, store, log, batchRows: 2_000, batchMs: 100 });
+  stops.push(() => sink.stop());
+  for (const venue of venues) {
+    // Re-listed every 2 s, so a listing made by the test is collected at once.
+    const collector = await startCollector({ venue, endpoints: sim.endpoints(venue.id as 'gate' | 'kraken'), bus, log, discover: true, tuning: { marketsRefreshMs: 2_000 } });
+    collectors.push(collector);
+  }
+  const index = startIndexRunner({ store, log, ...indexSettingsFromConfig(config) });
+  stops.push(() => index.stop());
+  key = (await new KeyStore(store).create('discovery-test')).key;
+  api = await startApi({ store, config, log });
+}, 120_000);
+
+afterAll(async () => {
+  await api?.close();
+  for (const c of collectors) await c.stop();
+  for (const stop of stops) await stop();
+  await store?.close();
+  await sim?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const prices = async () => ((await get(`${api.url}/v1/prices`, { 'x-api-key': key })).json as { prices: { assetId: string }[] }).prices.map((p) => p.assetId);
+
+describe('discovery on a simulated universe', () => {
+  test('discovered assets are served, and none holds markets of two simulated assets', async () => {
+    const served = await untilValue(async () => {
+      const ids = (await prices()).filter((id) => parseDiscoveredId(id));
+      return ids.length >= 20 ? ids : undefined;
+    }, 'twenty discovered assets priced', 90_000);
+    const markets = await store.rows<{ asset: string; venue: string; market: string }>(
+      'SELECT DISTINCT asset, venue, market FROM trades WHERE asset IN {assets:Array(String)}',
+      { assets: served },
+    );
+    const truths = new Map<string, Set<string>>();
+    for (const m of markets) {
+      const truth = sim.universe!.truth(m.venue, m.market);
+      expect(truth, `${m.venue} ${m.market}`).toBeDefined();
+      truths.set(m.asset, (truths.get(m.asset) ?? new Set()).add(`${truth!.assetKey} x${truth!.unit}`));
+    }
+    const merged = [...truths].filter(([, keys]) => keys.size > 1);
+    expect(merged, 'served assets holding markets of two simulated assets').toEqual([]);
+    // Each discovered id names the venue all of its markets are on.
+    for (const m of markets) expect(parseDiscoveredId(m.asset)!.venue).toBe(m.venue);
+  }, 120_000);
+
+  test('a brand-new asset listed on one venue is priced and listed once it prints', async () => {
+    const listed = sim.universe!.listNow('kraken', { tradesPerSecond: 2, quote: 'USD' });
+    const id = `${listed.asset.ticker.toLowerCase()}--kraken`;
+    expect(parseDiscoveredId(id)).toEqual({ ticker: listed.asset.ticker.toLowerCase(), venue: 'kraken' });
+    await until(async () => (await prices()).includes(id), `${id} in /v1/prices`, 60_000);
+    const coins = await loadNewCoins(store, { limit: 250, now: Date.now(), warmupMs: 0, measured: measuredRule({ INDEX_STALE_AFTER_MS: 60_000, STORE_MIN_FREE_MB: 0 }) });
+    expect(coins.coins.map((c) => c.id)).toContain(id);
+    const coin = await get(`${api.url}/v1/coins/${id}/markets`, { 'x-api-key': key });
+    expect(coin.status).toBe(200);
+    expect((coin.json as { markets: { venueId: string; pair: string }[] }).markets.map((m) => [m.venueId, m.pair])).toEqual([['kraken', `${listed.asset.ticker}/USD`]]);
+  }, 120_000);
+});
