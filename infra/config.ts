@@ -77,6 +77,13 @@ export const configSchema = z.object({
    */
   DEMO_HISTORY_DAYS: positiveInt(45),
   /**
+   * Synthetic assets the demo's simulator lists on top of the catalog's (simulator/universe.ts): the
+   * long tail of a real market (each on one venue or many, most trading a few times a minute, some
+   * tickers shared or scaled, listings and delistings as it runs), all collected as discovered assets.
+   * 0 = none, the default: at 2,000 this 2-core machine fell behind (test/bench/RESULTS.md, "The whole market").
+   */
+  DEMO_UNIVERSE_ASSETS: z.coerce.number().int().min(0).max(10_000).default(0),
+  /**
    * Server secret the API keys are hashed with (HMAC-SHA256), so a copy of the api_keys table does
    * not reveal them; never logged. Every API replica and `npm run keys` must share it. Unset with
    * the embedded store: generated once into <MDS_DATA_DIR>/api-key-secret (api/keySecret.ts);

@@ -202,9 +202,12 @@ function readFrame(parts: NativeParts, socket: VenueSocket, text: string, receiv
     switch (m.kind) {
       case 'trade':
       case 'liquidation':
+        parts.missed.streaming(m.symbol);
         reports.push(m);
         break;
       case 'book':
+        // The market's stream is back (its gap's quiet clock starts), trades or not.
+        parts.missed.streaming(m.symbol);
         if (socket.carriesBooks(generation)) books.onBook(socket, m, receivedAt);
         break;
       case 'sequence':

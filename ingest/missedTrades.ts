@@ -75,6 +75,11 @@ export class MissedTrades {
     this.#gaps.watching(symbols, this.#now());
   }
 
+  /** A message of this market came on its socket: its stream is back (the quiet clock starts). */
+  streaming(symbol: string): void {
+    this.#gaps.streaming(symbol, this.#now());
+  }
+
   /** The stream of these markets stopped (a socket dropped), or the bus refused their trades. */
   interrupted(symbols: readonly string[], cause: 'reconnect' | 'overload' = 'reconnect'): void {
     this.#gaps.interrupted(symbols, this.#now(), cause);

@@ -28,9 +28,10 @@ interface MarketTrades {
   last?: HistoryCursor;
   /**
    * Set while the stream was interrupted (or since a start) and no trade has come since; `backAt`
-   * once a socket carries the market again.
+   * once a socket carries the market again: its first message on a socket subscribed to it, not the
+   * socket's opening (subscriptions can take seconds to be answered, a restart's most of all).
    */
-  awaiting?: { cause: GapCause; since: number; backAt?: number };
+  awaiting?: { cause: GapCause; since: number; backAt?: number; subscribedAt?: number };
   /**
    * Set when a gap was closed at a time for want of a live trade (see due): the first live trade
    * after it opens one more gap, from that time, in case the stream was back in name only.
@@ -94,9 +95,21 @@ export class TradeGaps {
         market.awaiting = { cause: 'restart', since: at };
       }
       market.last ??= { ts: at };
-      // The stream is back: a market quiet from now on has its gap closed after `quietMs` (see due).
-      if (market.awaiting) market.awaiting.backAt = at;
+      // Subscribed, not yet carried: the quiet clock starts at its first message (see streaming).
+      if (market.awaiting) {
+        market.awaiting.subscribedAt = at;
+        market.awaiting.backAt = undefined;
+      }
     }
+  }
+
+  /**
+   * A message of this market came on a socket subscribed to it (a book change, any message): its
+   * stream is back, and a market quiet from now on has its gap closed after `quietMs` (see due).
+   */
+  streaming(symbol: string, at: number): void {
+    const awaiting = this.#markets.get(symbol)?.awaiting;
+    if (awaiting?.subscribedAt !== undefined && awaiting.backAt === undefined) awaiting.backAt = at;
   }
 
   /** The stream of these markets stopped (a socket dropped) at `at`, or the bus refused their trades. */

@@ -13,4 +13,6 @@ test('two minutes of faults: every printed trade stored once or in a recorded ga
   expect(result.figures.trades.printed).toBeGreaterThan(5 * 8_000);
   // The outages and the kill made trades to recover, and they were recovered.
   expect(result.figures.recovered).toBeGreaterThan(0);
-}, 600_000);
+  // The drain after the run is paced by the venues' REST limits (Bitfinex: one request in 5 s for
+  // about 70 markets' gaps after the restart): 150 to 460 s measured on the 2-core machine.
+}, 900_000);

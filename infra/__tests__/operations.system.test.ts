@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ccxtVenues, nativeVenues } from '../../ingest/venues/registry.ts';
+import { simulatedTickers } from '../../simulator/market.ts';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const mainTs = join(root, 'infra/roles/main.ts');
@@ -166,9 +167,10 @@ describe('no secret in what the service prints', () => {
     const dir = tempDir();
     let key = '';
     let status = 0;
-    const demo = await run([mainTs, 'demo'], { MDS_DATA_DIR: dir }, {
+    // A first start imports its SIMULATED days first: two of them here, not the default 45 (about 45 s
+    // alone, twice that beside the suite), through the same steps and log lines.
+    const demo = await run([mainTs, 'demo'], { MDS_DATA_DIR: dir, DEMO_HISTORY_DAYS: '2' }, {
       until: /"msg":"api listening"/,
-      // A first start imports the 45 SIMULATED days first: about 45 s alone, twice that beside the suite.
       timeoutMs: 240_000,
       onMatch: async (stdout) => {
         key = readFileSync(join(dir, 'demo-api-key'), 'utf8').trim();
@@ -188,5 +190,10 @@ describe('no secret in what the service prints', () => {
     const lines = demo.stdout.split('\n').filter((l) => l.startsWith('{'));
     expect(lines.length).toBeGreaterThan(10);
     expect(lines.flatMap((l) => duplicateKeys(l).map((k) => `${k} in ${l}`))).toEqual([]);
+    // The history was the two days asked for: a trade every 15 minutes on at most two markets (Binance's
+    // and Gate's) of each simulated ticker.
+    const written = lines.map((l) => JSON.parse(l) as { msg: string; trades?: number }).find((l) => l.msg === "SIMULATED demo history written as the venues' archive files");
+    expect(written?.trades).toBeGreaterThan(0);
+    expect(written?.trades).toBeLessThanOrEqual(2 * 96 * 2 * simulatedTickers.length);
   }, 270_000);
 });

@@ -19,7 +19,7 @@ export interface DemoWorld {
   /** Where a simulated venue is reached, instead of its own endpoints. */
   endpointsOf(venue: VenueDescriptor): VenueEndpoints | undefined;
   /**
-   * A fresh demo store gets 45 days of SIMULATED history, written as the venues' archive files and
+   * A fresh demo store gets 45 days (DEMO_HISTORY_DAYS) of SIMULATED history, written as the venues' archive files and
    * imported with `npm run import`'s code (demoHistory.ts), so indicators that need days of data have
    * some (fear & greed needs 13 days before its first reading, and a reading 30 days back for lastMonth).
    */
@@ -32,7 +32,7 @@ export interface DemoWorld {
  */
 export async function startDemoWorld({ config, log, life }: RoleContext): Promise<DemoWorld> {
   // Loaded here and only here, when the demo runs: a deployment may ship without simulator/ (test/layers.test.ts).
-  const [{ startSimulator, isSimulatedVenue }, { startDemoChain }, { planDemoHistory }, archiveFiles] = await Promise.all([
+  const [{ startSimulator, isSimulatedVenue, simulatedVenueIds }, { startDemoChain }, { planDemoHistory }, archiveFiles] = await Promise.all([
     import('../../simulator/simulator.ts'),
     import('../../simulator/evmChain.ts'),
     import('../../simulator/history.ts'),
@@ -40,7 +40,15 @@ export async function startDemoWorld({ config, log, life }: RoleContext): Promis
   ]);
   // Books move every 250 ms (the venues' fastest streams are 100 ms) and each market trades about
   // once a second: 15 venues, the aggregator and the API share a laptop's cores in one process.
-  const simulator = await startSimulator({ seed: Date.now(), tickMs: 250, tradesPerSecondPerMarket: 1 });
+  // With the universe, thousands of markets: each keeps its last 2,000 printed trades (what a
+  // recovery can ask its REST history for), not 20,000, so the simulator's memory stays bounded.
+  const universe = config.DEMO_UNIVERSE_ASSETS > 0 ? { assets: config.DEMO_UNIVERSE_ASSETS } : undefined;
+  const simulator = await startSimulator({
+    seed: Date.now(),
+    tickMs: 250,
+    tradesPerSecondPerMarket: 1,
+    ...(universe ? { universe, perVenue: Object.fromEntries(simulatedVenueIds.map((id) => [id, { retainPrinted: 2_000 }])) } : {}),
+  });
   life.add('simulator', 'base', () => simulator.close());
   // One SIMULATED EVM chain (named so in /v1/chains), indexed by the chain indexer job over JSON-RPC.
   const chain = await startDemoChain();
@@ -83,7 +91,7 @@ export async function startDemoWorld({ config, log, life }: RoleContext): Promis
         log: log.child({ part: 'demo-history' }),
         written: () => archiveFiles.readDemoArchives(archivesDir),
         write: () => {
-          const plan = planDemoHistory({ days: 45, stepMs: 900_000, now: Date.now(), seed: Date.now(), priceOf: (t) => simulator.reference(t, 'USD') });
+          const plan = planDemoHistory({ days: demoConfig.DEMO_HISTORY_DAYS, stepMs: 900_000, now: Date.now(), seed: Date.now(), priceOf: (t) => simulator.reference(t, 'USD') });
           return archiveFiles.writeDemoArchives(archivesDir, plan, firstLiveId);
         },
       });

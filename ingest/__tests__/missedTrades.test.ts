@@ -68,8 +68,10 @@ test('a market quiet after its socket came back: closed at a time, and the first
   for (const n of [1, 2, 3]) print(n, true);
   missed.interrupted(['BTCUSDT']);
   for (const n of [4, 5, 6, 7, 8, 9]) print(n, false);
-  // Back, and quiet: after quietMs the gap is closed at that time and recovered up to it.
+  // Back (subscribed, then its first message: a book change), and quiet: after quietMs the gap is
+  // closed at that time and recovered up to it.
   missed.watching(['BTCUSDT']);
+  missed.streaming('BTCUSDT');
   await until(() => gapsEnded().length === 1, 'the quiet market closed and recovered', 5_000);
   // Trades the stream did not carry yet, then the first live one.
   for (const n of [10, 11]) print(n, false);

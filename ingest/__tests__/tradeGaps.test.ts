@@ -83,7 +83,11 @@ describe('a start and a quiet market', () => {
     gaps.observe(trade(undefined, 250, undefined, 'N'));
     // Still down long after the drop: not closed, what it misses meanwhile belongs to the gap.
     expect(gaps.due(5_000, 1_000)).toEqual([]);
-    gaps.watching(['M', 'N'], 5_000);
+    gaps.watching(['M', 'N'], 4_900);
+    // Subscribed, not carried yet: the quiet clock waits for the market's first message.
+    expect(gaps.due(5_999, 1_000)).toEqual([]);
+    gaps.streaming('M', 5_000);
+    gaps.streaming('N', 5_000);
     expect(gaps.due(5_999, 1_000)).toEqual([]);
     expect(gaps.due(6_200, 1_000)).toEqual([{ symbol: 'M', cause: 'reconnect', after: { ts: 100, tradeId: 't100' }, until: { ts: 6_200 } }]);
     expect(gaps.due(9_000, 1_000)).toEqual([]);
@@ -99,6 +103,7 @@ describe('a start and a quiet market', () => {
       for (const n of [1, 2, 3]) gaps.observe(trade(n, n * 10));
       gaps.interrupted(['M'], 200);
       gaps.watching(['M'], 5_000);
+      gaps.streaming('M', 5_000);
       expect(gaps.due(6_200, 1_000)).toEqual([{ symbol: 'M', cause: 'reconnect', after: { ts: 30, seq: 3, tradeId: 't3' }, until: { ts: 6_200 } }]);
       return gaps;
     };
@@ -122,12 +127,31 @@ describe('a start and a quiet market', () => {
     expect(gaps.observe(trade(9, 1_200, undefined, 'P'))).toEqual({ symbol: 'P', cause: 'restart', after: { ts: 300 }, until: { ts: 1_200, seq: 9, tradeId: 't9' } });
     // Quiet, it is closed as any market whose stream is back.
     gaps.watching(['Q'], 1_100);
+    gaps.streaming('Q', 1_100);
     expect(gaps.due(2_100, 1_000)).toContainEqual({ symbol: 'Q', cause: 'restart', after: { ts: 300 }, until: { ts: 2_100 } });
     // With nothing stored of the venue (its first start), a market is watched from its subscription.
     const fresh = new TradeGaps('sequential');
     fresh.started(new Map(), 1_000);
     fresh.watching(['P'], 1_100);
     expect(fresh.observe(trade(9, 1_200, undefined, 'P'))).toBeUndefined();
+  });
+});
+
+describe('a subscription slow to be answered', () => {
+  it('the quiet clock starts at the market\'s first message, not when its socket opened: what it prints meanwhile stays in the gap', () => {
+    const gaps = new TradeGaps('time');
+    gaps.observe(trade(undefined, 100));
+    gaps.interrupted(['M'], 200);
+    // The socket is open again at 1,000, but the venue answers the subscription only at 30,000.
+    gaps.watching(['M'], 1_000);
+    expect(gaps.due(20_000, 10_000)).toEqual([]);
+    gaps.streaming('M', 30_000);
+    expect(gaps.due(39_999, 10_000)).toEqual([]);
+    expect(gaps.due(40_000, 10_000)).toEqual([{ symbol: 'M', cause: 'reconnect', after: { ts: 100, tradeId: 't100' }, until: { ts: 40_000 } }]);
+    // A message of a market with nothing awaited changes nothing; nor does a second one.
+    gaps.streaming('M', 41_000);
+    gaps.streaming('N', 41_000);
+    expect(gaps.due(60_000, 10_000)).toEqual([]);
   });
 });
 

@@ -7,9 +7,12 @@ import { afterAll, expect, test } from 'vitest';
 import { createKafkaBus } from '../../infra/bus/kafkaBus.ts';
 import { createLogger } from '../../infra/log.ts';
 import type { TradeEvent } from '../../infra/events.ts';
+import { copyStoreTemplate } from '../support/storeTemplate.ts';
 
 const brokers = process.env.MDS_TEST_KAFKA_BROKERS;
 const dataDir = mkdtempSync(join(tmpdir(), 'mds-crash-'));
+// The run's migrated store where there is one: each sink's migration then finds nothing to apply.
+copyStoreTemplate(dataDir);
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
 function runSink(env: Record<string, string>): Promise<{ code: number | null; signal: string | null; lines: Record<string, number>[] }> {

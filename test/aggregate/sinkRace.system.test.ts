@@ -15,6 +15,7 @@ import { createLogger } from '../../infra/log.ts';
 import { migrate } from '../../infra/migrate.ts';
 import { openStore, type Store } from '../../infra/store.ts';
 import { startClickHouseFront, type ClickHouseFront } from '../support/clickhouseFront.ts';
+import { copyStoreTemplate } from '../support/storeTemplate.ts';
 import { untilValue } from '../support/until.ts';
 
 const brokers = process.env.MDS_TEST_KAFKA_BROKERS;
@@ -24,6 +25,8 @@ let store: Store;
 const children: ChildProcess[] = [];
 
 beforeAll(async () => {
+  // The run's migrated store where there is one: the migration through the front then finds nothing to apply.
+  copyStoreTemplate(dataDir);
   front = await startClickHouseFront(dataDir);
   store = await openStore({ MDS_DATA_DIR: '', CLICKHOUSE_DATABASE: 'mds', CLICKHOUSE_URL: front.url });
   await migrate(store);

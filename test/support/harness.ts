@@ -1,4 +1,4 @@
-import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig, type Config } from '../../infra/config.ts';
@@ -7,7 +7,7 @@ import { migrate } from '../../infra/migrate.ts';
 import { openStore, type Store } from '../../infra/store.ts';
 import { defaultIndexParams } from '../../aggregate/indexPrice.ts';
 import { defaultIndexSchedule, IndexRunner } from '../../aggregate/indexRunner.ts';
-import { storeTemplateVariable } from './storeTemplate.ts';
+import { copyStoreTemplate } from './storeTemplate.ts';
 
 // MDS_TEST_LOG_LEVEL=debug shows the API's logs while a test runs.
 export const silentLog = createLogger(process.env.MDS_TEST_LOG_LEVEL ?? 'silent');
@@ -19,10 +19,9 @@ export const silentLog = createLogger(process.env.MDS_TEST_LOG_LEVEL ?? 'silent'
  */
 export async function openTestStore(): Promise<{ store: Store; dir: string; dispose(): Promise<void> }> {
   const dir = mkdtempSync(join(tmpdir(), 'mds-api-test-'));
-  const template = process.env[storeTemplateVariable];
-  if (template) cpSync(template, dir, { recursive: true });
+  const copied = copyStoreTemplate(dir);
   const store = await openStore({ MDS_DATA_DIR: dir, CLICKHOUSE_DATABASE: 'mds', CLICKHOUSE_URL: undefined });
-  if (!template) await migrate(store);
+  if (!copied) await migrate(store);
   return {
     store,
     dir,
