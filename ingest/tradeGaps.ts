@@ -39,6 +39,14 @@ interface MarketTrades {
   closedQuiet?: GapCause;
 }
 
+/**
+ * A subscription nothing came on for this long is taken as answered from then: some venues send
+ * nothing for a market that neither trades nor moves its book (or answer in messages that name no
+ * market), and its gap must still close and be recovered. Longer than a slow venue takes to answer
+ * a restart's subscriptions, seen at 10 to 15 s.
+ */
+export const unansweredSubscriptionMs = 30_000;
+
 /** The cursor of a trade: its time, number (the last of its fills) and id. */
 export function cursorOf(trade: Pick<TradeMessage, 'ts' | 'seq' | 'tradeId'>): HistoryCursor {
   return { ts: trade.ts, tradeId: trade.tradeId, ...(trade.seq === undefined ? {} : { seq: trade.seq }) };
@@ -167,14 +175,15 @@ export class TradeGaps {
   due(now: number, quietMs: number): FoundGap[] {
     const gaps: FoundGap[] = [];
     for (const [symbol, market] of this.#markets) {
-      const backAt = market.awaiting?.backAt;
-      if (!market.awaiting || !market.last || backAt === undefined || now - backAt < quietMs) continue;
-      gaps.push({ symbol, cause: market.awaiting.cause, after: market.last, until: { ts: now } });
+      const awaiting = market.awaiting;
+      const backAt = awaiting?.backAt ?? (awaiting?.subscribedAt === undefined ? undefined : awaiting.subscribedAt + unansweredSubscriptionMs);
+      if (!awaiting || !market.last || backAt === undefined || now - backAt < quietMs) continue;
+      gaps.push({ symbol, cause: awaiting.cause, after: market.last, until: { ts: now } });
       // The recovery covers what came before now; the live stream should carry what follows. A
       // subscription can be answered before trades flow again (seen on a venue just back from an
       // outage): what lies between now and the first live trade is one more gap. A numbered venue
       // keeps the number, so that gap is found by number (recovered moves it past what this one gets).
-      market.closedQuiet = market.awaiting.cause;
+      market.closedQuiet = awaiting.cause;
       market.awaiting = undefined;
       const seq = this.#continuity === 'sequential' ? market.last.seq : undefined;
       market.last = { ts: now, ...(seq === undefined ? {} : { seq }) };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { TradeGaps } from '../tradeGaps.ts';
+import { TradeGaps, unansweredSubscriptionMs } from '../tradeGaps.ts';
 import type { TradeMessage } from '../venue.ts';
 
 const trade = (seq: number | undefined, ts: number, fills?: number, symbol = 'M'): TradeMessage => ({
@@ -148,6 +148,13 @@ describe('a subscription slow to be answered', () => {
     gaps.streaming('M', 30_000);
     expect(gaps.due(39_999, 10_000)).toEqual([]);
     expect(gaps.due(40_000, 10_000)).toEqual([{ symbol: 'M', cause: 'reconnect', after: { ts: 100, tradeId: 't100' }, until: { ts: 40_000 } }]);
+    // A subscription nothing comes on: taken as answered unansweredSubscriptionMs after it.
+    const silent = new TradeGaps('time');
+    silent.observe(trade(undefined, 100));
+    silent.interrupted(['M'], 200);
+    silent.watching(['M'], 1_000);
+    expect(silent.due(1_000 + unansweredSubscriptionMs + 9_999, 10_000)).toEqual([]);
+    expect(silent.due(1_000 + unansweredSubscriptionMs + 10_000, 10_000)).toEqual([{ symbol: 'M', cause: 'reconnect', after: { ts: 100, tradeId: 't100' }, until: { ts: 1_000 + unansweredSubscriptionMs + 10_000 } }]);
     // A message of a market with nothing awaited changes nothing; nor does a second one.
     gaps.streaming('M', 41_000);
     gaps.streaming('N', 41_000);
