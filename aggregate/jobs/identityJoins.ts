@@ -71,10 +71,10 @@ async function count(store: Store, table: string, asset: string): Promise<number
 }
 
 /** Joins one mapping's discovered asset into its target; nothing to do when the store holds nothing of it. */
-export async function joinIdentity(store: Store, mapping: IdentityMapping): Promise<JoinOutcome | undefined> {
+export async function joinIdentity(store: Store, mapping: IdentityMapping, tables?: readonly string[]): Promise<JoinOutcome | undefined> {
   const alias = discoveredAssetId(mapping.venue, mapping.ticker);
   if (!alias || alias === mapping.asset) return undefined;
-  const tables = await assetTables(store);
+  tables ??= await assetTables(store);
   const held = await Promise.all(tables.map((table) => count(store, table, alias)));
   if (held.every((n) => n === 0)) return undefined;
   const params = { from: alias, to: mapping.asset, scale: mapping.scale, venue: mapping.venue };
@@ -132,9 +132,11 @@ export async function joinIdentity(store: Store, mapping: IdentityMapping): Prom
 /** Joins every mapping of the identities file; logs what moved. */
 export async function joinIdentities(store: Store, mappings: readonly IdentityMapping[], log: Logger, signal?: AbortSignal): Promise<JoinOutcome[]> {
   const outcomes: JoinOutcome[] = [];
+  // The store's tables are the same for every mapping of a run: read once.
+  const tables = mappings.length > 0 ? await assetTables(store) : [];
   for (const mapping of mappings) {
     if (signal?.aborted) break;
-    const outcome = await joinIdentity(store, mapping);
+    const outcome = await joinIdentity(store, mapping, tables);
     if (!outcome) continue;
     outcomes.push(outcome);
     log.info(outcome, 'discovered asset joined into the asset the identities file maps it to: its history moved');
