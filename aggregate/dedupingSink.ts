@@ -23,6 +23,12 @@ export interface DedupingSinkOptions {
    * the index runner computes again the seconds it had already passed (rows from a backlog).
    */
   onInserted?: (range: { minTs: number; maxTs: number }) => void;
+  /**
+   * Awaited before each insert; throwing fails it (retried like a store failure). The trade sink
+   * stores the collectors' gaps first: a gap is published before the live trade that found it, and
+   * a trade stored before its gap would, after a crash, move the restart's recovery past that gap.
+   */
+  storeFirst?: () => Promise<void>;
 }
 
 export interface DedupingSinkStats {
@@ -46,6 +52,8 @@ export interface DedupingSink {
    * flush failed) it inserts nothing more: what it holds stays uncommitted on the bus, logged.
    */
   stop(): Promise<void>;
+  /** Inserts what is buffered now (after any insert under way); throws if the store refused it. */
+  storeBuffered(): Promise<void>;
 }
 
 const retryDelayMs = 1_000;
@@ -308,6 +316,7 @@ export async function startDedupingSink<T extends Topic>(target: DedupedTable<T>
       waitingRecords = 0;
       let waiting: BusRecord<T>[];
       try {
+        await options.storeFirst?.();
         waiting = await writer.insertNew(records);
       } catch (err) {
         stats.failedBatches += 1;
@@ -372,6 +381,10 @@ export async function startDedupingSink<T extends Topic>(target: DedupedTable<T>
 
   return {
     stats: () => ({ ...stats }),
+    async storeBuffered() {
+      await flush();
+      if (lastFlushFailed) throw new Error(`${target.table}: the buffered events could not be stored`);
+    },
     async stop() {
       stopping = true;
       clearInterval(timer);

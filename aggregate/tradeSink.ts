@@ -1,5 +1,6 @@
 import type { TradeEvent } from '../infra/events.ts';
 import { startDedupingSink, type DedupedTable, type DedupingSink, type DedupingSinkOptions } from './dedupingSink.ts';
+import { startGapSink } from './gapSink.ts';
 
 /** A row of the `trades` table (infra/SCHEMA.md), times in unix ms. */
 export interface TradeRow {
@@ -47,4 +48,15 @@ const tradesTable: DedupedTable<'trades'> = {
  */
 export function startTradeSink(options: DedupingSinkOptions): Promise<DedupingSink> {
   return startDedupingSink(tradesTable, options);
+}
+
+/**
+ * The gap sink and the trade sink, every insert of trades preceded by one of the gaps buffered: a
+ * collector publishes a gap before the live trade that found it, and a trade stored without its gap
+ * would, after a crash, start the restart's recovery past the gap (its trades lost without a trace).
+ */
+export async function startGapAndTradeSinks(gapOptions: DedupingSinkOptions, tradeOptions: DedupingSinkOptions): Promise<{ gaps: DedupingSink; trades: DedupingSink }> {
+  const gaps = await startGapSink(gapOptions);
+  const trades = await startTradeSink({ ...tradeOptions, storeFirst: () => gaps.storeBuffered() });
+  return { gaps, trades };
 }

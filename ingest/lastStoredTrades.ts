@@ -50,22 +50,24 @@ function lastOf(ids: readonly string[], ts: number, seqOf: ((tradeId: string) =>
 /**
  * Gaps a previous run left to recover again, within `withinMs` of `now`: those it opened and did
  * not end (its process died while it recovered them), and those that ended in the last
- * `endedWithinMs`: their trades may have been on the in-process bus, not yet stored, when it died
- * (a recovered trade can be older than live trades already stored, so the last stored trade does
- * not cover it). Recovering one again stores only what the table lacks. Venue -> gaps, each with
+ * `endedWithinMs` of which the store lacks recovered trades: they may have been on the in-process
+ * bus when it died (a recovered trade can be older than live trades already stored, so the last
+ * stored trade does not cover it). An ended gap whose trades are all stored costs no request to
+ * the venue again. Recovering one again stores only what the table lacks. Venue -> gaps, each with
  * its id and its highest version.
  */
 export async function unfinishedGaps(store: StoreCalls, venueIds: readonly string[], withinMs: number, now = Date.now(), endedWithinMs = 10 * 60_000): Promise<Map<string, FoundGap[]>> {
-  const rows = await store.rows<{ venue: string; market: string; gapId: string; cause: GapCause; fromTs: number; toTs: number; fromSeq: number | null; toSeq: number | null; maxVersion: number }>(
-    `SELECT venue, market, gap_id AS gapId, toString(any(cause)) AS cause,
+  const found = await store.rows<UnfinishedGapRow>(
+    `SELECT venue, market, any(asset) AS asset, gap_id AS gapId, toString(any(cause)) AS cause,
             toUnixTimestamp64Milli(min(from_ts)) AS fromTs, toUnixTimestamp64Milli(max(to_ts)) AS toTs, any(from_seq) AS fromSeq, any(to_seq) AS toSeq,
-            max(version) AS maxVersion
+            max(version) AS maxVersion, toString(argMax(state, version)) AS lastState, argMax(recovered, version) AS lastRecovered
      FROM trade_gaps
      WHERE venue IN {venues:Array(String)} AND ts >= fromUnixTimestamp64Milli({from:Int64}, 'UTC')
      GROUP BY venue, market, gap_id
-     HAVING argMax(state, version) = 'open' OR max(ts) >= fromUnixTimestamp64Milli({endedFrom:Int64}, 'UTC')`,
+     HAVING lastState = 'open' OR max(ts) >= fromUnixTimestamp64Milli({endedFrom:Int64}, 'UTC')`,
     { venues: venueIds, from: now - withinMs, endedFrom: now - endedWithinMs },
   );
+  const rows = await withoutStoredEnded(store, found);
   const out = new Map<string, FoundGap[]>();
   for (const r of rows) {
     const numbered = r.fromSeq !== null && r.toSeq !== null;
@@ -83,4 +85,59 @@ export async function unfinishedGaps(store: StoreCalls, venueIds: readonly strin
     else out.set(r.venue, [gap]);
   }
   return out;
+}
+
+interface UnfinishedGapRow {
+  venue: string;
+  market: string;
+  asset: string;
+  gapId: string;
+  cause: GapCause;
+  fromTs: number;
+  toTs: number;
+  fromSeq: number | null;
+  toSeq: number | null;
+  maxVersion: number;
+  lastState: string;
+  lastRecovered: number;
+}
+
+/**
+ * Leaves out the gaps that ended recovered with every trade they recovered in the store: it holds as
+ * many trades strictly inside the gap as the gap recovered. Every trade strictly inside was missed
+ * live, so what the store holds there is a subset of what was recovered; a trade of a bound's
+ * millisecond is not counted, which can only send a gap to the venue again, never skip one. Gaps
+ * ended short (refused, beyond reach) are tried again as they were.
+ */
+async function withoutStoredEnded(store: StoreCalls, gaps: readonly UnfinishedGapRow[]): Promise<UnfinishedGapRow[]> {
+  const recovered = gaps.filter((g) => g.lastState === 'recovered');
+  const stored = new Map<number, number>();
+  const counted = recovered.filter((g) => Number(g.lastRecovered) > 0);
+  if (counted.length > 0) {
+    const counts = await store.rows<{ i: number; n: number }>(
+      `SELECT g.i AS i, uniqExact(t.trade_id) AS n
+       FROM (SELECT tupleElement(x, 1) AS i, tupleElement(x, 2) AS asset, tupleElement(x, 3) AS venue, tupleElement(x, 4) AS market,
+                    fromUnixTimestamp64Milli(tupleElement(x, 5), 'UTC') AS from_ts, fromUnixTimestamp64Milli(tupleElement(x, 6), 'UTC') AS to_ts
+             FROM (SELECT arrayJoin(arrayZip(arrayEnumerate({gapAssets:Array(String)}), {gapAssets:Array(String)}, {gapVenues:Array(String)}, {gapMarkets:Array(String)}, {gapFroms:Array(Int64)}, {gapTos:Array(Int64)})) AS x)) AS g
+       INNER JOIN (SELECT asset, venue, market, ts, trade_id FROM trades
+                   WHERE asset IN {assets:Array(String)} AND ts > fromUnixTimestamp64Milli({from:Int64}, 'UTC') AND ts < fromUnixTimestamp64Milli({to:Int64}, 'UTC')) AS t
+         ON t.asset = g.asset AND t.venue = g.venue AND t.market = g.market
+       WHERE t.ts > g.from_ts AND t.ts < g.to_ts
+       GROUP BY i`,
+      {
+        gapAssets: counted.map((g) => g.asset),
+        gapVenues: counted.map((g) => g.venue),
+        gapMarkets: counted.map((g) => g.market),
+        gapFroms: counted.map((g) => Number(g.fromTs)),
+        gapTos: counted.map((g) => Number(g.toTs)),
+        assets: [...new Set(counted.map((g) => g.asset))],
+        from: Math.min(...counted.map((g) => Number(g.fromTs))),
+        to: Math.max(...counted.map((g) => Number(g.toTs))),
+      },
+    );
+    // arrayEnumerate counts from 1.
+    for (const { i, n } of counts) stored.set(Number(i) - 1, Number(n));
+  }
+  const complete = new Set(recovered.filter((g) => Number(g.lastRecovered) === 0 || (stored.get(counted.indexOf(g)) ?? 0) >= Number(g.lastRecovered)));
+  return gaps.filter((g) => !complete.has(g));
 }

@@ -18,6 +18,8 @@ export interface TradeAccount {
   unrecoverable: Record<string, number>;
   /** Printed, not stored, in no recorded gap: lost without a trace. */
   unaccounted: string[];
+  /** Where there are: when the first such market's lost trades were printed, and every gap recorded of it (seconds into the run). */
+  unaccountedDetail?: string;
   /** Stored trades of the run's window that were never printed. */
   unexpected: string[];
 }
@@ -62,6 +64,7 @@ export async function accountTrades(store: Store, printed: readonly SentTrade[],
   const gaps = Map.groupBy(gapRows.map((g) => ({ ...g, from: Number(g.from), to: Number(g.to) })), (g) => `${g.venue}\u0000${g.market}`);
   const account: TradeAccount = { printed: 0, stored: 0, duplicates: 0, unrecoverable: {}, unaccounted: [], unexpected: [] };
   const printedKeys = new Set<string>();
+  const lost: SentTrade[] = [];
   for (const p of printed) {
     const market = `${p.venue}\u0000${p.market}`;
     if (!collected.has(market) || p.trade.time < (firstDelivered.get(market) ?? Infinity)) continue;
@@ -76,14 +79,33 @@ export async function accountTrades(store: Store, printed: readonly SentTrade[],
     }
     const reason = gapReasonOf(p, gaps);
     if (reason) account.unrecoverable[reason] = (account.unrecoverable[reason] ?? 0) + 1;
-    else account.unaccounted.push(key.replaceAll('\u0000', '/'));
+    else {
+      account.unaccounted.push(key.replaceAll('\u0000', '/'));
+      lost.push(p);
+    }
   }
+  if (lost.length > 0) account.unaccountedDetail = await describeLoss(store, lost, window.from);
   for (const r of rows) {
     const key = tradeKey(r.venue, r.market, r.id);
     const from = Math.max(window.from, firstDelivered.get(`${r.venue}\u0000${r.market}`) ?? Infinity);
     if (Number(r.ts) >= from && Number(r.ts) <= window.to && !printedKeys.has(key)) account.unexpected.push(key.replaceAll('\u0000', '/'));
   }
   return account;
+}
+
+/** For a failure to be understood from CI's log alone: the first lost market's span, and its gaps in every state. */
+async function describeLoss(store: Store, lost: readonly SentTrade[], start: number): Promise<string> {
+  const { venue, market } = lost[0]!;
+  const times = lost.filter((t) => t.venue === venue && t.market === market).map((t) => t.trade.time);
+  const at = (ms: number) => ((ms - start) / 1000).toFixed(1);
+  const gaps = await store.rows<{ cause: string; state: string; from: number; to: number; seen: number }>(
+    `SELECT toString(any(cause)) AS cause, toString(argMax(state, version)) AS state, toUnixTimestamp64Milli(min(from_ts)) AS from,
+            toUnixTimestamp64Milli(max(to_ts)) AS to, toUnixTimestamp64Milli(min(received_at)) AS seen
+     FROM trade_gaps WHERE venue = {venue:String} AND market = {market:String} GROUP BY gap_id ORDER BY from`,
+    { venue, market },
+  );
+  const listed = gaps.map((g) => `${g.cause} ${g.state} ${at(Number(g.from))}-${at(Number(g.to))} s (found at ${at(Number(g.seen))} s)`).join('; ');
+  return `${venue}/${market}: ${times.length} lost, printed ${at(Math.min(...times))}-${at(Math.max(...times))} s into the run; its gaps: ${listed || 'none'}`;
 }
 
 /** Seconds with a trade on a market that the index then counted, but no index row: seconds the index lost. */

@@ -1,9 +1,8 @@
 import { startBookSink } from '../../aggregate/bookSink.ts';
 import { indexSettingsFromConfig, startIndexRunner, type IndexRunner } from '../../aggregate/indexRunner.ts';
-import { startGapSink } from '../../aggregate/gapSink.ts';
 import { startLiquidationSink } from '../../aggregate/liquidationSink.ts';
 import { startStatusSink } from '../../aggregate/statusSink.ts';
-import { startTradeSink } from '../../aggregate/tradeSink.ts';
+import { startGapAndTradeSinks } from '../../aggregate/tradeSink.ts';
 import type { Bus } from '../bus/bus.ts';
 import { withinMs } from '../health.ts';
 import { sampledCounter, sampledGauge } from '../metrics.ts';
@@ -23,14 +22,13 @@ export async function startAggregate(ctx: RoleContext, { store, activity }: Role
     batchMs: config.AGGREGATE_BATCH_MS,
     onInserted: (r: { minTs: number }) => index.noteInserted(r.minTs),
   };
-  const trades = await startTradeSink({ ...sinkOptions, log: log.child({ part: 'trade-sink' }) });
+  const { gaps, trades } = await startGapAndTradeSinks({ ...sinkOptions, log: log.child({ part: 'gap-sink' }), onInserted: undefined }, { ...sinkOptions, log: log.child({ part: 'trade-sink' }) });
+  life.add('gap-sink', 'consumers', () => gaps.stop());
   life.add('trade-sink', 'consumers', () => trades.stop());
   const statuses = await startStatusSink({ ...sinkOptions, log: log.child({ part: 'status-sink' }) });
   life.add('status-sink', 'consumers', () => statuses.stop());
   const liquidations = await startLiquidationSink({ ...sinkOptions, log: log.child({ part: 'liquidation-sink' }), onInserted: undefined });
   life.add('liquidation-sink', 'consumers', () => liquidations.stop());
-  const gaps = await startGapSink({ ...sinkOptions, log: log.child({ part: 'gap-sink' }), onInserted: undefined });
-  life.add('gap-sink', 'consumers', () => gaps.stop());
   const books = await startBookSink({ bus, store, log: log.child({ part: 'book-sink' }), everyMs: 5_000 });
   life.add('book-sink', 'consumers', () => books.stop());
 

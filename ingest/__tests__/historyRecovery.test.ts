@@ -200,6 +200,31 @@ describe('a venue whose ids say nothing (time)', () => {
   });
 });
 
+describe('several gaps of one market queued near each other (a restart after a burst)', () => {
+  const gap = (symbol: string, after: number, until: number, gapId: string): FoundGap => ({
+    symbol, cause: 'overload', gapId, after: { ts: after, tradeId: `t${after}` }, until: { ts: until, tradeId: `t${until}` },
+  });
+
+  it('are paged in one pass, each ended with its own trades, none of the live ones between handed on; a gap far from them has its own pass', async () => {
+    const venue: ModelVenue = { trades: Array.from({ length: 60 }, (_, i) => trade(undefined, 1_000 + i * 10, `t${1_000 + i * 10}`)), pageSize: 1_000 };
+    const { rule, getJson, urls } = modelRule(venue, 'time');
+    const { r, emitted, reports } = recovery(rule, getJson);
+    // Another market's gap first: the drain is busy with it while those of M queue up.
+    r.enqueue(gap('X', 1_000, 1_010, 'x'));
+    r.enqueue(gap('M', 1_100, 1_200, 'g1'));
+    r.enqueue(gap('M', 1_300, 1_400, 'g2'));
+    r.enqueue(gap('M', 1_450, 1_500, 'g3'));
+    r.enqueue(gap('M', 1_000 + 10 * 60_000, 1_000 + 11 * 60_000, 'far'));
+    await r.idle();
+    expect(urls.filter((u) => u.includes('/M?'))).toHaveLength(2);
+    const ended = Object.fromEntries(reports.filter((x) => x.state !== 'open').map((x) => [x.gapId, [x.state, x.recovered, x.through?.tradeId]]));
+    expect(ended).toEqual({ x: ['recovered', 0, undefined], g1: ['recovered', 9, 't1190'], g2: ['recovered', 9, 't1390'], g3: ['recovered', 4, 't1490'], far: ['recovered', 0, undefined] });
+    const handed = emitted.flat().map((t) => t.ts);
+    const inside = venue.trades.map((t) => t.ts).filter((ts) => (ts > 1_100 && ts < 1_200) || (ts > 1_300 && ts < 1_400) || (ts > 1_450 && ts < 1_500));
+    expect(handed).toEqual(inside);
+  });
+});
+
 describe('a venue whose integer ids rise with time (idsRise), its REST times coarser than the live ones', () => {
   it('places trades by id: those after the last known in the same second are taken, the first live one and later ones are not', async () => {
     // Times to the second, as Bitstamp's REST gives them; the bounds are live trades with millisecond times.

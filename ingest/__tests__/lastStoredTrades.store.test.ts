@@ -66,3 +66,31 @@ test('gaps a run opened and did not end, and gaps it ended in the last 10 minute
   ]);
   expect((await unfinishedGaps(store, ['bitmex'], 3_600_000, now)).size).toBe(0);
 });
+
+test('a gap that ended recovered with every trade it recovered in the store is not sent to the venue again; one the store lacks a trade of is', async () => {
+  const at = now + 86_400_000; // a day of its own: the trades and gaps of the tests above are out of its window
+  const gap = (gapId: string, market: string, recovered: number): GapEvent[] => [
+    { type: 'gap', venue: 'kraken', market, asset: 'solana', quote: 'USD', ts: at - 9_000, receivedAt: at - 9_000, gapId, version: 1, cause: 'restart', state: 'open', fromTs: at - 40_000, toTs: at - 10_000, recovered: 0 },
+    { type: 'gap', venue: 'kraken', market, asset: 'solana', quote: 'USD', ts: at - 8_000, receivedAt: at - 8_000, gapId, version: 2, cause: 'restart', state: 'recovered', fromTs: at - 40_000, toTs: at - 10_000, recovered },
+  ];
+  const bus = createMemoryBus();
+  const sink = await startGapSink({ bus, store, log: silentLog, batchRows: 1, batchMs: 10 });
+  const events = [...gap('all-stored', 'SOL/USD', 2), ...gap('one-missing', 'SOL/EUR', 2), ...gap('nothing-missed', 'SOL/USDT', 0)];
+  bus.publish(events);
+  await until(() => sink.stats().inserted === events.length, 'the gaps stored');
+  await sink.stop();
+  const sol = { asset: 'solana', quote: 'USD', price: 150, quantity: 1, venue: 'kraken' };
+  await store.insert('trades', [
+    // The bounds' own trades (the last before, the first after) are not inside.
+    trade({ ...sol, market: 'SOL/USD', trade_id: 'b0', ts: at - 40_000 }),
+    trade({ ...sol, market: 'SOL/USD', trade_id: 'r1', ts: at - 30_000 }),
+    trade({ ...sol, market: 'SOL/USD', trade_id: 'r2', ts: at - 20_000 }),
+    trade({ ...sol, market: 'SOL/USD', trade_id: 'b1', ts: at - 10_000 }),
+    // One of the two recovered is stored, and the bounds are: the other was lost with the process.
+    trade({ ...sol, market: 'SOL/EUR', quote: 'EUR', trade_id: 'b0', ts: at - 40_000 }),
+    trade({ ...sol, market: 'SOL/EUR', quote: 'EUR', trade_id: 'r1', ts: at - 30_000 }),
+    trade({ ...sol, market: 'SOL/EUR', quote: 'EUR', trade_id: 'b1', ts: at - 10_000 }),
+  ]);
+  const again = await unfinishedGaps(store, ['kraken'], 3_600_000, at);
+  expect(again.get('kraken')!.map((g) => g.gapId)).toEqual(['one-missing']);
+});
