@@ -21,7 +21,7 @@ export function baseQuantity(market: Pick<MarketListing, 'contractSize' | 'inver
 }
 
 /** A listed price and quantity in the asset's own units: a scaled ticker's (unitScale) price per unit, quantity in units. */
-function inAssetUnits(market: VenueMarket, price: string, quantity: string): { price: number; quantity: number } {
+function inAssetUnits(market: Pick<VenueMarket, 'contractSize' | 'inverse' | 'unitScale'>, price: string, quantity: string): { price: number; quantity: number } {
   const scale = market.unitScale ?? 1;
   return { price: Number(price) / scale, quantity: baseQuantity(market, quantity, price) * scale };
 }
@@ -136,8 +136,10 @@ export function toBookEvent(venue: string, market: VenueMarket, levels: { bids: 
 
 /** Book levels in base units (a scaled ticker's in units of the asset, as its trades). */
 export function toLevels(raw: readonly RawLevel[], market: Pick<VenueMarket, 'contractSize' | 'inverse' | 'unitScale'>): Level[] {
-  const scale = market.unitScale ?? 1;
-  return raw.map(([p, q]) => [Number(p) / scale, baseQuantity(market, q, p) * scale]);
+  return raw.map(([p, q]) => {
+    const { price, quantity } = inAssetUnits(market, p, q);
+    return [price, quantity];
+  });
 }
 
 /** Which listings become markets: only `assets` when the operator chose some; `discover` collects bases the catalog does not map. */
