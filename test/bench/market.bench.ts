@@ -1,0 +1,168 @@
+// Issue 25's targets for the whole market, on the demo as a user runs it: `npm run demo` listing the
+// simulator's universe (DEMO_UNIVERSE_ASSETS synthetic assets beside the catalog's) and, as the
+// baseline measured in the same run, the demo with the catalog's assets alone. Each on a fresh data
+// directory (1 day of SIMULATED history), after a warm-up, for `--minutes`, every 5 s: the index lag
+// (mds_index_lag_seconds), /ready, what the bus refused (mds_bus_dropped_total) and the process's
+// RSS; then every page of 250 of /v1/coins twice (uncached, then cached) and /v1/prices for every
+// asset, uncached, three times. Prints each target with both figures and PASS or FAIL.
+//   node test/bench/market.bench.ts [--assets 2000] [--minutes 5] [--warmup 60]
+// A new listing priced within 5 minutes is checked by test/discovery.system.test.ts, not timed here.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { freeLoopbackPort } from '../support/ports.ts';
+
+const mainTs = fileURLToPath(new URL('../../infra/roles/main.ts', import.meta.url));
+const key = 'mds_marketBench0123456789abcdefghijk';
+
+interface Figures {
+  assets: number;
+  indexLagP99S: number;
+  readySamples: number;
+  readyFailed: number;
+  busDropped: number;
+  rssEndMb: number;
+  rssSlopeMbPerMin: number;
+  coinsPages: number;
+  coinsUncachedMaxMs: number;
+  coinsCachedP99Ms: number;
+  pricesUncachedMaxMs: number;
+}
+
+const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
+
+/** The value of a metric without labels (or the sum over its label sets) in Prometheus text. */
+function metricValue(text: string, name: string): number | undefined {
+  const values = text.split('\n').filter((l) => l.startsWith(`${name} `) || l.startsWith(`${name}{`)).map((l) => Number(l.slice(l.lastIndexOf(' ') + 1)));
+  return values.length === 0 ? undefined : values.reduce((a, b) => a + b, 0);
+}
+
+const quantile = (values: readonly number[], q: number) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN;
+};
+
+async function timedGet(url: string): Promise<{ ms: number; status: number; body: unknown }> {
+  const started = performance.now();
+  const res = await fetch(url, { headers: { 'x-api-key': key } });
+  const body = res.headers.get('content-type')?.includes('json') ? await res.json() : await res.text();
+  return { ms: performance.now() - started, status: res.status, body };
+}
+
+async function startDemo(dir: string, port: number, universeAssets: number): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [mainTs, 'demo'], {
+    env: {
+      ...process.env, MDS_DATA_DIR: dir, PORT: String(port), SQL_PORT: String(await freeLoopbackPort()), DEMO_API_KEY: key, QUOTA_PER_HOUR: '10000000',
+      DEMO_HISTORY_DAYS: '1', DEMO_UNIVERSE_ASSETS: String(universeAssets), LOG_LEVEL: 'warn',
+    },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const base = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 600 && child.exitCode === null; i++) {
+    const answered = await timedGet(`${base}/v1/coins?limit=1`).catch(() => undefined);
+    if (answered?.status === 200) return child;
+    await sleep(1_000);
+  }
+  child.kill('SIGKILL');
+  throw new Error(`the demo (${universeAssets} universe assets) did not answer /v1/coins within 10 minutes`);
+}
+
+async function measure(universeAssets: number, minutes: number, warmupS: number): Promise<Figures> {
+  const dir = mkdtempSync(join(tmpdir(), 'mds-market-bench-'));
+  const port = await freeLoopbackPort();
+  const base = `http://127.0.0.1:${port}`;
+  const child = await startDemo(dir, port, universeAssets);
+  try {
+    process.stderr.write(`market bench: ${universeAssets} universe assets: up, warming up ${warmupS} s\n`);
+    await sleep(warmupS * 1_000);
+    const lags: number[] = [];
+    const rss: { at: number; mb: number }[] = [];
+    let readyFailed = 0;
+    let droppedFrom: number | undefined;
+    let droppedTo = 0;
+    const until = Date.now() + minutes * 60_000;
+    while (Date.now() < until) {
+      const metrics = await fetch(`${base}/metrics`).then((r) => r.text());
+      const lag = metricValue(metrics, 'mds_index_lag_seconds');
+      if (lag !== undefined) lags.push(lag);
+      const dropped = metricValue(metrics, 'mds_bus_dropped_total') ?? 0;
+      droppedFrom ??= dropped;
+      droppedTo = dropped;
+      if ((await fetch(`${base}/ready`)).status !== 200) readyFailed += 1;
+      rss.push({ at: Date.now(), mb: rssMb(child.pid!) });
+      await sleep(5_000);
+    }
+    const half = rss.filter((r) => r.at >= rss[0]!.at + (minutes * 60_000) / 2);
+    const slope = half.length > 1 ? (half.at(-1)!.mb - half[0]!.mb) / ((half.at(-1)!.at - half[0]!.at) / 60_000) : NaN;
+
+    // Every page of /v1/coins, uncached (the first asking), then again (cached).
+    const uncached: number[] = [];
+    const cached: number[] = [];
+    for (let page = 1; ; page++) {
+      const first = await timedGet(`${base}/v1/coins?limit=250&page=${page}`);
+      const again = await timedGet(`${base}/v1/coins?limit=250&page=${page}`);
+      uncached.push(first.ms);
+      cached.push(again.ms);
+      if (((first.body as { coins?: unknown[] }).coins?.length ?? 0) < 250) break;
+    }
+    // /v1/prices of every asset: cached 5 s, so each asking 6 s after the last is uncached.
+    const prices: number[] = [];
+    let assets = 0;
+    for (let i = 0; i < 3; i++) {
+      const answer = await timedGet(`${base}/v1/prices`);
+      prices.push(answer.ms);
+      assets = (answer.body as { prices?: unknown[] }).prices?.length ?? 0;
+      await sleep(6_000);
+    }
+    return {
+      assets,
+      indexLagP99S: quantile(lags, 0.99),
+      readySamples: rss.length,
+      readyFailed,
+      busDropped: droppedTo - (droppedFrom ?? 0),
+      rssEndMb: rss.at(-1)?.mb ?? NaN,
+      rssSlopeMbPerMin: slope,
+      coinsPages: uncached.length,
+      coinsUncachedMaxMs: Math.max(...uncached),
+      coinsCachedP99Ms: quantile(cached, 0.99),
+      pricesUncachedMaxMs: Math.max(...prices),
+    };
+  } finally {
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGTERM');
+    await exited;
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const { values } = parseArgs({ options: { assets: { type: 'string', default: '2000' }, minutes: { type: 'string', default: '5' }, warmup: { type: 'string', default: '60' } } });
+const universeAssets = Number(values.assets);
+const minutes = Number(values.minutes);
+const warmupS = Number(values.warmup);
+const baseline = await measure(0, minutes, warmupS);
+const market = await measure(universeAssets, minutes, warmupS);
+
+const targets: { name: string; figure: (f: Figures) => number; unit: string; pass: (v: number) => boolean; target: string }[] = [
+  { name: 'assets priced (/v1/prices)', figure: (f) => f.assets, unit: '', pass: () => true, target: '' },
+  { name: 'index lag p99', figure: (f) => f.indexLagP99S, unit: 's', pass: (v) => v < 5, target: '< 5 s' },
+  { name: `/ready not 200, of ${market.readySamples} samples (baseline ${baseline.readySamples})`, figure: (f) => f.readyFailed, unit: '', pass: (v) => v === 0, target: '0' },
+  { name: 'bus refused', figure: (f) => f.busDropped, unit: '', pass: (v) => v === 0, target: '0' },
+  { name: 'RSS at the end', figure: (f) => f.rssEndMb, unit: 'MB', pass: (v) => v < 2048, target: '< 2048 MB' },
+  { name: 'RSS growth over the second half', figure: (f) => f.rssSlopeMbPerMin, unit: 'MB/min', pass: (v) => v < 10, target: '< 10 MB/min (flat)' },
+  { name: '/v1/coins pages of 250', figure: (f) => f.coinsPages, unit: '', pass: () => true, target: '' },
+  { name: '/v1/coins page, cached, p99', figure: (f) => f.coinsCachedP99Ms, unit: 'ms', pass: (v) => v < 50, target: '< 50 ms' },
+  { name: '/v1/coins page, uncached, slowest', figure: (f) => f.coinsUncachedMaxMs, unit: 'ms', pass: (v) => v < 1_000, target: '< 1000 ms' },
+  { name: '/v1/prices every asset, uncached, slowest', figure: (f) => f.pricesUncachedMaxMs, unit: 'ms', pass: (v) => v < 1_000, target: '< 1000 ms' },
+];
+const round = (v: number) => (Number.isFinite(v) ? Math.round(v * 10) / 10 : v);
+console.log(`market bench: the demo with ${universeAssets} universe assets against the catalog's alone (baseline), ${minutes} min each after ${warmupS} s`);
+for (const t of targets) {
+  const [b, m] = [t.figure(baseline), t.figure(market)];
+  const ratio = b > 0 ? ` (${round(m / b)}x the baseline)` : '';
+  const verdict = t.target ? `  target ${t.target}: ${t.pass(m) ? 'PASS' : 'FAIL'}` : '';
+  console.log(`  ${t.name}: ${round(m)} ${t.unit}, baseline ${round(b)} ${t.unit}${ratio}${verdict}`);
+}
