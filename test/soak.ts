@@ -450,7 +450,7 @@ function summaryLine(f: SoakResult['figures'], options: SoakOptions, failures: r
   return (
     `soak: ${f.seconds} s, ${options.faults.length} faults, trades printed ${t.printed} stored ${t.stored} recovered ${f.recovered} unrecoverable (${unrecoverable}) ` +
     `lost without a gap ${t.unaccounted.length} duplicates ${t.duplicates} unexpected ${t.unexpected.length} (delivered on sockets ${f.delivered}), ` +
-    `index seconds lost ${f.indexSecondsLost} of ${f.indexSecondsChecked}, rss ${f.rssStartMb}->${f.rssMaxMb} max->${f.rssEndMb} MB (bound ${options.rssBoundMb}), ` +
+    `index seconds lost ${f.indexSecondsLost} of ${f.indexSecondsChecked}, rss start ${f.rssStartMb}, max ${f.rssMaxMb}, end ${f.rssEndMb} MB (bound ${options.rssBoundMb}), ` +
     `prices measured ${(f.measuredShare * 100).toFixed(1)}% outside outages, bus refused ${f.busDropped}, ready 503 in outage ${f.readyFailedDuringOutage ? 'yes' : 'no'}, back ${f.readyBackAfterOutage ? 'yes' : 'no'}: ${failures.length === 0 ? 'PASS' : 'FAIL'}`
   );
 }
