@@ -43,6 +43,9 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'unit',
+          // No store, socket or process to keep apart: files share their worker's process and its
+          // imported modules (a fork and a fresh import per file cost more than most files' tests).
+          isolate: false,
           include: ['**/*.test.ts'],
           exclude: [...exclude, '**/*.store.test.ts', '**/*.system.test.ts'],
           setupFiles: ['test/support/unitGuard.ts'],
