@@ -18,6 +18,8 @@ interface ModelVenue {
   latestOnly?: number;
   /** Requests answered with an error before the venue answers. */
   failFirst?: number;
+  /** Every request from this many answered on is refused. */
+  refuseAfter?: number;
   /** Every trade it holds at once, whatever the cursor (Bitstamp's last day). */
   everything?: boolean;
 }
@@ -37,6 +39,7 @@ function modelRule(venue: ModelVenue, continuity: TradeHistoryRule['continuity']
   const urls: string[] = [];
   const getJson = async (url: string): Promise<unknown> => {
     urls.push(url);
+    if (venue.refuseAfter !== undefined && urls.length > venue.refuseAfter) throw new Error('429 too many requests');
     if ((venue.failFirst ?? 0) > 0) {
       venue.failFirst! -= 1;
       throw new Error('429 too many requests');
@@ -222,6 +225,40 @@ describe('several gaps of one market queued near each other (a restart after a b
     const handed = emitted.flat().map((t) => t.ts);
     const inside = venue.trades.map((t) => t.ts).filter((ts) => (ts > 1_100 && ts < 1_200) || (ts > 1_300 && ts < 1_400) || (ts > 1_450 && ts < 1_500));
     expect(handed).toEqual(inside);
+  });
+
+  it('numbered gaps, queued in any order: each ends with its own missing and absent numbers', async () => {
+    // 7 never traded (a number the venue skipped): the first gap is recovered all the same.
+    const venue: ModelVenue = { trades: Array.from({ length: 40 }, (_, i) => trade(i + 1, 999_000 + i)).filter((t) => t.seq !== 7), pageSize: 100 };
+    const { rule, getJson, urls } = modelRule(venue, 'sequential');
+    const { r, reports } = recovery(rule, getJson);
+    r.enqueue({ ...seqGap(1, 2), symbol: 'X' });
+    r.enqueue({ ...seqGap(20, 25, 999_019), gapId: 'late' });
+    r.enqueue({ ...seqGap(3, 9, 999_002), gapId: 'early' });
+    await r.idle();
+    expect(urls.filter((u) => u.includes('/M?'))).toHaveLength(1);
+    const ended = Object.fromEntries(reports.filter((x) => x.state !== 'open').map((x) => [x.gapId, [x.state, x.recovered, x.missing, x.absent, x.reason]]));
+    expect(ended).toMatchObject({ early: ['recovered', 4, 5, 1, 'ids_never_traded'], late: ['recovered', 4, 4, 0, undefined] });
+  });
+
+  it('a venue that refuses past the first gap of a pass: that one recovered, the next refused; one serving only its latest trades pages gap by gap', async () => {
+    const trades = Array.from({ length: 60 }, (_, i) => trade(undefined, 1_000 + i * 10, `t${1_000 + i * 10}`));
+    const refusing = modelRule({ trades, pageSize: 12, refuseAfter: 2 }, 'time');
+    const cut = recovery(refusing.rule, refusing.getJson, { attempts: 2 });
+    cut.r.enqueue(gap('X', 1_000, 1_010, 'x'));
+    cut.r.enqueue(gap('M', 1_100, 1_200, 'g1'));
+    cut.r.enqueue(gap('M', 1_300, 1_500, 'g2'));
+    await cut.r.idle();
+    const ended = Object.fromEntries(cut.reports.filter((x) => x.state !== 'open').map((x) => [x.gapId, [x.state, x.recovered, x.reason]]));
+    expect(ended).toMatchObject({ g1: ['recovered', 9, undefined], g2: ['unrecoverable', 0, 'venue_refused'] });
+
+    const latest = modelRule({ trades, pageSize: 100, latestOnly: 100 }, 'time');
+    const apart = recovery(latest.rule, latest.getJson);
+    apart.r.enqueue(gap('X', 1_000, 1_010, 'x'));
+    apart.r.enqueue(gap('M', 1_100, 1_200, 'g1'));
+    apart.r.enqueue(gap('M', 1_300, 1_400, 'g2'));
+    await apart.r.idle();
+    expect(latest.urls.filter((u) => u.includes('/M?'))).toHaveLength(2);
   });
 });
 
