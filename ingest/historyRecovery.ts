@@ -77,6 +77,8 @@ export const togetherWithinMs = 120_000;
 export class HistoryRecovery {
   readonly #options: HistoryRecoveryOptions;
   readonly #now: () => number;
+  /** How trades are ordered and placed against a gap's bounds: the venue's rule, the same for every gap. */
+  readonly #place: ReturnType<typeof placement>;
   readonly #queue: (FoundGap & { gapId: string })[] = [];
   #running: Promise<void> | undefined;
   #lastRequestAt = -Infinity;
@@ -85,6 +87,7 @@ export class HistoryRecovery {
   constructor(options: HistoryRecoveryOptions) {
     this.#options = options;
     this.#now = options.now ?? Date.now;
+    this.#place = placement(options.rule?.idsRise === true, options.rule?.rest?.timeResolutionMs ?? 1);
   }
 
   stats(): HistoryRecoveryStats {
@@ -97,7 +100,7 @@ export class HistoryRecovery {
    */
   enqueue(gap: FoundGap): void {
     const queued = { ...gap, gapId: gap.gapId ?? `${gap.cause}:${gap.after.seq ?? gap.after.ts}:${this.#now()}` };
-    if (this.#options.rule?.rest) this.#options.report({ gapId: queued.gapId, gap: queued, state: 'open', recovered: 0, ...(gap.missing ? { missing: gap.missing.last - gap.missing.first + 1 } : {}) });
+    if (this.#options.rule?.rest) this.#options.report({ gapId: queued.gapId, gap: queued, state: 'open', recovered: 0, ...(gap.missing ? { missing: missingCount(gap.missing) } : {}) });
     this.#queue.push(queued);
     this.#running ??= this.#drain().finally(() => (this.#running = undefined));
   }
@@ -150,7 +153,7 @@ export class HistoryRecovery {
   /** Several gaps of one market in one pass: paged from the earliest start to the latest end, each ended with what falls in it. */
   async #recoverTogether(gaps: (FoundGap & { gapId: string })[]): Promise<void> {
     const rest = this.#options.rule!.rest!;
-    const place = placement(this.#options.rule?.idsRise === true, rest.timeResolutionMs ?? 1);
+    const place = this.#place;
     const first = gaps.reduce((a, b) => (b.after.ts < a.after.ts ? b : a));
     const last = gaps.reduce((a, b) => (b.until.ts > a.until.ts ? b : a));
     const numbered = gaps.every((g) => g.missing);
@@ -167,25 +170,25 @@ export class HistoryRecovery {
     for (const gap of gaps) {
       const own = paging.trades.filter((t) => place.isAfter(t, gap.after) && place.isWithin(t, gap));
       const reached = paging.reached || (paging.furthest !== undefined && place.reachesEnd(paging.furthest, gap));
-      const missing = gap.missing ? gap.missing.last - gap.missing.first + 1 : undefined;
-      const mine: Paging = { trades: own, reached, refused: paging.refused && !reached, shortOfStart: false };
-      const lastOwn = own.at(-1);
-      this.#end({ ...this.#outcome(gap.gapId, gap, mine, missing), ...(lastOwn ? { through: cursorOf(lastOwn) } : {}) });
+      this.#endPaged(gap, { trades: own, reached, refused: paging.refused && !reached, shortOfStart: false });
     }
   }
 
   async #recover(gap: FoundGap & { gapId: string }): Promise<void> {
-    const { gapId } = gap;
-    const missing = gap.missing ? gap.missing.last - gap.missing.first + 1 : undefined;
     const rest = this.#options.rule?.rest;
     if (!rest) {
-      this.#end({ gapId, gap, state: 'unrecoverable', reason: 'no_rest_history', recovered: 0, ...(missing === undefined ? {} : { missing, absent: missing }) });
+      const missing = gap.missing ? missingCount(gap.missing) : undefined;
+      this.#end({ gapId: gap.gapId, gap, state: 'unrecoverable', reason: 'no_rest_history', recovered: 0, ...(missing === undefined ? {} : { missing, absent: missing }) });
       return;
     }
-    const paging = await this.#page(gap, rest);
-    const last = paging.trades.at(-1);
     // Ended, even where nothing was missing (a reconnect that missed nothing: recovered, 0 trades).
-    this.#end({ ...this.#outcome(gapId, gap, paging, missing), ...(last ? { through: cursorOf(last) } : {}) });
+    this.#endPaged(gap, await this.#page(gap, rest));
+  }
+
+  /** Ends a gap with what its pages gave: its state, and the last trade recovered. */
+  #endPaged(gap: FoundGap & { gapId: string }, paging: Paging): void {
+    const last = paging.trades.at(-1);
+    this.#end({ ...this.#outcome(gap.gapId, gap, paging), ...(last ? { through: cursorOf(last) } : {}) });
   }
 
   #end(report: GapReport): void {
@@ -196,7 +199,7 @@ export class HistoryRecovery {
   /** Pages the venue's history from the gap's start until it reaches the gap's end; keeps (and emits) the trades `keep` accepts, all by default. */
   async #page(gap: FoundGap, rest: NonNullable<TradeHistoryRule['rest']>, keep: (trade: TradeMessage) => boolean = () => true): Promise<Paging> {
     const paging: Paging = { trades: [], reached: false, refused: false, shortOfStart: false };
-    const place = placement(this.#options.rule?.idsRise === true, rest.timeResolutionMs ?? 1);
+    const place = this.#place;
     if (rest.reachMs !== undefined && this.#now() - gap.after.ts > rest.reachMs) paging.shortOfStart = true;
     let cursor: HistoryCursor = gap.after;
     while (!this.#options.stopped()) {
@@ -250,9 +253,10 @@ export class HistoryRecovery {
   }
 
   /** How a gap ended, from what its pages gave. */
-  #outcome(gapId: string, gap: FoundGap, paging: Paging, missing: number | undefined): GapReport {
+  #outcome(gapId: string, gap: FoundGap, paging: Paging): GapReport {
     const recovered = paging.trades.length;
-    if (gap.missing && missing !== undefined) {
+    if (gap.missing) {
+      const missing = missingCount(gap.missing);
       const got = new Set<number>();
       for (const t of paging.trades) for (let s = t.seq! - (t.fills ?? 1) + 1; s <= t.seq!; s++) if (s >= gap.missing.first && s <= gap.missing.last) got.add(s);
       const absent = missing - got.size;
@@ -270,6 +274,9 @@ export class HistoryRecovery {
     return { gapId, gap, state: recovered > 0 ? 'partly_recovered' : 'unrecoverable', reason, recovered };
   }
 }
+
+/** How many trade numbers a numbered gap misses. */
+const missingCount = (missing: NonNullable<FoundGap['missing']>) => missing.last - missing.first + 1;
 
 /** An integer trade id, or undefined. */
 function idNumber(id: string | undefined): bigint | undefined {

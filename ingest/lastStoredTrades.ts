@@ -111,8 +111,9 @@ interface UnfinishedGapRow {
  */
 async function withoutStoredEnded(store: StoreCalls, gaps: readonly UnfinishedGapRow[]): Promise<UnfinishedGapRow[]> {
   const recovered = gaps.filter((g) => g.lastState === 'recovered');
-  const stored = new Map<number, number>();
   const counted = recovered.filter((g) => Number(g.lastRecovered) > 0);
+  /** Trades the store holds strictly inside each counted gap. */
+  const stored = new Map<UnfinishedGapRow, number>();
   if (counted.length > 0) {
     const counts = await store.rows<{ i: number; n: number }>(
       `SELECT g.i AS i, uniqExact(t.trade_id) AS n
@@ -136,8 +137,8 @@ async function withoutStoredEnded(store: StoreCalls, gaps: readonly UnfinishedGa
       },
     );
     // arrayEnumerate counts from 1.
-    for (const { i, n } of counts) stored.set(Number(i) - 1, Number(n));
+    for (const { i, n } of counts) stored.set(counted[Number(i) - 1]!, Number(n));
   }
-  const complete = new Set(recovered.filter((g) => Number(g.lastRecovered) === 0 || (stored.get(counted.indexOf(g)) ?? 0) >= Number(g.lastRecovered)));
+  const complete = new Set(recovered.filter((g) => Number(g.lastRecovered) === 0 || (stored.get(g) ?? 0) >= Number(g.lastRecovered)));
   return gaps.filter((g) => !complete.has(g));
 }

@@ -10,30 +10,26 @@ import { afterAll, beforeAll, expect, test } from 'vitest';
 import { startTradeSink } from '../../aggregate/tradeSink.ts';
 import { createMemoryBus } from '../../infra/bus/memoryBus.ts';
 import type { TradeEvent } from '../../infra/events.ts';
-import { silentLog } from '../../test/support/harness.ts';
-import { copyStoreTemplate } from '../../test/support/storeTemplate.ts';
+import { openTestStore, silentLog } from '../../test/support/harness.ts';
 import { until } from '../../test/support/until.ts';
 import { watchDiskSpace } from '../diskSpace.ts';
 import { readiness, type ReadinessCheck } from '../health.ts';
 import { createMetrics } from '../metrics.ts';
-import { migrate } from '../migrate.ts';
-import { openStore, type Store } from '../store.ts';
+import type { Store } from '../store.ts';
 
 const mount = mkdtempSync(join(tmpdir(), 'mds-full-disk-'));
-const dataDir = join(mount, 'store');
 const filler = join(mount, 'filler');
 let store: Store;
+let dispose: (() => Promise<void>) | undefined;
 let mounted = false;
 
 beforeAll(async () => {
   execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=128m', 'tmpfs', mount]);
   mounted = true;
-  const copied = copyStoreTemplate(dataDir);
-  store = await openStore({ MDS_DATA_DIR: dataDir, CLICKHOUSE_DATABASE: 'mds', CLICKHOUSE_URL: undefined });
-  if (!copied) await migrate(store);
+  ({ store, dispose } = await openTestStore(mount));
 });
 afterAll(async () => {
-  await store?.close();
+  await dispose?.();
   if (mounted) execFileSync('umount', [mount]);
   rmSync(mount, { recursive: true, force: true });
 });

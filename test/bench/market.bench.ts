@@ -8,12 +8,14 @@
 //   node test/bench/market.bench.ts [--assets 2000] [--minutes 5] [--warmup 60]
 // A new listing priced within 5 minutes is checked by test/discovery.system.test.ts, not timed here.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { metricSum } from '../soak.ts';
+import { rssMbOf } from '../soakService.ts';
 import { freeLoopbackPort } from '../support/ports.ts';
 
 const mainTs = fileURLToPath(new URL('../../infra/roles/main.ts', import.meta.url));
@@ -31,14 +33,6 @@ interface Figures {
   coinsUncachedMaxMs: number;
   coinsCachedP99Ms: number;
   pricesUncachedMaxMs: number;
-}
-
-const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
-
-/** The value of a metric without labels (or the sum over its label sets) in Prometheus text. */
-function metricValue(text: string, name: string): number | undefined {
-  const values = text.split('\n').filter((l) => l.startsWith(`${name} `) || l.startsWith(`${name}{`)).map((l) => Number(l.slice(l.lastIndexOf(' ') + 1)));
-  return values.length === 0 ? undefined : values.reduce((a, b) => a + b, 0);
 }
 
 const quantile = (values: readonly number[], q: number) => {
@@ -87,13 +81,13 @@ async function measure(universeAssets: number, minutes: number, warmupS: number)
     const until = Date.now() + minutes * 60_000;
     while (Date.now() < until) {
       const metrics = await fetch(`${base}/metrics`).then((r) => r.text());
-      const lag = metricValue(metrics, 'mds_index_lag_seconds');
-      if (lag !== undefined) lags.push(lag);
-      const dropped = metricValue(metrics, 'mds_bus_dropped_total') ?? 0;
+      // No lag until the index has computed a second: the gauge is absent then.
+      if (/^mds_index_lag_seconds /m.test(metrics)) lags.push(metricSum(metrics, 'mds_index_lag_seconds'));
+      const dropped = metricSum(metrics, 'mds_bus_dropped_total');
       droppedFrom ??= dropped;
       droppedTo = dropped;
       if ((await fetch(`${base}/ready`)).status !== 200) readyFailed += 1;
-      rss.push({ at: Date.now(), mb: rssMb(child.pid!) });
+      rss.push({ at: Date.now(), mb: rssMbOf(child.pid) ?? NaN });
       await sleep(5_000);
     }
     const half = rss.filter((r) => r.at >= rss[0]!.at + (minutes * 60_000) / 2);

@@ -17,8 +17,8 @@ export const silentLog = createLogger(process.env.MDS_TEST_LOG_LEVEL ?? 'silent'
  * test file. A copy of the run's template (test/support/storeTemplate.ts) where the store project
  * made one, else migrated here.
  */
-export async function openTestStore(): Promise<{ store: Store; dir: string; dispose(): Promise<void> }> {
-  const dir = mkdtempSync(join(tmpdir(), 'mds-api-test-'));
+export async function openTestStore(parent = tmpdir()): Promise<{ store: Store; dir: string; dispose(): Promise<void> }> {
+  const dir = mkdtempSync(join(parent, 'mds-api-test-'));
   const copied = copyStoreTemplate(dir);
   const store = await openStore({ MDS_DATA_DIR: dir, CLICKHOUSE_DATABASE: 'mds', CLICKHOUSE_URL: undefined });
   if (!copied) await migrate(store);
