@@ -19,16 +19,23 @@ export interface DedupingSinkOptions {
   /** Consumer group; aggregators sharing it split the partitions. */
   group?: string;
   /**
-   * Called after each insert that stored rows, with the event-time range (unix ms) of those rows:
-   * the index runner computes again the seconds it had already passed (rows from a backlog).
+   * Called after each insert that stored rows, with the event-time range (unix ms) of those rows
+   * and the first event time of each of their assets: the index runner computes again the seconds
+   * it had already passed (rows from a backlog, a venue's recovery).
    */
-  onInserted?: (range: { minTs: number; maxTs: number }) => void;
+  onInserted?: (range: InsertedRange) => void;
   /**
    * Awaited before each insert; throwing fails it (retried like a store failure). The trade sink
    * stores the collectors' gaps first: a gap is published before the live trade that found it, and
    * a trade stored before its gap would, after a crash, move the restart's recovery past that gap.
    */
   storeFirst?: () => Promise<void>;
+}
+
+export interface InsertedRange {
+  minTs: number;
+  maxTs: number;
+  firstByAsset: ReadonlyMap<string, number>;
 }
 
 export interface DedupingSinkStats {
@@ -258,9 +265,11 @@ class SliceWriter<T extends Topic> {
     // The range of what was sent, not only of what is new: a view that missed it has it now.
     let minTs = Infinity;
     let maxTs = -Infinity;
+    const firstByAsset = new Map<string, number>();
     for (const c of sent) {
       minTs = Math.min(minTs, c.event.ts);
       maxTs = Math.max(maxTs, c.event.ts);
+      firstByAsset.set(c.event.asset, Math.min(firstByAsset.get(c.event.asset) ?? Infinity, c.event.ts));
       if (slice.repeat) continue;
       const bound = bounds.get(c.market)!;
       if (c.event.ts > bound.ts) {
@@ -270,7 +279,7 @@ class SliceWriter<T extends Topic> {
       } else if (c.event.ts === bound.ts) bound.ids?.add(c.id);
     }
     this.#stats.inserted += stored.length;
-    this.#options.onInserted?.({ minTs, maxTs });
+    this.#options.onInserted?.({ minTs, maxTs, firstByAsset });
   }
 }
 

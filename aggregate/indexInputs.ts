@@ -13,6 +13,12 @@ import { tickContent, type BookRow, type BucketRow, type IndexInputs, type Index
  * returned as plain rows for the sweep (indexSweep.ts).
  */
 
+/**
+ * Restricts a query to the assets of `{assets:Array(String)}`, or to none when that list is empty
+ * (every asset): a revisit for late trades computes only the assets they belong to.
+ */
+const ofAssets = '(empty({assets:Array(String)}) OR asset IN {assets:Array(String)})';
+
 /** Per market, its windows at the start of the range's first minute, from the 1m candles. */
 const windowsSql = `
 SELECT
@@ -24,6 +30,7 @@ SELECT
 FROM candles_1m
 WHERE bucket >= toDateTime({first_minute:UInt32} - greatest({volume_window_s:UInt32}, {interval_window_s:UInt32}), 'UTC')
   AND bucket < toDateTime({first_minute:UInt32}, 'UTC')
+  AND ${ofAssets}
 GROUP BY asset, venue, market, quote
 HAVING windowTrades > 0 OR intervalTrades > 0`;
 
@@ -31,16 +38,17 @@ HAVING windowTrades > 0 OR intervalTrades > 0`;
 const bucketsSql = `
 SELECT asset, venue, market, quote, toUnixTimestamp(bucket) AS bucket, sum(quote_volume) AS notional, sum(trade_count) AS trades, argMaxMerge(close) AS close
 FROM candles_1m
-WHERE (bucket >= toDateTime({first_minute:UInt32}, 'UTC') AND bucket < toDateTime({last_minute:UInt32}, 'UTC'))
+WHERE ((bucket >= toDateTime({first_minute:UInt32}, 'UTC') AND bucket < toDateTime({last_minute:UInt32}, 'UTC'))
    OR (bucket >= toDateTime({first_minute:UInt32} - {volume_window_s:UInt32}, 'UTC') AND bucket < toDateTime({last_minute:UInt32} - {volume_window_s:UInt32}, 'UTC'))
-   OR (bucket >= toDateTime({first_minute:UInt32} - {interval_window_s:UInt32}, 'UTC') AND bucket < toDateTime({last_minute:UInt32} - {interval_window_s:UInt32}, 'UTC'))
+   OR (bucket >= toDateTime({first_minute:UInt32} - {interval_window_s:UInt32}, 'UTC') AND bucket < toDateTime({last_minute:UInt32} - {interval_window_s:UInt32}, 'UTC')))
+  AND ${ofAssets}
 GROUP BY asset, venue, market, quote, bucket`;
 
 /** Per market, its last trade in the stale look-back before the range. */
 const lastTradesSql = `
 SELECT asset, venue, market, quote, argMaxMerge(last_price) AS price, toUnixTimestamp64Milli(max(last_trade_at)) AS lastTradeAt
 FROM market_seconds
-WHERE second >= toDateTime({from_s:UInt32}, 'UTC') AND second < toDateTime({to_s:UInt32}, 'UTC')
+WHERE second >= toDateTime({from_s:UInt32}, 'UTC') AND second < toDateTime({to_s:UInt32}, 'UTC') AND ${ofAssets}
 GROUP BY asset, venue, market, quote`;
 
 /** Per market and second, what traded, from the start of the range's first minute to its end. */
@@ -50,7 +58,7 @@ SELECT
     sum(notional) AS notional, sum(volume) AS volume, sum(trade_count) AS trades,
     argMaxMerge(last_price) AS price, toUnixTimestamp64Milli(max(last_trade_at)) AS lastTradeAt
 FROM market_seconds
-WHERE second >= toDateTime({from_s:UInt32}, 'UTC') AND second <= toDateTime({to_s:UInt32}, 'UTC')
+WHERE second >= toDateTime({from_s:UInt32}, 'UTC') AND second <= toDateTime({to_s:UInt32}, 'UTC') AND ${ofAssets}
 GROUP BY asset, venue, market, quote, second
 ORDER BY second`;
 
@@ -61,20 +69,20 @@ ORDER BY second`;
 const booksSql = `
 SELECT asset, venue, market, toUnixTimestamp64Milli(ts) AS ts, spread_bps < 0 AS crossed
 FROM market_quality FINAL
-WHERE market_quality.ts >= fromUnixTimestamp64Milli({from:Int64}, 'UTC')`;
+WHERE market_quality.ts >= fromUnixTimestamp64Milli({from:Int64}, 'UTC') AND ${ofAssets}`;
 
 /** Per market, the collector's last connection status before the range. */
 const statusBeforeSql = `
 SELECT asset, venue, market, argMax(connected, ts) AS connected
 FROM market_connections
-WHERE ts < fromUnixTimestamp64Milli({from_ms:Int64}, 'UTC')
+WHERE ts < fromUnixTimestamp64Milli({from_ms:Int64}, 'UTC') AND ${ofAssets}
 GROUP BY asset, venue, market`;
 
 /** The statuses published within the range, in time order. */
 const statusChangesSql = `
 SELECT asset, venue, market, connected, toUnixTimestamp64Milli(ts) AS at
 FROM market_connections
-WHERE ts >= fromUnixTimestamp64Milli({from_ms:Int64}, 'UTC') AND ts < fromUnixTimestamp64Milli({to_ms:Int64}, 'UTC')
+WHERE ts >= fromUnixTimestamp64Milli({from_ms:Int64}, 'UTC') AND ts < fromUnixTimestamp64Milli({to_ms:Int64}, 'UTC') AND ${ofAssets}
 ORDER BY at`;
 
 /** The latest stored row of each asset at or before a second: the state a restart resumes from (columns named as in TickRow). */
@@ -87,14 +95,14 @@ SELECT
     argMax(excluded, second) AS excluded,
     toUnixTimestamp64Milli(argMax(last_trade_at, second)) AS last_trade_at
 FROM index_ticks FINAL
-WHERE second <= toDateTime({second:UInt32}, 'UTC') AND second > toDateTime({from_s:UInt32}, 'UTC')
+WHERE second <= toDateTime({second:UInt32}, 'UTC') AND second > toDateTime({from_s:UInt32}, 'UTC') AND ${ofAssets}
 GROUP BY asset`;
 
 /** The seconds of a range for which index_ticks holds a row, per asset: a recomputation must replace each. */
 const storedSecondsSql = `
 SELECT DISTINCT asset, toUnixTimestamp(second) AS second
 FROM index_ticks
-WHERE second >= toDateTime({from_s:UInt32}, 'UTC') AND second <= toDateTime({to_s:UInt32}, 'UTC')`;
+WHERE second >= toDateTime({from_s:UInt32}, 'UTC') AND second <= toDateTime({to_s:UInt32}, 'UTC') AND ${ofAssets}`;
 
 /** The newest second of index_ticks or of index_constituents_latest (written at the end of every step), and the newest computed_at. */
 const storedThroughSql = `
@@ -114,10 +122,12 @@ HAVING n > 0`;
 
 const perpetualVenues: ReadonlySet<string> = new Set(catalogVenues.filter((v) => v.contract === 'perpetual').map((v) => v.id));
 
-export async function loadIndexInputs(store: Store, range: SweepRange, params: IndexParams): Promise<IndexInputs> {
+/** The inputs of `range`, of every asset, or of `assets` alone. */
+export async function loadIndexInputs(store: Store, range: SweepRange, params: IndexParams, assets: readonly string[] = []): Promise<IndexInputs> {
   const { from, to } = range;
   const firstMinute = Math.floor(from / 60) * 60;
   const windowParams = {
+    assets,
     first_minute: firstMinute,
     last_minute: Math.floor(to / 60) * 60,
     volume_window_s: params.volumeWindowMinutes * 60,
@@ -126,11 +136,11 @@ export async function loadIndexInputs(store: Store, range: SweepRange, params: I
   const [windows, buckets, lastTrades, seconds, books, statusBefore, statusChanges] = await Promise.all([
     store.rows<WindowRow>(windowsSql, windowParams),
     store.rows<BucketRow>(bucketsSql, windowParams),
-    store.rows<LastTradeRow>(lastTradesSql, { from_s: from - Math.ceil(staleLookbackMs(params) / 1000), to_s: from }),
-    store.rows<SecondRow>(secondsSql, { from_s: firstMinute, to_s: to }),
-    store.rows<BookRow>(booksSql, { from: from * 1000 - params.crossedBookMaxAgeMs }),
-    store.rows<StatusBeforeRow>(statusBeforeSql, { from_ms: from * 1000 }),
-    store.rows<StatusRow>(statusChangesSql, { from_ms: from * 1000, to_ms: (to + 1) * 1000 }),
+    store.rows<LastTradeRow>(lastTradesSql, { assets, from_s: from - Math.ceil(staleLookbackMs(params) / 1000), to_s: from }),
+    store.rows<SecondRow>(secondsSql, { assets, from_s: firstMinute, to_s: to }),
+    store.rows<BookRow>(booksSql, { assets, from: from * 1000 - params.crossedBookMaxAgeMs }),
+    store.rows<StatusBeforeRow>(statusBeforeSql, { assets, from_ms: from * 1000 }),
+    store.rows<StatusRow>(statusChangesSql, { assets, from_ms: from * 1000, to_ms: (to + 1) * 1000 }),
   ]);
   return { windows, buckets, lastTrades, seconds, books, statusBefore, statusChanges, perpetualVenues };
 }
@@ -140,12 +150,12 @@ export async function loadQuoteRates(store: Store, at: number): Promise<QuoteRat
   return { stablecoins, fiat };
 }
 
-/** The state at the end of `second` from the stored rows (after a restart). */
-export async function loadIndexState(store: Store, second: number, params: IndexParams): Promise<IndexState> {
+/** The state at the end of `second` from the stored rows (after a restart), of every asset or of `assets` alone. */
+export async function loadIndexState(store: Store, second: number, params: IndexParams, assets: readonly string[] = []): Promise<IndexState> {
   // Every asset with a price writes a row at least once per volume window (its markets leave the
   // window, or go stale, or trade), so an older row cannot describe the asset at `second`.
   const lookbackS = params.volumeWindowMinutes * 60 + Math.ceil(staleLookbackMs(params) / 1000) + 60;
-  const rows = await store.rows<PriorRow>(priorSql, { second, from_s: second - lookbackS });
+  const rows = await store.rows<PriorRow>(priorSql, { assets, second, from_s: second - lookbackS });
   const state = new Map<string, PublishedIndex>();
   for (const r of rows) {
     if (r.status === 'none') continue;
@@ -179,7 +189,7 @@ export async function loadNextTradeSecond(store: Store, from: number): Promise<n
   return row?.first ?? Number.MAX_SAFE_INTEGER;
 }
 
-/** Per asset, the seconds from..to for which index_ticks holds a row. */
-export function loadStoredSeconds(store: Store, from: number, to: number): Promise<{ asset: string; second: number }[]> {
-  return store.rows<{ asset: string; second: number }>(storedSecondsSql, { from_s: from, to_s: to });
+/** Per asset (every one, or those of `assets`), the seconds from..to for which index_ticks holds a row. */
+export function loadStoredSeconds(store: Store, from: number, to: number, assets: readonly string[] = []): Promise<{ asset: string; second: number }[]> {
+  return store.rows<{ asset: string; second: number }>(storedSecondsSql, { assets, from_s: from, to_s: to });
 }

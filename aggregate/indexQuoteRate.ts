@@ -10,6 +10,8 @@ export interface QuoteRates {
 
 /** Crypto quotes valued through our own index of the same second (Coin Metrics lists BTC and ETH quotes for other assets). */
 const cryptoQuotes: Record<string, string> = { BTC: 'bitcoin', ETH: 'ethereum' };
+/** The assets whose index values other assets' markets: their seconds are computed with any asset's. */
+export const quoteIndexAssets: readonly string[] = Object.values(cryptoQuotes);
 const fiatQuotes = new Set<string>(fiatCurrencies.filter((c) => c !== 'usd'));
 
 /**

@@ -5,15 +5,16 @@ import type { Logger } from '../infra/log.ts';
 import type { Store } from '../infra/store.ts';
 import { loadIndexInputs, loadIndexState, loadNextTradeSecond, loadQuoteRates, loadStoredSeconds, loadStoredThrough } from './indexInputs.ts';
 import { indexParamsSchema, type IndexParams } from './indexPrice.ts';
-import type { QuoteRates } from './indexQuoteRate.ts';
-import { sweepIndex, tickKey, type IndexState, type SweepRange } from './indexSweep.ts';
+import { quoteIndexAssets, type QuoteRates } from './indexQuoteRate.ts';
+import { sweepIndex, tickKey, type IndexState, type PublishedIndex, type SweepRange } from './indexSweep.ts';
 
 /**
  * The index runner of the aggregate role: every second it computes the index price of every asset
  * for the seconds that ended at least `lagMs` ago and writes index_ticks and
  * index_constituents_latest. It recomputes a short trailing window so late trades land, goes back
- * further when the trade sink reports older trades stored late (noteInserted), catches up in
- * bounded chunks after a pause, and resumes from its own tables. Each step loads its inputs
+ * further when the trade sink reports older trades stored late (noteInserted: for the assets of
+ * those trades alone, or for every asset), catches up in bounded chunks after a pause, and resumes
+ * from its own tables. Each step loads its inputs
  * (indexInputs.ts), sweeps the seconds (indexSweep.ts, pure) and writes the result.
  */
 
@@ -76,6 +77,31 @@ export interface IndexRunnerStats {
   revisits: number;
 }
 
+/**
+ * Seconds computed again for some assets' late trades (a venue's recovery lands them market after
+ * market): a range of every asset would cost as much for one late market as for all of them.
+ */
+interface AssetRevisit {
+  /** The late assets, with the quote assets whose index values their markets (quoteIndexAssets). */
+  assets: string[];
+  /** The next second to compute again... */
+  from: number;
+  /** ...up to this one, the last second computed when the revisit began: the live seconds wait for it. */
+  through: number;
+  /** These assets' state at the end of `from - 1`; read from index_ticks for the first range. */
+  prior: IndexState | undefined;
+  /** Their rows of index_ticks in the seconds computed again: each is replaced (TickWrites, indexSweep.ts). */
+  writes: { storedThrough: number; written: Map<string, string> };
+}
+
+/** `live` with the states of `assets` taken from `revisited` (an asset missing there has no price). */
+function withRevisited(live: IndexState, revisited: IndexState, assets: readonly string[]): IndexState {
+  const merged = new Map<string, PublishedIndex>(live);
+  for (const asset of assets) merged.delete(asset);
+  for (const [asset, state] of revisited) merged.set(asset, state);
+  return merged;
+}
+
 export interface IndexRunnerOptions {
   store: Store;
   log: Logger;
@@ -109,8 +135,11 @@ export class IndexRunner {
   #nextFrom: number | undefined;
   /** While computing seconds again after going back: up to this second, index_ticks may hold rows this runner no longer knows. */
   #revisitThrough: number | undefined;
-  /** The first second of trades stored since the last go-back (noteInserted). */
+  /** The first second of trades of any asset stored since the last go-back (noteInserted without an asset). */
   #insertedFrom: number | undefined;
+  /** Per asset, the first second of its trades stored late since the last go-back. */
+  readonly #lateByAsset = new Map<string, number>();
+  #assetRevisit: AssetRevisit | undefined;
   /** When the last go-back for late trades happened (the step's clock). */
   #wentBackAt = -Infinity;
   #rates: { minute: number; rates: QuoteRates } | undefined;
@@ -147,14 +176,16 @@ export class IndexRunner {
   }
 
   /**
-   * Trades were stored with event times from `minTsMs` on (the trade sink's `onInserted`). When
-   * they reach back before the seconds the next step computes anyway (a backlog inserted after a
-   * store outage, a lagging bus), the next step computes again from their first second, at most
-   * the backfill window back.
+   * Trades of `asset` (of any asset when none is named) were stored with event times from
+   * `minTsMs` on (the trade sink's `onInserted`). When they reach back before the seconds the next
+   * step computes anyway (a venue's recovery, a backlog inserted after a store outage, a lagging
+   * bus), those seconds are computed again from their first one, at most the backfill window back:
+   * of the late assets alone, or of every asset.
    */
-  noteInserted(minTsMs: number): void {
+  noteInserted(minTsMs: number, asset?: string): void {
     const second = Math.floor(minTsMs / 1000);
-    this.#insertedFrom = Math.min(this.#insertedFrom ?? second, second);
+    if (asset === undefined) this.#insertedFrom = Math.min(this.#insertedFrom ?? second, second);
+    else this.#lateByAsset.set(asset, Math.min(this.#lateByAsset.get(asset) ?? second, second));
   }
 
   /** The next steps compute again from `from`, replacing what index_ticks holds from there on. */
@@ -193,23 +224,66 @@ export class IndexRunner {
 
   /**
    * Goes back for trades stored after the index passed their seconds, unless the trailing window
-   * covers them anyway; at most once per `revisitEveryMs` unless `atOnce` (catchUp): until then they wait.
+   * covers them anyway; at most once per `revisitEveryMs` unless `atOnce` (catchUp): until then
+   * they wait. Late trades of named assets only, none of them a quote asset: those assets alone
+   * (#assetRevisit); otherwise every asset (#goBack).
    */
   #revisitLateTrades(now: number, atOnce: boolean): void {
     const { schedule, log } = this.#options;
-    if (this.#insertedFrom === undefined) return;
-    const late = Math.max(this.#insertedFrom, Math.floor((now - schedule.backfillMs) / 1000));
+    if (this.#assetRevisit) return;
     const last = this.#stats.lastComputed!;
-    if (late >= (this.#nextFrom ?? last + 1 - schedule.recomputeSeconds)) {
-      this.#insertedFrom = undefined;
-      return;
-    }
+    const horizon = Math.floor((now - schedule.backfillMs) / 1000);
+    // The next step computes every asset from this second on anyway.
+    const covered = this.#nextFrom ?? last + 1 - schedule.recomputeSeconds;
+    const isCovered = (second: number) => Math.max(second, horizon) >= covered;
+    if (this.#insertedFrom !== undefined && isCovered(this.#insertedFrom)) this.#insertedFrom = undefined;
+    for (const [asset, second] of this.#lateByAsset) if (isCovered(second)) this.#lateByAsset.delete(asset);
+    if (this.#insertedFrom === undefined && this.#lateByAsset.size === 0) return;
     if (!atOnce && now - this.#wentBackAt < schedule.revisitEveryMs) return;
+    let first = this.#insertedFrom ?? Infinity;
+    for (const second of this.#lateByAsset.values()) first = Math.min(first, second);
+    first = Math.max(first, horizon);
+    const everyAsset = this.#insertedFrom !== undefined || quoteIndexAssets.some((asset) => this.#lateByAsset.has(asset));
+    const assets = everyAsset ? [] : [...new Set([...quoteIndexAssets, ...this.#lateByAsset.keys()])];
     this.#insertedFrom = undefined;
+    this.#lateByAsset.clear();
     this.#wentBackAt = now;
     this.#stats.revisits += 1;
-    log.warn({ from: late, seconds: last - late + 1 }, 'trades stored after the index passed their seconds: computing those seconds again');
-    this.#goBack(late);
+    log.warn({ from: first, seconds: last - first + 1, assets: everyAsset ? 'all' : assets.length }, 'trades stored after the index passed their seconds: computing those seconds again');
+    if (everyAsset) this.#goBack(first);
+    else this.#assetRevisit = { assets, from: first, through: last, prior: undefined, writes: { storedThrough: -1, written: new Map() } };
+  }
+
+  /**
+   * Computes one range of an asset revisit and writes its rows. Returns true once it has reached
+   * its last second: the live state of its assets is then the recomputed one.
+   */
+  async #revisitAssets(revisit: AssetRevisit): Promise<boolean> {
+    const { store, params, schedule } = this.#options;
+    const to = Math.min(revisit.through, revisit.from + schedule.maxSecondsPerTick - 1);
+    const done = to === revisit.through;
+    const range: SweepRange = { from: revisit.from, to, keepFrom: done ? to - schedule.recomputeSeconds : to };
+    for (const row of await loadStoredSeconds(store, range.from, to, revisit.assets)) revisit.writes.written.set(tickKey(row), '');
+    const prior = revisit.prior ?? (await loadIndexState(store, range.from - 1, params, revisit.assets));
+    const [inputs, rates] = await Promise.all([loadIndexInputs(store, range, params, revisit.assets), this.#quoteRates((to + 1) * 1000)]);
+    this.#computedAt = Math.max(Date.now(), this.#computedAt + 1);
+    const result = sweepIndex({ range, inputs, prior, params, rates, writes: revisit.writes, computedAt: this.#computedAt });
+    await store.insert('index_ticks', result.rows);
+    this.#stats.ranges += 1;
+    this.#stats.rows += result.rows.length;
+    if (!done) {
+      revisit.from = to + 1;
+      revisit.prior = result.states.get(to);
+      revisit.writes.written.clear();
+      return false;
+    }
+    this.#assetRevisit = undefined;
+    for (const [second, state] of result.states) {
+      const live = this.#states.get(second);
+      if (live) this.#states.set(second, withRevisited(live, state, revisit.assets));
+    }
+    for (const [key, content] of result.written) this.#writes!.written.set(key, content);
+    return true;
   }
 
   /** One bounded unit of work. Returns true while the index is behind now - lag. `revisitAtOnce`: late trades go back now, not at the next interval. */
@@ -218,6 +292,7 @@ export class IndexRunner {
     const target = Math.floor((now - schedule.lagMs) / 1000) - 1;
     if (this.#stats.lastComputed === undefined || !this.#writes) await this.#resume(now, target);
     this.#revisitLateTrades(now, revisitAtOnce);
+    if (this.#assetRevisit && !(await this.#revisitAssets(this.#assetRevisit))) return true;
     const last = this.#stats.lastComputed!;
     if (target <= last) return false;
     const from = this.#nextFrom ?? last + 1 - schedule.recomputeSeconds;

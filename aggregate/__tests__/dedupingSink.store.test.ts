@@ -12,7 +12,7 @@ import type { TradeEvent } from '../../infra/events.ts';
 import { StoreTimeoutError, type Store } from '../../infra/store.ts';
 import { withStoreFaults } from '../../infra/storeFaults.ts';
 import { openTestStore, silentLog } from '../../test/support/harness.ts';
-import type { DedupingSink } from '../dedupingSink.ts';
+import type { DedupingSink, InsertedRange } from '../dedupingSink.ts';
 import { startTradeSink, tradeRow } from '../tradeSink.ts';
 import { until as untilHolds } from '../../test/support/until.ts';
 
@@ -148,9 +148,9 @@ function withRefusedCommits(base: Bus): Bus {
   };
 }
 
-test('events held at the edges of the batch window, of every asset in it, and copies within the batch are dropped; onInserted gets the range of the rows stored', async () => {
+test('events held at the edges of the batch window, of every asset in it, and copies within the batch are dropped; onInserted gets the range of the rows stored and the first of each asset', async () => {
   const bus = createMemoryBus();
-  const ranges: { minTs: number; maxTs: number }[] = [];
+  const ranges: InsertedRange[] = [];
   const sink = await startTradeSink({ bus, store, log: silentLog, batchRows: 3, batchMs: 60_000, group: 'dd-lookup', onInserted: (r) => ranges.push(r) });
   const first = [trade('lookcoin', 'L1', t0 + 1_000), trade('peekcoin', 'P1', t0 + 2_000), trade('lookcoin', 'L3', t0 + 3_000)];
   bus.publish(first);
@@ -178,8 +178,8 @@ test('events held at the edges of the batch window, of every asset in it, and co
   await sink.stop();
   expect(sink.stats()).toEqual({ received: 12, inserted: 5, duplicates: 7, batches: 3, failedBatches: 0, repeatedInserts: 0 });
   expect(ranges).toEqual([
-    { minTs: t0 + 1_000, maxTs: t0 + 3_000 },
-    { minTs: t0 + 1_500, maxTs: t0 + 2_500 },
+    { minTs: t0 + 1_000, maxTs: t0 + 3_000, firstByAsset: new Map([['lookcoin', t0 + 1_000], ['peekcoin', t0 + 2_000]]) },
+    { minTs: t0 + 1_500, maxTs: t0 + 2_500, firstByAsset: new Map([['lookcoin', t0 + 1_500], ['peekcoin', t0 + 2_500]]) },
   ]);
   expect((await storedTrades('lookcoin')).map((r) => r.id)).toEqual(['L1', 'N1', 'L3']);
   expect((await storedTrades('peekcoin')).map((r) => r.id)).toEqual(['P1', 'N2']);

@@ -1,4 +1,5 @@
 import { startBookSink } from '../../aggregate/bookSink.ts';
+import type { InsertedRange } from '../../aggregate/dedupingSink.ts';
 import { indexSettingsFromConfig, startIndexRunner, type IndexRunner } from '../../aggregate/indexRunner.ts';
 import { startLiquidationSink } from '../../aggregate/liquidationSink.ts';
 import { startStatusSink } from '../../aggregate/statusSink.ts';
@@ -14,13 +15,16 @@ export async function startAggregate(ctx: RoleContext, { store, activity }: Role
   const { config, log, life, metrics, checks } = ctx;
   const index = startIndexRunner({ store, log: log.child({ part: 'index' }), ...indexSettingsFromConfig(config) });
   life.add('index', 'consumers', () => index.stop());
-  // Rows a sink stores for seconds the index has already passed (a backlog after a store outage) are computed again.
+  // Rows a sink stores for seconds the index has already passed (a venue's recovery, a backlog after
+  // a store outage) are computed again, for the assets they belong to.
   const sinkOptions = {
     bus,
     store,
     batchRows: config.AGGREGATE_BATCH_ROWS,
     batchMs: config.AGGREGATE_BATCH_MS,
-    onInserted: (r: { minTs: number }) => index.noteInserted(r.minTs),
+    onInserted: (r: InsertedRange) => {
+      for (const [asset, ts] of r.firstByAsset) index.noteInserted(ts, asset);
+    },
   };
   const { gaps, trades } = await startGapAndTradeSinks({ ...sinkOptions, log: log.child({ part: 'gap-sink' }), onInserted: undefined }, { ...sinkOptions, log: log.child({ part: 'trade-sink' }) });
   life.add('gap-sink', 'consumers', () => gaps.stop());
