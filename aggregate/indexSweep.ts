@@ -10,7 +10,7 @@ import {
   type MarketInput,
   type PreviousIndex,
 } from './indexPrice.ts';
-import { assetOrder, quoteRate, type QuoteRates } from './indexQuoteRate.ts';
+import { assetOrder, quoteIndexAssets, quoteRate, valuedThroughIndex, type QuoteRates } from './indexQuoteRate.ts';
 
 /**
  * The seconds of a range, walked event by event over the inputs of indexInputs.ts: pure (no
@@ -158,6 +158,22 @@ function firstAbove(sorted: readonly number[], t: number): number {
     else hi = mid;
   }
   return lo;
+}
+
+/** The seconds after `t` at which a market may turn stale: the first whose end is past the stale age after its last trade, and its neighbours (rounding). */
+function staleFlipsAfter(st: MarketState, t: number, params: IndexParams): number {
+  if (st.lastTradeAt === null || !(st.windowNotional + st.minuteNotional > 0)) return Infinity;
+  const flip = Math.floor((st.lastTradeAt + staleAfterMs(meanTradeIntervalMs(st.intervalTrades, params), params)) / 1000);
+  let next = Infinity;
+  for (const c of [flip - 1, flip, flip + 1]) if (c > t && c < next) next = c;
+  return next;
+}
+
+/** Adds `asset` to the set of `second` in `bySecond`. */
+function addAt(bySecond: Map<number, Set<string>>, second: number, asset: string): void {
+  let assets = bySecond.get(second);
+  if (!assets) bySecond.set(second, (assets = new Set()));
+  assets.add(asset);
 }
 
 /** The seconds at which a book measured at `at` starts and stops counting for crossed_book. */
@@ -313,21 +329,42 @@ export function sweepIndex(args: {
   const nextEvent = (t: number): number => {
     const ahead = (sorted: number[]) => sorted[firstAbove(sorted, t)] ?? Infinity;
     let next = Math.min(ahead(tradeSeconds), ahead(changedMinutes), ahead(crossedEdges), ahead(forcedSeconds), ahead(statusSeconds), t < from ? from : t < to ? to : Infinity);
-    for (const markets of states.values()) {
-      for (const st of markets.values()) {
-        if (st.lastTradeAt === null || !(st.windowNotional + st.minuteNotional > 0)) continue;
-        // The first second whose end is past the stale age after the last trade; its neighbours too, against rounding.
-        const flip = Math.floor((st.lastTradeAt + staleAfterMs(meanTradeIntervalMs(st.intervalTrades, params), params)) / 1000);
-        for (const c of [flip - 1, flip, flip + 1]) if (c > t && c < next) next = c;
-      }
-    }
+    for (const markets of states.values()) for (const st of markets.values()) next = Math.min(next, staleFlipsAfter(st, t, params));
     return next;
+  };
+
+  // An asset whose inputs did not change since it was last evaluated has the same index, the same
+  // verdicts and no trade in the second (computeIndexSecond settles after one second on unchanged
+  // inputs, outlier hysteresis included): it is carried, not computed again. Its inputs change with
+  // its trades, its crossed books' windows, its connection statuses, a market turning stale, a row
+  // to replace, a new minute (every asset), and for markets quoted in BTC or ETH, that index moving.
+  const tradedAt = new Map<number, Set<string>>();
+  for (const r of inputs.seconds) addAt(tradedAt, r.second, r.asset);
+  const crossedEdgeAt = new Map<number, Set<string>>();
+  for (const [key, at] of crossedAt) for (const e of edges(at, params.crossedBookMaxAgeMs)) addAt(crossedEdgeAt, e, key.split('\u0000')[0]!);
+  const forcedAt = new Map<number, Set<string>>();
+  for (const key of writes.written.keys()) {
+    const [asset, second] = key.split('\u0000');
+    addAt(forcedAt, Number(second), asset!);
+  }
+  const valuedThroughIndexPrice = new Set(assets.filter((a) => marketsOf.get(a)!.some((st) => valuedThroughIndex(st.quote))));
+  /** Per asset: the next second one of its markets may turn stale (set when it is evaluated). */
+  const recheckAt = new Map<string, number>();
+  /** Per asset: its result at the last second it was evaluated (the verdicts written at `to`). */
+  const lastResult = new Map<string, IndexSecond>();
+  /** The assets whose index may differ at `s` from the last second evaluated; undefined: every asset. */
+  const changedAt = (s: number, statusAssets: ReadonlySet<string>): Set<string> | undefined => {
+    const changed = new Set<string>(statusAssets);
+    for (const bySecond of [tradedAt, crossedEdgeAt, forcedAt]) for (const asset of bySecond.get(s) ?? []) changed.add(asset);
+    for (const [asset, at] of recheckAt) if (at <= s) changed.add(asset);
+    return changed;
   };
 
   let minute = firstMinute;
   let evaluated = from - 1;
   for (let s = firstMinute; s <= to; s = nextEvent(s)) {
-    if (Math.floor(s / 60) * 60 !== minute) {
+    const newMinute = Math.floor(s / 60) * 60 !== minute;
+    if (newMinute) {
       for (let m = minute + 60; m <= Math.floor(s / 60) * 60; m += 60) advanceWindows(m);
       minute = Math.floor(s / 60) * 60;
       for (const markets of states.values()) for (const st of markets.values()) st.minuteNotional = 0;
@@ -343,20 +380,29 @@ export function sweepIndex(args: {
       st.inSecond = { notional: r.notional, volume: r.volume, trades: r.trades };
     }
     if (s < from) continue;
+    const statusAssets = new Set<string>();
     for (; statusesApplied < statusChanges.length && statusChanges[statusesApplied]!.at < (s + 1) * 1000; statusesApplied++) {
       const r = statusChanges[statusesApplied]!;
       const key = `${r.asset}\u0000${marketKey(r)}`;
       if (r.connected) disconnected.delete(key);
       else disconnected.add(key);
+      statusAssets.add(r.asset);
     }
+    const changed = evaluated < from || newMinute || s <= writes.storedThrough ? undefined : changedAt(s, statusAssets);
 
     // The skipped seconds had the state of the last one evaluated.
     for (let t = Math.max(evaluated + 1, range.keepFrom); t < s; t++) kept.set(t, published);
     evaluated = s;
     const before = published;
-    published = new Map();
+    published = new Map(before);
     const indexNow = new Map<string, number>();
+    let indexQuoteMoved = false;
     for (const asset of assets) {
+      const previous = before.get(asset);
+      if (changed && !changed.has(asset) && !(indexQuoteMoved && valuedThroughIndexPrice.has(asset))) {
+        if (previous) indexNow.set(asset, previous.price);
+        continue;
+      }
       const candidates: MarketInput[] = [];
       for (const st of marketsOf.get(asset)!) {
         const windowNotional = st.windowNotional + st.minuteNotional;
@@ -377,9 +423,12 @@ export function sweepIndex(args: {
           inSecond: st.inSecond,
         });
       }
-      const previous = before.get(asset);
       const result = candidates.length > 0 ? computeIndexSecond(s, candidates, previous, params) : undefined;
+      if (result) lastResult.set(asset, result);
+      else lastResult.delete(asset);
+      recheckAt.set(asset, Math.min(...marketsOf.get(asset)!.map((st) => staleFlipsAfter(st, s, params))));
       if (result?.price === undefined) {
+        published.delete(asset);
         if (previous || mustWrite(asset, s)) write(noPriceRow(asset, s, computedAt));
       } else {
         const row = tickRow(asset, s, result, computedAt);
@@ -393,8 +442,9 @@ export function sweepIndex(args: {
         });
         if (mustWrite(asset, s) || result.tradeCount > 0 || previous?.content !== content) write(row);
       }
-      if (s === to && result) for (const m of result.markets) constituents.push(constituentRow(asset, m, (s + 1) * 1000));
+      if (quoteIndexAssets.includes(asset) && published.get(asset)?.price !== previous?.price) indexQuoteMoved = true;
     }
+    if (s === to) for (const asset of assets) for (const m of lastResult.get(asset)?.markets ?? []) constituents.push(constituentRow(asset, m, (s + 1) * 1000));
     if (s >= range.keepFrom) kept.set(s, published);
   }
 

@@ -13,6 +13,7 @@ import { referenceTicks, type RawTrade, type ReferenceOptions, type ReferenceTic
 // indexInputs.ts read them from the candles and per-market seconds the store rolls them into.
 
 const asset = 'sweepcoin';
+const other = 'othercoin';
 const epochS = Date.UTC(2026, 2, 1) / 1000;
 
 interface Book { venue: string; market: string; ts: number; crossed: boolean }
@@ -98,6 +99,11 @@ function inputsFor(trades: readonly RawTrade[], books: readonly Book[], statuses
   };
 }
 
+/** stored() of one asset's rows. */
+function storedOf(of: string, ...inserts: readonly TickRow[][]): StoredTick[] {
+  return stored(...inserts.map((rows) => rows.filter((r) => r.asset === of)));
+}
+
 /** The rows as index_ticks holds them after these inserts in order: per asset and second, the last one written. */
 function stored(...inserts: readonly TickRow[][]): StoredTick[] {
   const latest = new Map(inserts.flat().map((r) => [tickKey(r), r]));
@@ -178,7 +184,7 @@ function expectConstituents(result: SweepResult, last: ReferenceTick, to: number
 }
 
 describe('sweepIndex', () => {
-  it('matches the recomputation from raw trades, with perpetual, stale, crossed, disconnected and unrated markets, in one sweep or two', () => {
+  it('matches the recomputation from raw trades, with perpetual, stale, crossed, disconnected and unrated markets, in one sweep or two, for each of two assets', () => {
     const seen = new Set<string>();
     const scenario = fc.record({
       params: fc.constantFrom<IndexParams>(defaultIndexParams, shortWindows),
@@ -202,6 +208,16 @@ describe('sweepIndex', () => {
         { minLength: 1, maxLength: 120 },
       ),
       staleTrades: fc.integer({ min: 1, max: 40 }),
+      // A second asset on its own USD market, trading at other times: a second may change one asset's index and not the other's.
+      others: fc.array(
+        fc.record({
+          venue: fc.integer({ min: 0, max: 3 }),
+          offsetMs: fc.integer({ min: 0, max: 599_999 }),
+          noise: fc.double({ min: -0.03, max: 0.03, noNaN: true }),
+          quantity: fc.double({ min: 0.01, max: 5, noNaN: true }),
+        }),
+        { maxLength: 40 },
+      ),
       books: fc.uniqueArray(fc.record({ venue: fc.integer({ min: 0, max: 3 }), offsetMs: fc.integer({ min: 0, max: 599_999 }), crossed: fc.boolean() }), {
         minLength: 1,
         maxLength: 3,
@@ -240,6 +256,7 @@ describe('sweepIndex', () => {
         for (let i = 0; i < sc.staleTrades; i++) {
           trades.push({ venue: 's4', market: marketName('USD'), asset, quote: 'USD', trade_id: `s4-${i}`, ts: epoch + i * 2_000, price: 100, quantity: 50 });
         }
+        sc.others.forEach((t, i) => trades.push({ venue: venues[t.venue]!, market: 'OTHUSD', asset: other, quote: 'USD', trade_id: `o${i}`, ts: epoch + t.offsetMs, price: 7 * (1 + t.noise), quantity: t.quantity }));
         // Books and statuses on the USD market of a spot venue; at most one book per market (market_quality keeps the latest).
         const books = sc.books.map((b) => ({ venue: venues[b.venue]!, market: marketName('USD'), ts: epoch + b.offsetMs, crossed: b.crossed }));
         const statuses = sc.statuses.map((s) => ({ venue: venues[s.venue]!, market: marketName('USD'), ts: epoch + s.offsetMs, connected: s.connected }));
@@ -247,14 +264,18 @@ describe('sweepIndex', () => {
         const from = epochS + sc.fromS;
         const to = epochS + 640;
         const expected = referenceTicks(trades, asset, from, to, referenceOptions(params, books, statuses));
-        for (const t of expected) for (const reason of Object.values(t.excluded)) seen.add(reason);
+        const expectedOther = referenceTicks(trades, other, from, to, referenceOptions(params, books, statuses));
+        for (const t of [...expected, ...expectedOther]) for (const reason of Object.values(t.excluded)) seen.add(reason);
 
         const sweep = (range: { from: number; to: number }, prior: IndexState, written: ReadonlyMap<string, string>, computedAt: number, available = trades) =>
           sweepStored(available, books, statuses, { ...range, keepFrom: range.to - 10 }, params, { prior, written, computedAt });
 
         // One sweep over the whole range.
         const whole = sweep({ from, to }, new Map(), new Map(), 1);
-        expectTicks(stored(whole.rows), expected, from, to);
+        expectTicks(storedOf(asset, whole.rows), expected, from, to);
+        expectTicks(storedOf(other, whole.rows), expectedOther, from, to);
+        const lastOther = expectedOther.at(-1);
+        if (lastOther?.second === to) expectConstituents(whole, lastOther, to, other);
         const last = expected.at(-1);
         if (last?.second === to) {
           relClose(whole.states.get(to)!.get(asset)!.price, last.price, 'state price');
@@ -271,7 +292,8 @@ describe('sweepIndex', () => {
         const first = sweep({ from, to: cut }, new Map(), new Map(), 1, onTime);
         if (again > from) {
           const second = sweep({ from: again, to }, first.states.get(again - 1)!, first.written, 2);
-          expectTicks(stored(first.rows, second.rows), expected, from, to);
+          expectTicks(storedOf(asset, first.rows, second.rows), expected, from, to);
+          expectTicks(storedOf(other, first.rows, second.rows), expectedOther, from, to);
         }
       }),
       { numRuns: 150, seed: Number(process.env.MDS_TEST_SEED ?? Date.now() % 2 ** 31), endOnFailure: true },
@@ -394,6 +416,20 @@ const rangeOf = (from: number, to: number): SweepRange => ({ from: epochS + from
 /** Per second after the epoch in `from`..`to`, the reference's verdict on one market (null: in). */
 const verdicts = (ticks: readonly ReferenceTick[], key: string, from: number, to: number) =>
   ticks.filter((t) => t.second >= epochS + from && t.second <= epochS + to).map((t) => [t.second - epochS, t.excluded[key] ?? null]);
+
+describe('sweepIndex, an asset valued through bitcoin', () => {
+  it("a market quoted in BTC, with one trade, follows bitcoin's index at every second", () => {
+    const epoch = epochS * 1000;
+    // bitcoin trades once a second, 10 dearer each time; pairedcoin once, at 0.001 BTC.
+    const trades: RawTrade[] = Array.from({ length: 41 }, (_, i) => ({ venue: 's0', market: 'BTCUSD', asset: 'bitcoin', quote: 'USD', trade_id: String(i), ts: epoch + i * 1000 + 100, price: 90_000 + 10 * i, quantity: 1 }));
+    trades.push({ venue: 's1', market: 'PAIRBTC', asset: 'pairedcoin', quote: 'BTC', trade_id: 'p', ts: epoch + 200, price: 0.001, quantity: 1_000 });
+    const from = epochS + 1;
+    const to = epochS + 40;
+    const result = sweepStored(trades, [], [], { from, to, keepFrom: to }, defaultIndexParams);
+    const paired = indexAt(storedOf('pairedcoin', result.rows));
+    for (let s = from; s <= to; s++) relClose(paired(s)!.price, 0.001 * (90_000 + 10 * (s - epochS)), `pairedcoin at ${s}`);
+  });
+});
 
 describe('sweepIndex on hand-made trades, against the recomputation', () => {
   it('rolls the interval window at minute starts nothing traded in: a market turns stale as its trades join it, another comes back as old ones leave', () => {
