@@ -114,6 +114,12 @@ SELECT
     (SELECT count() FROM index_ticks) + (SELECT count() FROM index_constituents_latest) AS n
 HAVING n > 0`;
 
+/** The assets with a market in one of these quotes that traded within the volume window before `from_s` or since. */
+const quotedInSql = `
+SELECT DISTINCT asset
+FROM candles_1m
+WHERE quote IN {quotes:Array(String)} AND bucket >= toDateTime({from_s:UInt32} - {volume_window_s:UInt32}, 'UTC')`;
+
 const nextTradeSql = `
 SELECT toUnixTimestamp(min(second)) AS first, count() AS n
 FROM market_seconds
@@ -192,4 +198,11 @@ export async function loadNextTradeSecond(store: Store, from: number): Promise<n
 /** Per asset (every one, or those of `assets`), the seconds from..to for which index_ticks holds a row. */
 export function loadStoredSeconds(store: Store, from: number, to: number, assets: readonly string[] = []): Promise<{ asset: string; second: number }[]> {
   return store.rows<{ asset: string; second: number }>(storedSecondsSql, { assets, from_s: from, to_s: to });
+}
+
+/** The assets with a market quoted in one of `quotes` that may count in the index from second `from` on. */
+export async function loadAssetsQuotedIn(store: Store, quotes: readonly string[], from: number, params: IndexParams): Promise<string[]> {
+  if (quotes.length === 0) return [];
+  const rows = await store.rows<{ asset: string }>(quotedInSql, { quotes, from_s: from, volume_window_s: params.volumeWindowMinutes * 60 });
+  return rows.map((r) => r.asset);
 }

@@ -12,6 +12,8 @@ export interface QuoteRates {
 const cryptoQuotes: Record<string, string> = { BTC: 'bitcoin', ETH: 'ethereum' };
 /** The assets whose index values other assets' markets: their seconds are computed with any asset's. */
 export const quoteIndexAssets: readonly string[] = Object.values(cryptoQuotes);
+/** The quotes valued through `asset`'s index (BTC for bitcoin); none for most assets. */
+export const quotesValuedBy = (asset: string): string[] => Object.keys(cryptoQuotes).filter((quote) => cryptoQuotes[quote] === asset);
 /** Whether a market quoted in `quote` is valued through another asset's index of the same second. */
 export const valuedThroughIndex = (quote: string): boolean => Object.hasOwn(cryptoQuotes, quote);
 const fiatQuotes = new Set<string>(fiatCurrencies.filter((c) => c !== 'usd'));

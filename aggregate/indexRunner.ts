@@ -3,9 +3,9 @@ import { z } from 'zod';
 import type { Config } from '../infra/config.ts';
 import type { Logger } from '../infra/log.ts';
 import type { Store } from '../infra/store.ts';
-import { loadIndexInputs, loadIndexState, loadNextTradeSecond, loadQuoteRates, loadStoredSeconds, loadStoredThrough } from './indexInputs.ts';
+import { loadAssetsQuotedIn, loadIndexInputs, loadIndexState, loadNextTradeSecond, loadQuoteRates, loadStoredSeconds, loadStoredThrough } from './indexInputs.ts';
 import { indexParamsSchema, type IndexParams } from './indexPrice.ts';
-import { quoteIndexAssets, type QuoteRates } from './indexQuoteRate.ts';
+import { quoteIndexAssets, quotesValuedBy, type QuoteRates } from './indexQuoteRate.ts';
 import { sweepIndex, tickKey, type IndexState, type PublishedIndex, type SweepRange } from './indexSweep.ts';
 
 /**
@@ -82,7 +82,10 @@ export interface IndexRunnerStats {
  * market): a range of every asset would cost as much for one late market as for all of them.
  */
 interface AssetRevisit {
-  /** The late assets, with the quote assets whose index values their markets (quoteIndexAssets). */
+  /**
+   * The late assets, with the quote assets whose index values their markets (quoteIndexAssets),
+   * and for a late quote asset, the assets it values.
+   */
   assets: string[];
   /** The next second to compute again... */
   from: number;
@@ -225,10 +228,10 @@ export class IndexRunner {
   /**
    * Goes back for trades stored after the index passed their seconds, unless the trailing window
    * covers them anyway; at most once per `revisitEveryMs` unless `atOnce` (catchUp): until then
-   * they wait. Late trades of named assets only, none of them a quote asset: those assets alone
-   * (#assetRevisit); otherwise every asset (#goBack).
+   * they wait. Late trades of named assets: those assets alone, with the assets a late quote asset
+   * values (#assetRevisit); of any asset (an unnamed backlog): every asset (#goBack).
    */
-  #revisitLateTrades(now: number, atOnce: boolean): void {
+  async #revisitLateTrades(now: number, atOnce: boolean): Promise<void> {
     const { schedule, log } = this.#options;
     if (this.#assetRevisit) return;
     const last = this.#stats.lastComputed!;
@@ -243,8 +246,9 @@ export class IndexRunner {
     let first = this.#insertedFrom ?? Infinity;
     for (const second of this.#lateByAsset.values()) first = Math.min(first, second);
     first = Math.max(first, horizon);
-    const everyAsset = this.#insertedFrom !== undefined || quoteIndexAssets.some((asset) => this.#lateByAsset.has(asset));
-    const assets = everyAsset ? [] : [...new Set([...quoteIndexAssets, ...this.#lateByAsset.keys()])];
+    const everyAsset = this.#insertedFrom !== undefined;
+    const valuedByLate = quoteIndexAssets.filter((asset) => this.#lateByAsset.has(asset)).flatMap(quotesValuedBy);
+    const assets = everyAsset ? [] : [...new Set([...quoteIndexAssets, ...this.#lateByAsset.keys(), ...(await loadAssetsQuotedIn(this.#options.store, valuedByLate, first, this.#options.params))])];
     this.#insertedFrom = undefined;
     this.#lateByAsset.clear();
     this.#wentBackAt = now;
@@ -291,7 +295,7 @@ export class IndexRunner {
     const { store, params, schedule, log } = this.#options;
     const target = Math.floor((now - schedule.lagMs) / 1000) - 1;
     if (this.#stats.lastComputed === undefined || !this.#writes) await this.#resume(now, target);
-    this.#revisitLateTrades(now, revisitAtOnce);
+    await this.#revisitLateTrades(now, revisitAtOnce);
     if (this.#assetRevisit && !(await this.#revisitAssets(this.#assetRevisit))) return true;
     const last = this.#stats.lastComputed!;
     if (target <= last) return false;

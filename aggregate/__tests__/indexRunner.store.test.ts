@@ -358,7 +358,7 @@ describe('index runner, live', () => {
 });
 
 describe('index runner, late trades of some assets', () => {
-  it('computes again those assets alone (with the quote assets), as a full recomputation would; a late quote asset goes back for every asset', async () => {
+  it('computes again those assets alone (with the quote assets), as a full recomputation would; a late quote asset, with the assets it values; an unnamed backlog, every asset', async () => {
     await truncate();
     const epoch = Date.UTC(2026, 7, 5);
     const e0 = Math.floor(epoch / 1000);
@@ -424,15 +424,29 @@ describe('index runner, late trades of some assets', () => {
     const priceOf = (tick: ReturnType<typeof afterRevisit>) => tick && { price: tick.price, status: tick.status, constituents: tick.constituents, excluded: tick.excluded, lastTradeAt: tick.lastTradeAt };
     for (let second = fromS; second <= toS; second++) expect(priceOf(afterRevisit(second)), `pairedcoin at ${second}`).toEqual(priceOf(recomputed(second)));
 
-    // A late bitcoin trade: every asset's seconds from it on are computed again (pairedcoin's rate moved).
-    const lateBitcoin = trade({ venue: 'c', market: 'BTCUSD', asset: 'bitcoin', quote: 'USD', trade_id: 'late3', ts: epoch + 20_000, price: 91_000, quantity: 1 });
+    // A late bitcoin trade: bitcoin's seconds from it on are computed again, and pairedcoin's (valued
+    // through bitcoin's index), as a full recomputation gives them; calmcoin's are not.
+    const lateBitcoin = trade({ venue: 'c', market: 'BTCUSD', asset: 'bitcoin', quote: 'USD', trade_id: 'late4', ts: epoch + 20_000, price: 91_000, quantity: 1 });
     await insertBatch([lateBitcoin]);
+    rows.push(lateBitcoin);
     const beforeBitcoin = Date.now();
     noteAsTheSinkDoes([lateBitcoin]);
     await runner.catchUp(epoch + 41_000);
     expect(runner.stats().revisits).toBe(2);
-    // Its seconds from 20 s in, before the live window of this step.
-    expect(await rewritten('calmcoin', e0 + 20, reachedAt(epoch + 41_000) - schedule.recomputeSeconds, beforeBitcoin)).toBeGreaterThan(0);
+    const beforeLive = reachedAt(epoch + 41_000) - schedule.recomputeSeconds;
+    expect(await rewritten('calmcoin', e0 + 20, beforeLive, beforeBitcoin)).toBe(0);
+    expect(await rewritten('pairedcoin', e0 + 20, beforeLive, beforeBitcoin)).toBeGreaterThan(0);
+    const pairedAfterBitcoin = indexAt(await storedTicks(store, 'pairedcoin'));
+    await new IndexRunner({ store, log: silentLog, params: defaultIndexParams, schedule }).catchUp(epoch + 41_000, { from: fromS });
+    const pairedRecomputed = indexAt(await storedTicks(store, 'pairedcoin'));
+    for (let second = e0 + 20; second <= reachedAt(epoch + 41_000); second++) expect(priceOf(pairedAfterBitcoin(second)), `pairedcoin at ${second}`).toEqual(priceOf(pairedRecomputed(second)));
+
+    // Trades of no named asset (an import): every asset's seconds from them on.
+    const beforeBacklog = Date.now();
+    runner.noteInserted(epoch + 25_000);
+    await runner.catchUp(epoch + 42_000);
+    expect(runner.stats().revisits).toBe(3);
+    expect(await rewritten('calmcoin', e0 + 25, reachedAt(epoch + 42_000) - schedule.recomputeSeconds, beforeBacklog)).toBeGreaterThan(0);
   });
 });
 

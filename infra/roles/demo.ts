@@ -10,7 +10,9 @@ import type { Logger } from '../log.ts';
 import type { Store } from '../store.ts';
 import type { RoleContext } from './context.ts';
 import type { SqlAccess } from './sql.ts';
-import { importDemoHistory } from './demoHistory.ts';
+import { importDemoHistory, type DemoArchiveSet } from './demoHistory.ts';
+import { startWorkerThread } from './workerThread.ts';
+
 
 /** The demo's SIMULATED world, as the demo role runs with it. */
 export interface DemoWorld {
@@ -32,10 +34,9 @@ export interface DemoWorld {
  */
 export async function startDemoWorld({ config, log, life }: RoleContext): Promise<DemoWorld> {
   // Loaded here and only here, when the demo runs: a deployment may ship without simulator/ (test/layers.test.ts).
-  const [{ startSimulator, isSimulatedVenue, simulatedVenueIds }, { startDemoChain }, { planDemoHistory }, archiveFiles] = await Promise.all([
+  const [{ isSimulatedVenue, simulatedVenueIds }, { startDemoChain }, archiveFiles] = await Promise.all([
     import('../../simulator/simulator.ts'),
     import('../../simulator/evmChain.ts'),
-    import('../../simulator/history.ts'),
     import('../../simulator/archiveFiles.ts'),
   ]);
   // Books move every 250 ms (the venues' fastest streams are 100 ms) and each market trades about
@@ -43,24 +44,16 @@ export async function startDemoWorld({ config, log, life }: RoleContext): Promis
   // With the universe, thousands of markets: each keeps its last 2,000 printed trades (what a
   // recovery can ask its REST history for), not 20,000, so the simulator's memory stays bounded.
   const universe = config.DEMO_UNIVERSE_ASSETS > 0 ? { assets: config.DEMO_UNIVERSE_ASSETS } : undefined;
-  const simulator = await startSimulator({
+  const simulator = await startSimulatorThread({ config, log, life }, {
     seed: Date.now(),
     tickMs: 250,
     tradesPerSecondPerMarket: 1,
     ...(universe ? { universe, perVenue: Object.fromEntries(simulatedVenueIds.map((id) => [id, { retainPrinted: 2_000 }])) } : {}),
   });
-  life.add('simulator', 'base', () => simulator.close());
   // One SIMULATED EVM chain (named so in /v1/chains), indexed by the chain indexer job over JSON-RPC.
   const chain = await startDemoChain();
   life.add('chain-simulator', 'base', () => chain.close());
-  log.info({ venues: Object.fromEntries(simulator.venues.map((id) => [id, simulator.endpoints(id).ws])) }, 'market simulator started: all demo data is SIMULATED');
-  /** The first trade id the simulator printed (or is to print) on a market: the history's ids end below it. */
-  const firstLiveId = (venue: 'binance' | 'gate', symbol: string) => {
-    const server = simulator.venue(venue);
-    const market = server.listing.markets.find((m) => m.symbol === symbol);
-    if (!market) throw new Error(`the simulator lists no ${symbol} on ${venue}`);
-    return server.printed.of(symbol)[0]?.id ?? market.nextTradeId;
-  };
+  log.info({ venues: Object.fromEntries(Object.entries(simulator.endpoints).map(([id, e]) => [id, e.ws])) }, 'market simulator started: all demo data is SIMULATED');
   const demoConfig: Config = {
     ...config,
     MDS_SIMULATED: true,
@@ -82,7 +75,7 @@ export async function startDemoWorld({ config, log, life }: RoleContext): Promis
   const archivesDir = resolve(config.MDS_DATA_DIR, archiveFiles.demoArchivesDirName);
   return {
     config: demoConfig,
-    endpointsOf: (venue) => (isSimulatedVenue(venue.id) ? simulator.endpoints(venue.id) : undefined),
+    endpointsOf: (venue) => (isSimulatedVenue(venue.id) ? simulator.endpoints[venue.id] : undefined),
     importHistory: async (store) => {
       await importDemoHistory(store, {
         embedded: demoConfig.CLICKHOUSE_URL === undefined,
@@ -90,12 +83,71 @@ export async function startDemoWorld({ config, log, life }: RoleContext): Promis
         indexHours: indexSettingsFromConfig(demoConfig).schedule.backfillMs / 3_600_000,
         log: log.child({ part: 'demo-history' }),
         written: () => archiveFiles.readDemoArchives(archivesDir),
-        write: () => {
-          const plan = planDemoHistory({ days: demoConfig.DEMO_HISTORY_DAYS, stepMs: 900_000, now: Date.now(), seed: Date.now(), priceOf: (t) => simulator.reference(t, 'USD') });
-          return archiveFiles.writeDemoArchives(archivesDir, plan, firstLiveId);
-        },
+        write: () => simulator.writeArchives({ type: 'write-archives', dir: archivesDir, days: demoConfig.DEMO_HISTORY_DAYS, now: Date.now(), seed: Date.now() }),
       });
     },
+  };
+}
+
+// The simulator's worker thread (simulator/demoWorker.ts) and the demo, as they talk. Written here,
+// not there: production code imports nothing of simulator/ but the demo's dynamic imports.
+
+/** The simulator's options the demo sets (simulator/simulator.ts SimulatorOptions). */
+export interface DemoSimulatorOptions {
+  seed: number;
+  tickMs: number;
+  tradesPerSecondPerMarket: number;
+  universe?: { assets: number };
+  perVenue?: Record<string, { retainPrinted: number }>;
+}
+
+export interface DemoSimulatorData {
+  options: DemoSimulatorOptions;
+  logLevel: string;
+  prettyLog: boolean;
+  shutdownDeadlineMs: number;
+}
+
+/** Asks the simulator's thread to write the demo's archive files of `days` of SIMULATED history ending `now`. */
+export interface WriteArchivesRequest {
+  type: 'write-archives';
+  dir: string;
+  days: number;
+  now: number;
+  seed: number;
+}
+
+export type DemoSimulatorMessage =
+  | { type: 'endpoints'; endpoints: Record<string, VenueEndpoints> }
+  | { type: 'archives-written'; archives: DemoArchiveSet }
+  | { type: 'archives-failed'; message: string };
+
+/** The simulator in its worker thread: where each venue is reached, and the demo's archive files written on request. */
+interface SimulatorThread {
+  endpoints: Readonly<Record<string, VenueEndpoints>>;
+  writeArchives(request: WriteArchivesRequest): Promise<DemoArchiveSet>;
+}
+
+/** Starts the simulator in a worker thread of its own, stopped with the role's other parts ('base'). */
+async function startSimulatorThread(ctx: Pick<RoleContext, 'config' | 'log' | 'life'>, options: DemoSimulatorOptions): Promise<SimulatorThread> {
+  let endpoints: Record<string, VenueEndpoints> = {};
+  let answer: ((message: DemoSimulatorMessage) => void) | undefined;
+  const data: DemoSimulatorData = { options, logLevel: ctx.config.LOG_LEVEL, prettyLog: process.stdout.isTTY === true, shutdownDeadlineMs: ctx.config.SHUTDOWN_DEADLINE_MS };
+  const worker = await startWorkerThread<DemoSimulatorMessage>(ctx, 'simulator', 'base', new URL('../../simulator/demoWorker.ts', import.meta.url), data, (message) => {
+    if (message.type === 'endpoints') endpoints = message.endpoints;
+    else answer?.(message);
+  });
+  return {
+    endpoints,
+    writeArchives: (request) =>
+      new Promise((resolve, reject) => {
+        answer = (message) => {
+          answer = undefined;
+          if (message.type === 'archives-written') resolve(message.archives);
+          else if (message.type === 'archives-failed') reject(new Error(`the simulator could not write the demo archives: ${message.message}`));
+        };
+        worker.postMessage(request);
+      }),
   };
 }
 
