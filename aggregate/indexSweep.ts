@@ -352,8 +352,8 @@ export function sweepIndex(args: {
   const recheckAt = new Map<string, number>();
   /** Per asset: its result at the last second it was evaluated (the verdicts written at `to`). */
   const lastResult = new Map<string, IndexSecond>();
-  /** The assets whose index may differ at `s` from the last second evaluated; undefined: every asset. */
-  const changedAt = (s: number, statusAssets: ReadonlySet<string>): Set<string> | undefined => {
+  /** The assets whose index may differ at `s` from the last second evaluated (a new minute or the first second: every asset, decided by the caller). */
+  const changedAt = (s: number, statusAssets: ReadonlySet<string>): Set<string> => {
     const changed = new Set<string>(statusAssets);
     for (const bySecond of [tradedAt, crossedEdgeAt, forcedAt]) for (const asset of bySecond.get(s) ?? []) changed.add(asset);
     for (const [asset, at] of recheckAt) if (at <= s) changed.add(asset);
