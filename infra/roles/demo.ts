@@ -13,7 +13,6 @@ import type { SqlAccess } from './sql.ts';
 import { importDemoHistory, type DemoArchiveSet } from './demoHistory.ts';
 import { startWorkerThread } from './workerThread.ts';
 
-
 /** The demo's SIMULATED world, as the demo role runs with it. */
 export interface DemoWorld {
   /** The configuration the demo runs with. */
