@@ -16,10 +16,17 @@ export interface RestSnapshotQueueOptions {
   log: Logger;
 }
 
-/** After a failed fetch its slot stays taken this long, so a venue that refuses is not asked again at once. */
-export const failedFetchPauseMs = 1_000;
+/**
+ * After a fetch that left its market unsynced (it failed, or the snapshot was older than the updates
+ * buffered), its slot stays taken this long, so a venue that refuses or lags is not asked again at once.
+ */
+export const refetchPauseMs = 1_000;
 
-/** REST snapshots, fetched `concurrency` at a time in the order asked, each market queued once. */
+/**
+ * REST snapshots, fetched `concurrency` at a time in the order asked, each market queued once. A
+ * market still unsynced after its fetch is queued again after the pause: a quiet market sends no
+ * further update that would ask for it.
+ */
 export class RestSnapshotQueue {
   readonly #options: RestSnapshotQueueOptions;
   readonly #fetching = new Set<string>();
@@ -60,15 +67,17 @@ export class RestSnapshotQueue {
   }
 
   async #fetch(symbol: string): Promise<void> {
+    const { fetch, wants, stopped, log } = this.#options;
     try {
-      await this.#options.fetch(symbol);
+      await fetch(symbol);
     } catch (err) {
-      this.#options.log.warn({ symbol, err: (err as Error).message }, 'book snapshot failed');
-      await new Promise((resolve) => setTimeout(resolve, failedFetchPauseMs));
-    } finally {
-      this.#fetching.delete(symbol);
-      this.#pump();
+      log.warn({ symbol, err: (err as Error).message }, 'book snapshot failed');
     }
+    const again = wants(symbol) && !stopped();
+    if (again) await new Promise((resolve) => setTimeout(resolve, refetchPauseMs));
+    this.#fetching.delete(symbol);
+    if (again && wants(symbol) && !this.#queue.includes(symbol)) this.#queue.push(symbol);
+    this.#pump();
   }
 }
 

@@ -1,9 +1,9 @@
 // The snapshot scheduler's rules, checked directly with vitest's fake clock: REST snapshots a few at a
-// time, each market queued once, markets that no longer want one skipped, a failed fetch holding its
-// slot for a pause; resubscriptions at most every 10 s per market until the snapshot comes.
+// time, each market queued once, markets that no longer want one skipped, a fetch that left its market
+// unsynced holding its slot for a pause and queueing it again; resubscriptions at most every 10 s per market until the snapshot comes.
 import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest';
 import { createLogger } from '../../infra/log.ts';
-import { failedFetchPauseMs, ResubscribeThrottle, resubscribeEveryMs, RestSnapshotQueue } from '../snapshotScheduler.ts';
+import { refetchPauseMs, ResubscribeThrottle, resubscribeEveryMs, RestSnapshotQueue } from '../snapshotScheduler.ts';
 
 beforeEach(() => void vi.useFakeTimers());
 afterEach(() => void vi.useRealTimers());
@@ -24,12 +24,16 @@ function queue(concurrency: number, wanted = new Set(['A', 'B', 'C', 'D', 'E']))
     stopped: () => stopped,
     log: createLogger('silent'),
   });
-  /** Settles a fetch and lets the queue react. */
-  const settle = async (symbol: string, outcome: 'ok' | 'fail' = 'ok') => {
+  /**
+   * Settles a fetch and lets the queue react: 'synced' applied the snapshot, 'behind' fetched one older
+   * than the buffered updates (the market still wants one), 'fail' threw.
+   */
+  const settle = async (symbol: string, outcome: 'synced' | 'behind' | 'fail' = 'synced') => {
     const p = pending.get(symbol)!;
     pending.delete(symbol);
-    if (outcome === 'ok') p.resolve();
-    else p.reject(new Error('HTTP 429'));
+    if (outcome === 'synced') wanted.delete(symbol);
+    if (outcome === 'fail') p.reject(new Error('HTTP 429'));
+    else p.resolve();
     await vi.advanceTimersByTimeAsync(0);
   };
   return { q, started, wanted, settle, stop: () => (stopped = true) };
@@ -53,14 +57,15 @@ describe('RestSnapshotQueue', () => {
   });
 
   test('a market queued or being fetched is not queued again', async () => {
-    const { q, started, settle } = queue(1);
+    const { q, started, wanted, settle } = queue(1);
     q.request(['A', 'B', 'A']);
     q.request(['B', 'A']);
     expect(q.queued).toEqual(['B']);
     await settle('A');
     await settle('B');
     expect(started).toEqual(['A', 'B']);
-    // Once fetched, a market may be asked for again.
+    // Once synced, a market may be asked for again (a gap made it want a snapshot again).
+    wanted.add('A');
     q.request(['A']);
     expect(started).toEqual(['A', 'B', 'A']);
   });
@@ -75,27 +80,54 @@ describe('RestSnapshotQueue', () => {
     expect(q.queued).toEqual([]);
   });
 
-  test('a failed fetch keeps its slot for the pause, then the next starts; the market can be asked for again', async () => {
+  test('a failed fetch keeps its slot for the pause, then the next starts and the market is queued again behind it', async () => {
     const { q, started, settle } = queue(1);
     q.request(['A', 'B']);
     await settle('A', 'fail');
-    await vi.advanceTimersByTimeAsync(failedFetchPauseMs - 1);
+    await vi.advanceTimersByTimeAsync(refetchPauseMs - 1);
     expect(started).toEqual(['A']);
     // Asked again during the pause: A is still being fetched.
     q.request(['A']);
     expect(q.queued).toEqual(['B']);
     await vi.advanceTimersByTimeAsync(1);
     expect(started).toEqual(['A', 'B']);
-    q.request(['A']);
+    expect(q.queued).toEqual(['A']);
     await settle('B');
     expect(started).toEqual(['A', 'B', 'A']);
+    await settle('A');
+    expect([q.fetching, q.queued]).toEqual([[], []]);
   });
 
-  test('nothing starts once the collector stopped', async () => {
+  test('a snapshot older than the buffered updates: the market is fetched again after the pause, with no further request', async () => {
+    const { q, started, settle } = queue(2);
+    q.request(['A']);
+    await settle('A', 'behind');
+    await vi.advanceTimersByTimeAsync(refetchPauseMs - 1);
+    expect(started).toEqual(['A']);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(started).toEqual(['A', 'A']);
+    await settle('A');
+    await vi.advanceTimersByTimeAsync(refetchPauseMs * 5);
+    expect(started).toEqual(['A', 'A']);
+    expect([q.fetching, q.queued]).toEqual([[], []]);
+  });
+
+  test('a market that stopped wanting a snapshot during a failed fetch (delisted) is not fetched again', async () => {
+    const { q, started, wanted, settle } = queue(1);
+    q.request(['A']);
+    wanted.delete('A');
+    await settle('A', 'fail');
+    await vi.advanceTimersByTimeAsync(refetchPauseMs * 5);
+    expect(started).toEqual(['A']);
+    expect([q.fetching, q.queued]).toEqual([[], []]);
+  });
+
+  test('nothing starts once the collector stopped, not even a market left unsynced', async () => {
     const { q, started, settle, stop } = queue(1);
     q.request(['A', 'B']);
     stop();
-    await settle('A');
+    await settle('A', 'behind');
+    await vi.advanceTimersByTimeAsync(refetchPauseMs * 5);
     q.request(['C']);
     expect(started).toEqual(['A']);
   });
