@@ -29,7 +29,7 @@ export function quoteRate(quote: string, asset: string, rates: QuoteRates, index
   const stablecoin = stablecoinOf(quote);
   if (stablecoin) return rates.stablecoins[stablecoin].usdPer;
   const indexAsset = cryptoQuotes[quote];
-  if (indexAsset) return Object.values(cryptoQuotes).includes(asset) ? undefined : indexNow.get(indexAsset);
+  if (indexAsset) return quoteIndexAssets.includes(asset) ? undefined : indexNow.get(indexAsset);
   const fiat = quote.toLowerCase();
   if (fiatQuotes.has(fiat)) {
     const perUsd = rates.fiat.perUsd(fiat as Currency);

@@ -325,14 +325,6 @@ export function sweepIndex(args: {
     }
     for (const r of bucketsByStart.get(m - 60 - intervalWindowS) ?? []) stateOf(r).intervalTrades -= r.trades;
   };
-  /** The next second whose index may differ from `t`'s: a trade, a minute, a market turning stale, a crossed book's window, a connection status. */
-  const nextEvent = (t: number): number => {
-    const ahead = (sorted: number[]) => sorted[firstAbove(sorted, t)] ?? Infinity;
-    let next = Math.min(ahead(tradeSeconds), ahead(changedMinutes), ahead(crossedEdges), ahead(forcedSeconds), ahead(statusSeconds), t < from ? from : t < to ? to : Infinity);
-    for (const markets of states.values()) for (const st of markets.values()) next = Math.min(next, staleFlipsAfter(st, t, params));
-    return next;
-  };
-
   // An asset whose inputs did not change since it was last evaluated has the same index, the same
   // verdicts and no trade in the second (computeIndexSecond settles after one second on unchanged
   // inputs, outlier hysteresis included): it is carried, not computed again. Its inputs change with
@@ -358,6 +350,19 @@ export function sweepIndex(args: {
     for (const bySecond of [tradedAt, crossedEdgeAt, forcedAt]) for (const asset of bySecond.get(s) ?? []) changed.add(asset);
     for (const [asset, at] of recheckAt) if (at <= s) changed.add(asset);
     return changed;
+  };
+
+  /**
+   * The next second whose index may differ from `t`'s: a trade, a minute, a market turning stale, a
+   * crossed book's window, a connection status. A market's stale turn is its asset's recheckAt: its
+   * state changes only with a trade or a new minute, which evaluate the asset again. (Before `from`
+   * no asset is evaluated, and none needs to be.)
+   */
+  const nextEvent = (t: number): number => {
+    const ahead = (sorted: number[]) => sorted[firstAbove(sorted, t)] ?? Infinity;
+    let next = Math.min(ahead(tradeSeconds), ahead(changedMinutes), ahead(crossedEdges), ahead(forcedSeconds), ahead(statusSeconds), t < from ? from : t < to ? to : Infinity);
+    for (const at of recheckAt.values()) if (at > t && at < next) next = at;
+    return next;
   };
 
   let minute = firstMinute;
