@@ -7,6 +7,7 @@ import { loadAssetsQuotedIn, loadIndexInputs, loadIndexState, loadNextTradeSecon
 import { indexParamsSchema, type IndexParams } from './indexPrice.ts';
 import { quoteIndexAssets, quotesValuedBy, type QuoteRates } from './indexQuoteRate.ts';
 import { sweepIndex, tickKey, type IndexState, type PublishedIndex, type SweepRange } from './indexSweep.ts';
+import { loadIndexRecomputeRequests } from './indexRecomputeRequests.ts';
 
 /**
  * The index runner of the aggregate role: every second it computes the index price of every asset
@@ -145,6 +146,10 @@ export class IndexRunner {
   #assetRevisit: AssetRevisit | undefined;
   /** When the last go-back for late trades happened (the step's clock). */
   #wentBackAt = -Infinity;
+  /** index_recompute_requests written after this (unix ms, wall clock) are still to be taken. */
+  #requestsSince: number | undefined;
+  /** When they were last read (the step's clock). */
+  #requestsReadAt = -Infinity;
   #rates: { minute: number; rates: QuoteRates } | undefined;
   #loop: Promise<void> | undefined;
   #stopped = false;
@@ -174,6 +179,9 @@ export class IndexRunner {
     const { store, schedule } = this.#options;
     const stored = await loadStoredThrough(store);
     this.#computedAt = Math.max(this.#computedAt, stored?.computedAt ?? 0);
+    // Requests written before the last rows this index computed were taken by the runner that wrote
+    // them; with no index yet, every second will be computed anyway.
+    this.#requestsSince ??= stored?.computedAt ?? Date.now();
     this.#writes ??= { storedThrough: stored?.latest ?? -1, written: new Map() };
     this.#stats.lastComputed ??= stored?.latest ?? Math.min(target, (await loadNextTradeSecond(store, Math.floor((now - schedule.backfillMs) / 1000))) - 1);
   }
@@ -189,6 +197,22 @@ export class IndexRunner {
     const second = Math.floor(minTsMs / 1000);
     if (asset === undefined) this.#insertedFrom = Math.min(this.#insertedFrom ?? second, second);
     else this.#lateByAsset.set(asset, Math.min(this.#lateByAsset.get(asset) ?? second, second));
+  }
+
+  /**
+   * Takes the requests to compute an asset again (index_recompute_requests: trades stored without
+   * the sinks, as a join of a discovered asset moves them) as late trades of that asset. Read at
+   * most once per `revisitEveryMs` unless `atOnce`.
+   */
+  async #takeRecomputeRequests(now: number, atOnce: boolean): Promise<void> {
+    if (!atOnce && now - this.#requestsReadAt < this.#options.schedule.revisitEveryMs) return;
+    this.#requestsReadAt = now;
+    const requests = await loadIndexRecomputeRequests(this.#options.store, this.#requestsSince!);
+    for (const r of requests) {
+      this.noteInserted(r.fromMs, r.asset);
+      this.#requestsSince = Math.max(this.#requestsSince!, r.requestedAt);
+    }
+    if (requests.length > 0) this.#options.log.info({ assets: [...new Set(requests.map((r) => r.asset))] }, 'index recompute requested: computing those assets again');
   }
 
   /** The next steps compute again from `from`, replacing what index_ticks holds from there on. */
@@ -295,6 +319,7 @@ export class IndexRunner {
     const { store, params, schedule, log } = this.#options;
     const target = Math.floor((now - schedule.lagMs) / 1000) - 1;
     if (this.#stats.lastComputed === undefined || !this.#writes) await this.#resume(now, target);
+    await this.#takeRecomputeRequests(now, revisitAtOnce);
     await this.#revisitLateTrades(now, revisitAtOnce);
     if (this.#assetRevisit && !(await this.#revisitAssets(this.#assetRevisit))) return true;
     const last = this.#stats.lastComputed!;

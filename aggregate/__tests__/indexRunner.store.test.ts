@@ -9,6 +9,7 @@ import { defaultIndexSchedule, IndexRunner } from '../indexRunner.ts';
 import { expectTicks, indexAt, relClose, storedTicks } from './indexCheck.ts';
 import { referenceTicks, type ReferenceOptions, type ReferenceTick } from './indexReference.ts';
 import { until } from '../../test/support/until.ts';
+import { joinIdentity } from '../jobs/identityJoins.ts';
 
 // The engine end to end on the real store: trades in, ticks out, compared with the independent
 // recomputation from the raw trades (indexReference.ts).
@@ -55,7 +56,7 @@ async function weightedAt(asset: string, second: number): Promise<string[]> {
 }
 
 async function truncate(): Promise<void> {
-  for (const table of ['trades', 'market_seconds', 'candles_1m', 'index_ticks', 'index_constituents_latest', 'market_quality'])
+  for (const table of ['trades', 'market_seconds', 'candles_1m', 'index_ticks', 'index_constituents_latest', 'market_quality', 'index_recompute_requests'])
     await store.client.command({ query: `TRUNCATE TABLE ${table}` });
 }
 
@@ -447,6 +448,46 @@ describe('index runner, late trades of some assets', () => {
     await runner.catchUp(epoch + 42_000);
     expect(runner.stats().revisits).toBe(3);
     expect(await rewritten('calmcoin', e0 + 25, reachedAt(epoch + 42_000) - schedule.recomputeSeconds, beforeBacklog)).toBeGreaterThan(0);
+  });
+});
+
+describe('index runner, a discovered asset joined into another', () => {
+  it('computes the target again with the moved trades once the join asks, as the reference computes it from every trade stored', async () => {
+    await truncate();
+    const epoch = Date.UTC(2026, 7, 6);
+    const e0 = Math.floor(epoch / 1000);
+    // joincoin on venues a and b; venue c lists it as JN1000 (a thousand units a contract), found as a discovered asset.
+    const mapping = { venue: 'c', ticker: 'JN1000', asset: 'joincoin', scale: 1000, note: '' };
+    const alias = 'jn1000--c';
+    const target = twoVenueTrades('joincoin', 'JOINUSD', epoch, 30_000, 9_000);
+    const listed = Array.from({ length: 30 }, (_, i) =>
+      trade({ venue: 'c', market: 'JN1000USD', asset: alias, quote: 'USD', trade_id: `c${i}`, ts: epoch + i * 1000 + 300, price: 100_400 + i * 10, quantity: 0.5 }),
+    );
+    await insertBatch([...target, ...listed]);
+    const runner = new IndexRunner({ store, log: silentLog, params: defaultIndexParams, schedule });
+    await runner.catchUp(epoch + 30_000);
+    const beforeJoin = indexAt(await storedTicks(store, 'joincoin'));
+
+    expect(await joinIdentity(store, mapping)).toMatchObject({ alias, target: 'joincoin', trades: 30 });
+    await runner.catchUp(epoch + 31_000);
+    expect(runner.stats().revisits).toBe(1);
+    // The reference, from the trades as the join stored them: c's in joincoin's units.
+    const moved = listed.map((t) => ({ ...t, asset: 'joincoin', price: t.price / 1000, quantity: t.quantity * 1000 }));
+    const fromS = e0 - schedule.recomputeSeconds;
+    const toS = reachedAt(epoch + 31_000);
+    const stored = [...target, ...moved].filter((r) => r.ts < (toS + 1) * 1000);
+    const ticks = await storedTicks(store, 'joincoin');
+    expectTicks(ticks, referenceTicks(stored, 'joincoin', fromS, toS, { params: defaultIndexParams }), fromS, toS);
+    // The join changed the index of the seconds before it (c's trades count now), not only the live ones.
+    const afterJoin = indexAt(ticks);
+    const changed = Array.from({ length: 20 }, (_, i) => e0 + i).filter((s) => afterJoin(s)?.price !== beforeJoin(s)?.price);
+    expect(changed.length).toBeGreaterThan(10);
+    // A request is taken once: neither the next steps nor a runner started after it go back again.
+    await runner.catchUp(epoch + 32_000);
+    expect(runner.stats().revisits).toBe(1);
+    const restarted = new IndexRunner({ store, log: silentLog, params: defaultIndexParams, schedule });
+    await restarted.catchUp(epoch + 33_000);
+    expect(restarted.stats().revisits).toBe(0);
   });
 });
 

@@ -1,7 +1,8 @@
 // Joins a discovered asset into the asset the operator mapped its venue ticker to
 // (infra/catalog/identities.ts): its trades and liquidations are stored again under the target
 // (prices over the scale, quantities times it), so the views roll the target's candles, first
-// prints and extremes from them; its connection states and gaps are copied; then every row of the
+// prints and extremes from them, and the index runner is asked to compute the target's index again
+// from the first of them; its connection states and gaps are copied; then every row of the
 // discovered id is deleted, and the id is recorded as an alias. Each step can be run again: a
 // trade the target already holds (same venue, market, trade id) is not stored twice, so a run cut
 // short, or trades a collector still sent under the old id, are finished by the next run.
@@ -11,6 +12,7 @@ import { identities } from '../../infra/catalog/identities.ts';
 import type { Job } from '../../infra/jobs.ts';
 import type { Logger } from '../../infra/log.ts';
 import type { Store } from '../../infra/store.ts';
+import { requestIndexRecompute } from '../indexRecomputeRequests.ts';
 
 /** Tables whose rows are measured events: stored again under the target, in its units. */
 const movedEvents = [
@@ -82,6 +84,10 @@ export async function joinIdentity(store: Store, mapping: IdentityMapping, table
   // sink's token these blocks could be dropped as its repeats. A token of their own, never reused:
   // what keeps a block from being stored twice here is the NOT IN of each copy.
   const settings = (table: string) => ({ insert_deduplication_token: `identity-join/${alias}/${table}/${Date.now()}/${Math.random()}` });
+  const [first] = await store.rows<{ ms: number | string; n: number | string }>(
+    'SELECT toUnixTimestamp64Milli(min(ts)) AS ms, count() AS n FROM trades WHERE asset = {from:String}',
+    params,
+  );
   const moved: Record<string, number> = {};
   for (const e of movedEvents) {
     const before = await count(store, e.table, mapping.asset);
@@ -95,6 +101,9 @@ export async function joinIdentity(store: Store, mapping: IdentityMapping, table
     });
     moved[e.table] = (await count(store, e.table, mapping.asset)) - before;
   }
+  // Moved with one INSERT ... SELECT, not through the trade sink that tells the index runner of late
+  // trades: the target's index is computed again from the first of them.
+  if (Number(first?.n ?? 0) > 0) await requestIndexRecompute(store, mapping.asset, Number(first!.ms), 'identity-join');
   for (const { table, key } of copiedStates) {
     const columns = await insertableColumns(store, table);
     // The target's id in place of `asset`, with no alias: an alias named asset would be what WHERE reads.

@@ -27,6 +27,10 @@ beforeAll(async () => {
 });
 afterAll(() => dispose());
 
+const recomputeRequests = () =>
+  store
+    .rows<{ asset: string; from: number | string; reason: string }>('SELECT asset, toUnixTimestamp64Milli(from_ts) AS from, reason FROM index_recompute_requests ORDER BY requested_at')
+    .then((rows) => rows.map((r) => ({ ...r, from: Number(r.from) })));
 const rowsOf = (table: string, asset: string) => store.rows<{ n: number }>('SELECT count() AS n FROM {table:Identifier} WHERE asset = {asset:String}', { table, asset }).then(([r]) => Number(r!.n));
 
 describe('joinIdentity', () => {
@@ -62,6 +66,8 @@ describe('joinIdentity', () => {
     }
     const [row] = await store.rows<{ target: string; scale: number; trades_moved: number }>('SELECT target, scale, trades_moved FROM asset_aliases FINAL WHERE alias = {alias:String}', { alias });
     expect(row).toEqual({ target: 'pepe', scale: 1000, trades_moved: 6 });
+    // The index runner is asked to compute pepe again from the first moved trade (aggregate/__tests__/indexRunner.store.test.ts takes it).
+    expect(await recomputeRequests()).toEqual([{ asset: 'pepe', from: T, reason: 'identity-join' }]);
   });
 
   test('run again: nothing to do; a trade still sent under the alias moves, one the target holds does not count twice', async () => {
@@ -76,5 +82,7 @@ describe('joinIdentity', () => {
     expect(Number(candles!.trades)).toBe(7);
     const [row] = await store.rows<{ trades_moved: number }>('SELECT trades_moved FROM asset_aliases FINAL WHERE alias = {alias:String}', { alias });
     expect(Number(row!.trades_moved)).toBe(7);
+    // Asked again from the first trade found under the alias (the replayed copy, at T); the run with nothing to do asked nothing.
+    expect(await recomputeRequests()).toEqual([{ asset: 'pepe', from: T, reason: 'identity-join' }, { asset: 'pepe', from: T, reason: 'identity-join' }]);
   });
 });
