@@ -1,3 +1,4 @@
+import type { Worker } from 'node:worker_threads';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { topics } from './events.ts';
 import type { Bus } from './bus/bus.ts';
@@ -44,6 +45,38 @@ function sampled<L extends string>(kind: 'counter' | 'gauge', metrics: Metrics, 
 
 export const sampledCounter = <L extends string>(metrics: Metrics, o: SampledOptions<L>) => sampled('counter', metrics, o);
 export const sampledGauge = <L extends string>(metrics: Metrics, o: SampledOptions<L>) => sampled('gauge', metrics, o);
+
+/** The worker threads whose heaps each registry reports (mds_thread_heap_bytes), by thread name. */
+const workersOf = new WeakMap<Metrics, Map<string, Worker>>();
+
+/**
+ * Reports the JavaScript heap of a worker thread: a V8 isolate of its own, not in this thread's
+ * nodejs_heap_* metrics, and part of the process's RSS. Read at each scrape; a stopped worker is left out.
+ */
+export function observeWorkerHeap(metrics: Metrics, thread: string, worker: Worker): void {
+  let workers = workersOf.get(metrics);
+  if (!workers) {
+    const observed = new Map<string, Worker>();
+    workers = observed;
+    workersOf.set(metrics, observed);
+    new Gauge({
+      name: 'mds_thread_heap_bytes',
+      help: 'JavaScript heap of each worker thread (collectors, simulator, API): used bytes and the total the isolate holds.',
+      labelNames: ['thread', 'kind'],
+      registers: [metrics.registry],
+      async collect() {
+        this.reset();
+        for (const [name, w] of observed) {
+          const heap = await w.getHeapStatistics().catch(() => undefined);
+          if (!heap) continue;
+          this.set({ thread: name, kind: 'used' }, heap.used_heap_size);
+          this.set({ thread: name, kind: 'total' }, heap.total_heap_size);
+        }
+      },
+    });
+  }
+  workers.set(thread, worker);
+}
 
 /** Held records and bytes, taken, conflated and refused events per topic, and the lag of every group. */
 export function observeBus(metrics: Metrics, bus: Bus): void {

@@ -1,19 +1,24 @@
 // Every trade a simulated venue printed (its market model made it), whether or not a subscriber
 // got it: what the venue's REST trade history answers from, and what a test compares with what
-// was stored. Bounded: the last `retainPerMarket` trades of each market are kept, which is the
-// simulated venue's history reach; all are counted.
+// was stored. Bounded: the last `retainPerMarket` trades of each market are kept, and with
+// `retainMs` only those printed within that time before the market's newest: the simulated venue's
+// history reach. All are counted.
 import type { SimTrade } from './market.ts';
 
 export class PrintedTrades {
   readonly retainPerMarket: number;
+  /** How far back from a market's newest trade its trades are kept (ms): Infinity keeps `retainPerMarket` whatever their age. */
+  readonly retainMs: number;
   readonly #bySymbol = new Map<string, SimTrade[]>();
   readonly #listeners = new Set<(trade: SimTrade) => void>();
   #count = 0;
   readonly #printedOf = new Map<string, number>();
 
-  constructor(retainPerMarket: number) {
+  constructor(retainPerMarket: number, retainMs = Infinity) {
     if (!Number.isSafeInteger(retainPerMarket) || retainPerMarket < 1) throw new RangeError(`retainPerMarket must be a positive integer, got ${retainPerMarket}`);
+    if (!(retainMs > 0)) throw new RangeError(`retainMs must be positive, got ${retainMs}`);
     this.retainPerMarket = retainPerMarket;
+    this.retainMs = retainMs;
   }
 
   /** Trades of one model step, in the order printed (each market's ids and times rise). */
@@ -22,18 +27,31 @@ export class PrintedTrades {
       let list = this.#bySymbol.get(trade.symbol);
       if (!list) this.#bySymbol.set(trade.symbol, (list = []));
       list.push(trade);
-      // Trimmed in one splice once twice the bound is held, not on every trade.
-      if (list.length >= 2 * this.retainPerMarket) list.splice(0, list.length - this.retainPerMarket);
+      // Trimmed in one splice once twice the bound is held (in count or in age), not on every trade.
+      if (list.length >= 2 * this.retainPerMarket || list[0]!.time < trade.time - 2 * this.retainMs) list.splice(0, list.length - this.#keptCount(list));
       this.#count += 1;
       this.#printedOf.set(trade.symbol, (this.#printedOf.get(trade.symbol) ?? 0) + 1);
       for (const listener of this.#listeners) listener(trade);
     }
   }
 
+  /** How many of the newest trades of `list` are kept: at most retainPerMarket, none older than retainMs before the newest. */
+  #keptCount(list: readonly SimTrade[]): number {
+    const newest = list.at(-1);
+    if (!newest) return 0;
+    const youngFrom = firstIndex(list, (t) => t.time >= newest.time - this.retainMs);
+    return Math.min(this.retainPerMarket, list.length - youngFrom);
+  }
+
   /** Calls `listener` with every trade printed from now on; returns its remover. */
   onPrinted(listener: (trade: SimTrade) => void): () => void {
     this.#listeners.add(listener);
     return () => void this.#listeners.delete(listener);
+  }
+
+  /** Trades of a market held in memory: what `of` serves, and up to as many again awaiting their trim. */
+  held(symbol: string): number {
+    return this.#bySymbol.get(symbol)?.length ?? 0;
   }
 
   /** Trades printed since the start, kept or not. */
@@ -49,7 +67,8 @@ export class PrintedTrades {
   /** The kept trades of a market, oldest first (the oldest is the history's reach). */
   of(symbol: string): readonly SimTrade[] {
     const list = this.#bySymbol.get(symbol) ?? [];
-    return list.length > this.retainPerMarket ? list.slice(-this.retainPerMarket) : list;
+    const kept = this.#keptCount(list);
+    return kept < list.length ? list.slice(-kept) : list;
   }
 
   /** Kept trades of `symbol` with an id above `id`, oldest first, at most `limit`. */

@@ -66,6 +66,8 @@ export interface VenueServerOptions {
   retainSent?: number;
   /** Printed trades kept per market: what the venue's REST trade history reaches back to (default 20,000). */
   retainPrinted?: number;
+  /** And only those printed within this time before the market's newest (ms; default: whatever their age). */
+  retainPrintedMs?: number;
 }
 
 const defaultRetainSent = 10_000;
@@ -125,7 +127,7 @@ export class SimVenueServer {
     const retain = options.retainSent ?? defaultRetainSent;
     this.trades = new SentHistory<SimTrade>(retain, (trade) => this.#tradeSent(trade));
     this.liquidations = new SentHistory<SimLiquidation>(retain);
-    this.printed = new PrintedTrades(options.retainPrinted ?? defaultRetainPrinted);
+    this.printed = new PrintedTrades(options.retainPrinted ?? defaultRetainPrinted, options.retainPrintedMs);
     this.#http.on('upgrade', (req, socket, head) => {
       // A client that dies mid-handshake (a collector killed) resets its socket: not the venue's error.
       socket.on('error', () => socket.destroy());

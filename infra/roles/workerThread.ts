@@ -1,19 +1,20 @@
 import { Worker, type MessagePort } from 'node:worker_threads';
 import type { Lifecycle, StopStage } from './lifecycle.ts';
 import type { RoleContext } from './context.ts';
+import { observeWorkerHeap } from '../metrics.ts';
 
 /** What every worker of a role tells its parent about its life, beside its own messages. */
 export type WorkerLifeMessage = { type: 'started' } | { type: 'rejection'; message: string } | { type: 'stopped' };
 
 /**
  * A part of a role in a worker thread (the collectors, the API): resolves once the worker says
- * 'started', and rejects if it fails before. Its stray rejections are counted and logged as this
+ * 'started', and rejects if it fails before; its heap is reported as mds_thread_heap_bytes. Its stray rejections are counted and logged as this
  * process's own; after start, a worker that fails or exits stops the process, as an uncaught
  * exception would. Its stop, registered in `ctx.life` at `stage`, asks it to stop and waits for
  * 'stopped': every message it posted before has been handled by then.
  */
 export async function startWorkerThread<M extends { type: string }>(
-  { log, life }: Pick<RoleContext, 'log' | 'life'>,
+  { log, life, metrics }: Pick<RoleContext, 'log' | 'life' | 'metrics'>,
   name: string,
   stage: StopStage,
   url: URL,
@@ -59,6 +60,7 @@ export async function startWorkerThread<M extends { type: string }>(
     await worker.terminate();
   });
   await started;
+  observeWorkerHeap(metrics, name, worker);
   return worker;
 }
 

@@ -65,3 +65,38 @@ test('a limit over a longer window counts every request in it; a venue that bloc
   const open = new RestRateLimit(1, 1_000);
   expect([open.take(0), open.take(999), open.take(1_000)]).toEqual([true, false, true]);
 });
+
+test('with a time bound, a market keeps only the trades printed within it before its newest, trimmed once they are twice as old', () => {
+  const printed = new PrintedTrades(100, 1_000);
+  printed.push([1, 2, 3, 4, 5].map((id) => trade('A', id, id * 400)));
+  // Newest at 2,000 ms: 1,000 and later are kept (ids 3, 4, 5); nothing was dropped yet but the history starts later.
+  expect(ids(printed.of('A'))).toEqual([3, 4, 5]);
+  expect(printed.trimmed('A')).toBe(true);
+  expect(ids(printed.afterId('A', 0, 10))).toEqual([3, 4, 5]);
+  expect(ids(printed.beforeId('A', 4, 10))).toEqual([3]);
+  // A market that stopped trading keeps its last trades: the bound counts back from its own newest.
+  printed.push([trade('B', 1, 0)]);
+  expect(ids(printed.of('B'))).toEqual([1]);
+  // The count bound still holds within the time bound.
+  const counted = new PrintedTrades(2, 1_000);
+  counted.push([1, 2, 3].map((id) => trade('A', id, id)));
+  expect(ids(counted.of('A'))).toEqual([2, 3]);
+  expect(() => new PrintedTrades(2, 0)).toThrow(RangeError);
+});
+
+test('memory: a market holds at most twice its bounds, in count and in age', () => {
+  const byCount = new PrintedTrades(50, 60_000);
+  const byAge = new PrintedTrades(1_000, 1_000);
+  let [mostByCount, mostByAge] = [0, 0];
+  for (let id = 1; id <= 5_000; id++) {
+    byCount.push([trade('A', id, id * 100)]);
+    byAge.push([trade('A', id, id * 100)]);
+    mostByCount = Math.max(mostByCount, byCount.held('A'));
+    mostByAge = Math.max(mostByAge, byAge.held('A'));
+  }
+  expect(mostByCount).toBeLessThanOrEqual(100);
+  // A trade every 100 ms: 1 s is 10 trades (11 with both ends), held until they are 2 s old.
+  expect(mostByAge).toBeLessThanOrEqual(21);
+  expect(ids(byAge.of('A'))).toEqual(Array.from({ length: 11 }, (_, i) => 4_990 + i));
+  expect(byCount.held('B')).toBe(0);
+});
