@@ -100,7 +100,7 @@ export interface DemoSimulatorOptions {
   tickMs: number;
   tradesPerSecondPerMarket: number;
   universe?: { assets: number };
-  perVenue?: Record<string, { retainPrinted: number }>;
+  perVenue?: Record<string, { retainPrinted: number; retainPrintedMs?: number }>;
 }
 
 export interface DemoSimulatorData {
