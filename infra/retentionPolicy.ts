@@ -35,6 +35,7 @@ export const retentionTables = {
   market_connections: { age: 'toDateTime(ts)', minDays: 1, note: 'the index engine excludes a market while its latest status says disconnected; a status older than what is kept no longer counts' },
   trade_gaps: { age: 'toDateTime(ts)', minDays: 1, note: 'coverage of trade windows (unrecovered gaps)' },
   sink_intents: { age: 'toDateTime(written_at)', defaultDays: 1, minDays: 1, note: 'read only for bus offsets not yet committed' },
+  index_recompute_requests: { age: 'toDateTime(requested_at)', defaultDays: 30, minDays: 1, note: 'the index runner takes each request within seconds of it' },
 } as const satisfies Record<string, RetentionRule>;
 
 export type RetentionTable = keyof typeof retentionTables;

@@ -21,9 +21,12 @@ async function ttls(): Promise<Record<string, string | undefined>> {
 
 const count = async (query: string) => Number((await store.rows<{ n: number }>(query))[0]!.n);
 
-test('the migrated store: only sink_intents has a TTL, and the defaults change nothing', async () => {
+test('the migrated store: only the bookkeeping tables (sink_intents, index_recompute_requests) have a TTL, and the defaults change nothing', async () => {
   const before = await ttls();
-  expect(Object.entries(before).filter(([, ttl]) => ttl !== undefined)).toEqual([['sink_intents', 'toDateTime(written_at) + toIntervalDay(1)']]);
+  expect(Object.entries(before).filter(([, ttl]) => ttl !== undefined)).toEqual([
+    ['index_recompute_requests', 'toDateTime(requested_at) + toIntervalDay(30)'],
+    ['sink_intents', 'toDateTime(written_at) + toIntervalDay(1)'],
+  ]);
   expect(await applyRetention(store, {})).toEqual([]);
   expect(await ttls()).toEqual(before);
 });

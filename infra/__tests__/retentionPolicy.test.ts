@@ -36,10 +36,11 @@ test('a wrong entry stops the start, the variable, its value and the fault named
   expect(parseRetentionDays('trades=1,market_seconds=2,index_ticks=2')).toEqual({ trades: 1, market_seconds: 2, index_ticks: 2 });
 });
 
-test('defaults: every table kept for ever but sink_intents, one day, as its migration says; a named table overrides', () => {
+test('defaults: every table kept for ever but sink_intents (one day) and index_recompute_requests (30 days), as their migrations say; a named table overrides', () => {
   const defaults = retentionOf({});
   expect(Object.keys(defaults).sort()).toEqual(Object.keys(retentionTables).sort());
-  for (const [table, days] of Object.entries(defaults)) expect(days, table).toBe(table === 'sink_intents' ? 1 : undefined);
+  const bookkeeping: Record<string, number> = { sink_intents: 1, index_recompute_requests: 30 };
+  for (const [table, days] of Object.entries(defaults)) expect(days, table).toBe(bookkeeping[table]);
   expect(retentionOf({ trades: 30, sink_intents: 2 })).toMatchObject({ trades: 30, sink_intents: 2, candles_1m: undefined });
 });
 

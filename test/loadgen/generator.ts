@@ -137,6 +137,12 @@ class VenueLoad {
     }
   }
 
+  /** Whether every market has a client subscribed to its trades and to its books. */
+  allSubscribed(): boolean {
+    const topics = new Set([...this.clients].flatMap((c) => [...c.topics]));
+    return this.streams.every((s) => topics.has(s.trades) && topics.has(s.books));
+  }
+
   heartbeat(now: number): void {
     const heartbeat = this.format.heartbeat;
     if (heartbeat) this.#send('heartbeats', (c) => heartbeat(now, c));
@@ -227,6 +233,11 @@ export class LoadGenerator {
   /** A venue's markets as they stand (their books: what a collector's books must equal). */
   markets(venue: string): readonly LoadMarket[] {
     return [...(this.#venues.find((v) => v.format.id === venue)?.markets.values() ?? [])];
+  }
+
+  /** Whether every market of `venue` has a client subscribed to its trades and to its books (frames before that reach nobody). */
+  subscribed(venue: string): boolean {
+    return this.#venues.find((v) => v.format.id === venue)?.allSubscribed() ?? false;
   }
 
   /** New rates for the venues named; the others keep theirs. */

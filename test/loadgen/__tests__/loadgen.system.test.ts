@@ -37,7 +37,10 @@ test.concurrent.for(venues)('%s: every trade sent arrives once; the collector ke
   onTestFinished(() => collector.stop());
   await collector.ready();
   expect(collector.markets()).toHaveLength(markets);
-  // Subscribed and synced before the load starts, so every trade sent has a reader.
+  // Subscribed and synced before the load starts, so every trade and book sent has a reader: a venue
+  // that takes one channel per message (Bitstamp, 20 messages a second) subscribes its last book
+  // a second or more after the collector is ready, and on a loaded machine after a short load.
+  await until(() => generator.subscribed(id), `${id}: every market's trades and books subscribed`, 20_000);
   await sleep(300);
   generator.setRates({ [id]: { trades: 600, books: 600 } });
   // At least a second of load at the rates asked (longer where the machine is busy and the generator slower).
