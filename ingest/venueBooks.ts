@@ -119,8 +119,13 @@ export class VenueBooks {
   async #fetchSnapshot(symbol: string): Promise<void> {
     const { venue, endpoints, io, log } = this.#options;
     const rest = venue.book.restSnapshot!;
-    const { sync } = this.#books.get(symbol)!;
-    const outcome = sync.onRestSnapshot(rest.parse(await io.getJson(rest.url(endpoints.rest, symbol))));
+    const kept = this.#books.get(symbol)!;
+    const outcome = kept.sync.onRestSnapshot(rest.parse(await io.getJson(rest.url(endpoints.rest, symbol))));
+    // The book is the venue's as of the snapshot's answer: published now, since a quiet market may send no update after it.
+    if (outcome === 'synced') {
+      const answeredAt = Date.now();
+      kept.times = { ts: answeredAt, receivedAt: answeredAt };
+    }
     if (outcome === 'gap' || outcome === 'checksum') log.warn({ symbol, reason: outcome }, 'book resync');
     else if (outcome !== 'synced') log.debug({ symbol, outcome }, 'book snapshot not usable yet');
   }

@@ -150,9 +150,10 @@ describe('REST snapshots', () => {
     kept.onBook(socket, update('BTC', { firstId: 5, lastId: 5, bids: [['99', '3']] }), 1_000);
     kept.onBook(socket, update('BTC', { firstId: 6, lastId: 6, bids: [['98', '3']] }), 2_000);
     expect(asked).toEqual(['https://v/depth/BTC']);
+    const answeredAt = Date.now();
     await vi.advanceTimersByTimeAsync(0);
-    // Synced from REST, but no stream message applied since: no book time yet, nothing published.
-    expect(kept.events(50)).toEqual([]);
+    // Synced from REST with no stream message since: published as of the snapshot's answer.
+    expect(kept.events(50)).toMatchObject([{ market: 'BTC', ts: answeredAt, receivedAt: answeredAt, bids: [[100, 1], [98, 3]], asks: [[101, 1]] }]);
     kept.onBook(socket, update('BTC', { firstId: 7, lastId: 7, asks: [['102', '1']] }), 3_000);
     expect(kept.events(50)).toEqual([{ type: 'book', venue: 'testvenue', market: 'BTC', asset: 'bitcoin', quote: 'USD', ts: 3_000, receivedAt: 3_000, bids: [[100, 1], [98, 3]], asks: [[101, 1], [102, 1]] }]);
     expect(socket.sent).toEqual([]);
@@ -165,14 +166,17 @@ describe('REST snapshots', () => {
     const io = { ...cannedIo({}).io, getJson: async (url: string) => (asked.push(url), answers.shift()) };
     const { kept, lines } = books(rule, { io });
     const socket = channel(true);
-    kept.onBook(socket, update('BTC', { firstId: 5, lastId: 5 }), 0);
+    kept.onBook(socket, update('BTC', { firstId: 5, lastId: 5 }), 500);
     await vi.advanceTimersByTimeAsync(0);
     expect(lines.find((l) => l.msg === 'book snapshot not usable yet')).toMatchObject({ symbol: 'BTC', outcome: 'refetch' });
+    expect(kept.events(50)).toEqual([]);
     // No further update comes: the pause over, the market is asked for again on its own.
     await vi.advanceTimersByTimeAsync(999);
     expect(asked).toEqual(['https://v/depth/BTC']);
     await vi.advanceTimersByTimeAsync(1);
     expect(asked).toEqual(['https://v/depth/BTC', 'https://v/depth/BTC']);
+    // Synced with no update after it: published at once, as of the snapshot's answer.
+    expect(kept.events(50)).toMatchObject([{ market: 'BTC', ts: Date.now(), bids: [[100, 1]], asks: [[101, 1]] }]);
     kept.onBook(socket, update('BTC', { firstId: 6, lastId: 6, bids: [['99', '2']] }), 7_000);
     expect(kept.events(50)).toMatchObject([{ market: 'BTC', ts: 7_000, bids: [[100, 1], [99, 2]], asks: [[101, 1]] }]);
     await vi.advanceTimersByTimeAsync(10_000);
