@@ -61,7 +61,7 @@ export function observeWorkerHeap(metrics: Metrics, thread: string, worker: Work
     workersOf.set(metrics, observed);
     new Gauge({
       name: 'mds_thread_heap_bytes',
-      help: 'JavaScript heap of each worker thread (collectors, simulator, API): used bytes and the total the isolate holds.',
+      help: 'JavaScript heap of each worker thread (collectors, simulator, API): used bytes, the total the isolate holds, and its limit (THREAD_HEAP_MB).',
       labelNames: ['thread', 'kind'],
       registers: [metrics.registry],
       async collect() {
@@ -71,6 +71,7 @@ export function observeWorkerHeap(metrics: Metrics, thread: string, worker: Work
           if (!heap) continue;
           this.set({ thread: name, kind: 'used' }, heap.used_heap_size);
           this.set({ thread: name, kind: 'total' }, heap.total_heap_size);
+          this.set({ thread: name, kind: 'limit' }, heap.heap_size_limit);
         }
       },
     });

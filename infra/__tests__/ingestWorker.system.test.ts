@@ -42,11 +42,15 @@ test('events reach the bus of the parent thread, metrics and readiness are repor
   expect(await collectorsCheck()).toMatchObject({ ok: true, connected: 2, disconnected: [] });
   await until(() => [...trades.values()].reduce((a, b) => a + b, 0) > 300 && books > 0, 'trades and books on the bus', 30_000);
 
-  // The worker's own heap (its isolate, not this thread's): used within total, both reported.
+  // The worker's own heap (its isolate, not this thread's): used within total, and its limit, reported.
   const heapOf = async () => (await ctx.metrics.registry.getSingleMetric('mds_thread_heap_bytes')!.get()).values.filter((v) => v.labels.thread === 'ingest');
   const heap = Object.fromEntries((await heapOf()).map((v) => [v.labels.kind, v.value]));
   expect(heap.used).toBeGreaterThan(1e6);
   expect(heap.total).toBeGreaterThanOrEqual(heap.used!);
+  // Its limit: THREAD_HEAP_MB (512 by default) of old generation, plus V8's young generation.
+  expect(ctx.config.THREAD_HEAP_MB).toBe(512);
+  expect(heap.limit).toBeGreaterThanOrEqual(512 * 1_048_576);
+  expect(heap.limit).toBeLessThanOrEqual((512 + 256) * 1_048_576);
 
   // Stopped while the venues still send: every trade the collectors counted is on the bus by then.
   await ctx.life.shutdown('test');

@@ -8,20 +8,22 @@ export type WorkerLifeMessage = { type: 'started' } | { type: 'rejection'; messa
 
 /**
  * A part of a role in a worker thread (the collectors, the API): resolves once the worker says
- * 'started', and rejects if it fails before; its heap is reported as mds_thread_heap_bytes. Its
+ * 'started', and rejects if it fails before; its heap is bounded by THREAD_HEAP_MB and reported as
+ * mds_thread_heap_bytes. Its
  * stray rejections are counted and logged as this process's own; after start, a worker that fails
  * or exits stops the process, as an uncaught exception would. Its stop, registered in `ctx.life` at `stage`, asks it to stop and waits for
  * 'stopped': every message it posted before has been handled by then.
  */
 export async function startWorkerThread<M extends { type: string }>(
-  { log, life, metrics }: Pick<RoleContext, 'log' | 'life' | 'metrics'>,
+  { config, log, life, metrics }: Pick<RoleContext, 'config' | 'log' | 'life' | 'metrics'>,
   name: string,
   stage: StopStage,
   url: URL,
   workerData: unknown,
   onMessage: (message: M, worker: Worker) => void,
 ): Promise<Worker> {
-  const worker = new Worker(url, { workerData });
+  const heapMb = config.THREAD_HEAP_MB;
+  const worker = new Worker(url, { workerData, ...(heapMb > 0 ? { resourceLimits: { maxOldGenerationSizeMb: heapMb } } : {}) });
   const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
   let running = false;
   let stopping = false;
@@ -46,7 +48,8 @@ export async function startWorkerThread<M extends { type: string }>(
       if (!running) return reject(err);
       if (stopping) return;
       stopping = true;
-      log.fatal({ err }, `${name} worker failed: stopping`);
+      if ((err as NodeJS.ErrnoException).code === 'ERR_WORKER_OUT_OF_MEMORY') log.fatal({ err, heapLimitMb: heapMb }, `${name} worker ran out of its heap (THREAD_HEAP_MB=${heapMb}): stopping`);
+      else log.fatal({ err }, `${name} worker failed: stopping`);
       void life.shutdown(`${name} worker failure`).then(() => process.exit(1));
     };
     worker.once('error', fail);
