@@ -211,7 +211,8 @@ export const configSchema = z.object({
     .transform((v) => v === '1' || v === 'true'),
   /**
    * Nice value (0-19, Linux) of the collectors' thread in a process that also serves the API (roles
-   * all and demo): short of CPU, the API and the store go first and the venues' sockets buffer.
+   * all and demo): short of CPU, the API and the store go first and the venues' sockets buffer. It
+   * stops at the process's priority where it may raise its own back (CAP_SYS_NICE, e.g. root).
    */
   INGEST_THREAD_NICE: z.coerce.number().int().min(0).max(19).default(10),
   /**

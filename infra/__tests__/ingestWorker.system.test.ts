@@ -1,6 +1,7 @@
 // The collectors of the embedded service in a worker thread (infra/roles/ingestWorker.ts), against
 // the simulator over real sockets: their events reach this thread's bus, their metrics and
 // readiness are this process's, and stopping loses no event the collectors counted.
+import { pino } from 'pino';
 import { expect, test } from 'vitest';
 import { createMemoryBus } from '../bus/memoryBus.ts';
 import { createMetrics } from '../metrics.ts';
@@ -21,7 +22,10 @@ async function metricSum(ctx: RoleContext, name: string): Promise<number> {
 test('events reach the bus of the parent thread, metrics and readiness are reported, and a stop loses nothing', async () => {
   const venues = ['binance', 'okx'] as const;
   const sim = await startSimulator({ seed: 41, venues: [...venues], tickers: ['BTC', 'ETH', 'SOL'], tradesPerSecondPerMarket: 40 });
-  const ctx: RoleContext = { config: testConfig(), log: silentLog, life: new Lifecycle(silentLog), metrics: createMetrics(), checks: [] };
+  // This thread's log, at debug: the stop gives the collectors' thread (nice 10) the process's priority back.
+  const lines: { msg: string; from?: number; to?: number }[] = [];
+  const log = pino({ level: 'debug' }, { write: (s: string) => void lines.push(JSON.parse(s) as (typeof lines)[number]) });
+  const ctx: RoleContext = { config: testConfig(), log, life: new Lifecycle(silentLog), metrics: createMetrics(), checks: [] };
   const bus = createMemoryBus();
   const trades = new Map<string, number>();
   let books = 0;
@@ -54,6 +58,8 @@ test('events reach the bus of the parent thread, metrics and readiness are repor
 
   // Stopped while the venues still send: every trade the collectors counted is on the bus by then.
   await ctx.life.shutdown('test');
+  // As root (CI) the thread may be raised back; elsewhere it stays where it was.
+  expect(lines.find((l) => l.msg === "the collectors' thread stops at the process's priority")).toMatchObject({ from: 10, to: process.getuid?.() === 0 ? 0 : undefined });
   // A stopped worker is left out of the scrape.
   expect(await heapOf()).toEqual([]);
   await sub.stop();

@@ -127,3 +127,19 @@ test('a second shutdown (a signal during a fatal error) is the same stop: each p
   await second;
   expect(events).toEqual(['begin api', 'end api']);
 });
+
+test('a part that takes a second or more to stop is named in the log with its time; a quick one is not', async () => {
+  const { log, lines } = recordingLog();
+  const life = new Lifecycle(log, 10_000);
+  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+  life.add('ingest-worker', 'sources', () => sleep(1_500));
+  life.add('trade-sink', 'consumers', () => sleep(999));
+  life.add('store', 'base', () => sleep(1_000));
+  const stopped = life.shutdown('test');
+  await vi.advanceTimersByTimeAsync(5_000);
+  await stopped;
+  expect(lines.filter((l) => l.msg === 'part took a while to stop')).toEqual([
+    expect.objectContaining({ part: 'ingest-worker', ms: 1_500 }),
+    expect.objectContaining({ part: 'store', ms: 1_000 }),
+  ]);
+});

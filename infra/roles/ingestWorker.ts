@@ -9,7 +9,7 @@ import type { MarketEvent } from '../events.ts';
 import { createLogger } from '../log.ts';
 import { routeRefused, startCollectors, type IngestParentMessage, type IngestWorkerData, type IngestWorkerMessage } from './ingest.ts';
 import { Lifecycle } from './lifecycle.ts';
-import { lowerThreadPriority } from './threadPriority.ts';
+import { currentThreadId, lowerThreadPriority } from './threadPriority.ts';
 import { answerParent, type WorkerLifeMessage } from './workerThread.ts';
 
 /** A batch is posted at most this long after its first event, or once it holds `forwardMaxEvents`. */
@@ -47,6 +47,8 @@ const life = new Lifecycle(log, data.config.SHUTDOWN_DEADLINE_MS);
 const nice = lowerThreadPriority(data.config.INGEST_THREAD_NICE);
 log.debug({ nice }, nice === undefined ? "the collectors' thread keeps the process's priority (no /proc/thread-self)" : "the collectors' thread priority set");
 const bus = forwardingBus(post);
+const threadId = currentThreadId();
+if (nice !== undefined && threadId !== undefined) post({ type: 'priority', threadId, nice });
 let reporting: NodeJS.Timeout | undefined;
 let report = () => {};
 answerParent(port, life, async () => {

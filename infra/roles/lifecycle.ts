@@ -15,6 +15,8 @@ export type StopStage = (typeof stopStages)[number];
 
 /** The configuration's default (SHUTDOWN_DEADLINE_MS), for a lifecycle made without one (tests). */
 const defaultShutdownDeadlineMs = configSchema.pick({ SHUTDOWN_DEADLINE_MS: true }).parse({}).SHUTDOWN_DEADLINE_MS;
+/** A part whose stop takes this long is named in the log, with its time. */
+const slowStopMs = 1_000;
 
 interface Part {
   name: string;
@@ -75,12 +77,16 @@ export class Lifecycle {
 
   async #stopPart(part: Part, stopping: Set<Part>): Promise<void> {
     stopping.add(part);
+    const started = performance.now();
     try {
       await part.stop();
     } catch (err) {
       this.#log.error({ err, part: part.name }, 'error while stopping');
     } finally {
       stopping.delete(part);
+      // What a stop's time went to, for a deadline that is too short.
+      const ms = Math.round(performance.now() - started);
+      if (ms >= slowStopMs) this.#log.info({ part: part.name, ms }, 'part took a while to stop');
     }
   }
 }
