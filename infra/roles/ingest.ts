@@ -154,7 +154,7 @@ export async function startIngestWorker(ctx: RoleContext, bus: Bus, selection: I
   let receivedAt = Date.now();
   let lowered: { threadId: number; nice: number } | undefined;
   // As the stop begins (with the API, before the collectors' turn): a thread at a low priority on a
-  // busy machine read its stop message 4 s late and took 7 s to stop (the 2,000-asset demo).
+  // busy machine read its stop message 4 s after it was sent and took 7 s in all (the 2,000-asset demo).
   ctx.life.add("collectors' thread priority", 'front', async () => {
     if (lowered) ctx.log.debug({ from: lowered.nice, to: restoreThreadPriority(lowered.threadId) }, "the collectors' thread stops at the process's priority");
   });
