@@ -167,6 +167,7 @@ describe('no secret in what the service prints', () => {
     const dir = tempDir();
     let key = '';
     let status = 0;
+    let heapLimits = '';
     // A first start imports its SIMULATED days first: two of them here, not the default 45 (about 45 s
     // alone, twice that beside the suite), through the same steps and log lines.
     const demo = await run([mainTs, 'demo'], { MDS_DATA_DIR: dir, DEMO_HISTORY_DAYS: '2' }, {
@@ -176,10 +177,18 @@ describe('no secret in what the service prints', () => {
         key = readFileSync(join(dir, 'demo-api-key'), 'utf8').trim();
         const url = /"url":"([^"]+)","msg":"api listening"/.exec(stdout)?.[1];
         status = (await fetch(`${url}/v1/global`, { headers: { 'x-api-key': key } })).status;
+        heapLimits = (await (await fetch(`${url}/metrics`)).text()).split('\n').filter((l) => l.startsWith('mds_thread_heap_bytes') && l.includes('kind="limit"')).join('\n');
       },
     });
     expect(key).toMatch(/^mds_[0-9A-Za-z]{32}$/);
     expect(status).not.toBe(401);
+    // The service's threads within THREAD_HEAP_MB (512 MB, plus V8's young generation); the demo's
+    // simulator, which is not the service, with V8's default (about 4 GB here).
+    const limitMb = (thread: string) => Number(new RegExp(`thread="${thread}",kind="limit"\\} (\\S+)`).exec(heapLimits)?.[1]) / 1_048_576;
+    expect(limitMb('ingest')).toBeGreaterThanOrEqual(512);
+    expect(limitMb('ingest')).toBeLessThanOrEqual(768);
+    expect(limitMb('api')).toBeLessThanOrEqual(768);
+    expect(limitMb('simulator')).toBeGreaterThan(1_024);
     expect(demo.stdout).toContain(join(dir, 'demo-api-key'));
     expect(demo.stdout + demo.stderr).not.toContain(key);
     expect(demo.stdout + demo.stderr).not.toContain(key.slice('mds_'.length));

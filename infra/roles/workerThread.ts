@@ -8,7 +8,7 @@ export type WorkerLifeMessage = { type: 'started' } | { type: 'rejection'; messa
 
 /**
  * A part of a role in a worker thread (the collectors, the API): resolves once the worker says
- * 'started', and rejects if it fails before; its heap is bounded by THREAD_HEAP_MB and reported as
+ * 'started', and rejects if it fails before; its heap is bounded (by THREAD_HEAP_MB) and reported as
  * mds_thread_heap_bytes. Its stray rejections are counted and logged as this process's own; after
  * start, a worker that fails (out of its heap, too) or exits stops the process, as an uncaught
  * exception would. Its stop, registered in `ctx.life` at `stage`, asks it to stop and waits for
@@ -21,8 +21,9 @@ export async function startWorkerThread<M extends { type: string }>(
   url: URL,
   workerData: unknown,
   onMessage: (message: M, worker: Worker) => void,
+  /** Its old generation's bound in MB, THREAD_HEAP_MB unless given; 0 = V8's default. */
+  heapMb = config.THREAD_HEAP_MB,
 ): Promise<Worker> {
-  const heapMb = config.THREAD_HEAP_MB;
   const worker = new Worker(url, { workerData, ...(heapMb > 0 ? { resourceLimits: { maxOldGenerationSizeMb: heapMb } } : {}) });
   const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
   let running = false;
