@@ -178,9 +178,10 @@ export const configSchema = z.object({
   SHUTDOWN_DEADLINE_MS: positiveInt(15_000),
   /**
    * Most JavaScript heap (MB, V8's old generation) each worker thread of the service may hold: the
-   * collectors, the API (the demo's simulator has a bound of its own). V8 collects harder as a heap nears it, so their garbage stays within
-   * it; a thread whose live data passes it fails, and the process stops as for any worker failure
-   * (its supervisor starts it again; the trades missed meanwhile are recovered). 0: V8's default.
+   * collectors, the API (the demo's simulator has a bound of its own). V8 collects harder as a heap
+   * nears it, so their garbage stays within it; a thread whose live data passes it fails, and the
+   * process stops as for any worker failure (its supervisor starts it again; the trades missed
+   * meanwhile are recovered). 0: V8's default.
    */
   THREAD_HEAP_MB: z.coerce.number().int().min(0).default(512),
   /** pino log level. */
