@@ -39,7 +39,7 @@ beforeAll(async () => {
   sampledGauge(ctx.metrics, { name: 'mds_venue_connected', help: 'test', labelNames: ['venue'], read: () => [{ labels: { venue: 'testvenue' }, value: 1 }] });
   const faults = withStoreFaults(store);
   const observed = observeStore(ctx.metrics, faults.store);
-  ({ url } = await startApiThread(ctx, { ...observed, faults }, { role: 'all', bus, keySecret }));
+  ({ url } = await startApiThread(ctx, { ...observed, foreground: observed.store, faults }, { role: 'all', bus, keySecret }));
 });
 
 afterAll(async () => {

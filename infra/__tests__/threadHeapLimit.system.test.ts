@@ -19,8 +19,8 @@ const kept = [];
 setInterval(() => { for (let i = 0; i < 200; i++) kept.push(new Array(1000).fill(i)); }, 1);
 `;
 
-/** Starts the hungry worker as a role starts its threads, with THREAD_HEAP_MB=`heapMb`; its log is JSON on stdout. */
-function parentScript(heapMb: number): string {
+/** Starts the hungry worker as a role starts its threads, with THREAD_HEAP_MB=`heapMb` (and a bound of its own, `ownHeapMb`, if given); its log is JSON on stdout. */
+function parentScript(heapMb: number, ownHeapMb?: number): string {
   return `
 import { startWorkerThread } from ${roles('workerThread.ts')};
 import { Lifecycle } from ${roles('lifecycle.ts')};
@@ -30,24 +30,45 @@ import { createMetrics } from ${infra('metrics.ts')};
 const log = createLogger('info', {}, false);
 const config = loadConfig({ PORT: '0', LOG_LEVEL: 'info', THREAD_HEAP_MB: '${heapMb}' });
 const ctx = { config, log, life: new Lifecycle(log), metrics: createMetrics() };
-await startWorkerThread(ctx, 'hungry', 'base', new URL('data:text/javascript,' + encodeURIComponent(${JSON.stringify(hungryWorker)})), undefined, (m) => log.info({ limitMb: m.limitMb }, 'hungry worker heap'));
+await startWorkerThread(ctx, 'hungry', 'base', new URL('data:text/javascript,' + encodeURIComponent(${JSON.stringify(hungryWorker)})), undefined, (m) => log.info({ limitMb: m.limitMb }, 'hungry worker heap'), ${ownHeapMb});
 log.info('hungry worker started');
 `;
 }
 
-test('a worker thread that outgrows THREAD_HEAP_MB stops its process with a line naming the setting', async () => {
-  const child = spawn(process.execPath, ['--input-type=module', '-e', parentScript(48)], { stdio: ['ignore', 'pipe', 'inherit'] });
+interface LogLine {
+  level: number;
+  msg: string;
+  limitMb?: number;
+  heapLimitMb?: number;
+  err?: { code?: string };
+}
+
+/** Runs the parent script until its process ends; its exit code and log lines. */
+async function runHungry(script: string): Promise<{ code: number | null; lines: LogLine[] }> {
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   child.stdout.on('data', (chunk: Buffer) => (out += chunk));
   const killer = setTimeout(() => child.kill('SIGKILL'), 50_000);
   const [code] = (await once(child, 'exit')) as [number | null];
   clearTimeout(killer);
-  const lines = out.split('\n').filter(Boolean).map((l) => JSON.parse(l) as { level: number; msg: string; limitMb?: number; heapLimitMb?: number; err?: { code?: string } });
+  return { code, lines: out.split('\n').filter(Boolean).map((l) => JSON.parse(l) as LogLine) };
+}
+
+test('a worker thread that outgrows THREAD_HEAP_MB stops its process with a line naming the setting', async () => {
+  const { code, lines } = await runHungry(parentScript(48));
   expect(lines.some((l) => l.msg === 'hungry worker started')).toBe(true);
   // V8's whole-heap limit: the old generation asked for, plus its young generation (192 MB on this Node).
   const { limitMb } = lines.find((l) => l.msg === 'hungry worker heap') ?? {};
   expect(limitMb).toBeGreaterThanOrEqual(48);
   expect(limitMb).toBeLessThanOrEqual(48 + 256);
   expect(lines.find((l) => l.level === 60)).toMatchObject({ msg: 'hungry worker ran out of its heap (THREAD_HEAP_MB=48): stopping', heapLimitMb: 48, err: { code: 'ERR_WORKER_OUT_OF_MEMORY' } });
+  expect(code).toBe(1);
+}, 60_000);
+
+test("a thread with a bound of its own (the demo's simulator) is bounded by it, and its line names that bound, not the setting", async () => {
+  const { code, lines } = await runHungry(parentScript(4_096, 48));
+  const { limitMb } = lines.find((l) => l.msg === 'hungry worker heap') ?? {};
+  expect(limitMb).toBeLessThanOrEqual(48 + 256);
+  expect(lines.find((l) => l.level === 60)).toMatchObject({ msg: 'hungry worker ran out of its heap (its own bound, 48 MB): stopping', heapLimitMb: 48 });
   expect(code).toBe(1);
 }, 60_000);

@@ -15,7 +15,8 @@ import type { RoleStore } from './store.ts';
  */
 export async function startHttp(ctx: RoleContext, opened: RoleStore | undefined, options: { api: boolean; aggregatorHere: boolean; bus?: Bus; keySecret?: string }): Promise<{ url: string; keys?: KeyStore }> {
   const { config, log, life, metrics, checks } = ctx;
-  const store = opened?.store;
+  // Ahead of the pipeline's queries when the aggregator runs here too (storeLane.ts).
+  const store = opened?.foreground;
   if (!options.api || !store) return startOpsHttp(ctx, opened);
   if (!options.aggregatorHere) {
     checks.push({

@@ -16,7 +16,8 @@ import { startWorkerThread } from './workerThread.ts';
  */
 export async function startApiThread(ctx: RoleContext, opened: RoleStore, options: { role: string; bus?: Bus; keySecret: string }): Promise<{ url: string }> {
   const { config, log, life, metrics, checks } = ctx;
-  const { store } = opened;
+  // Ahead of the pipeline's queries (storeLane.ts): a request must not wait for the index runner's.
+  const store = opened.foreground;
   const view = localView(metrics, () => checks);
   const answer = (request: ApiRequest): Promise<ApiAnswers[ApiRequest['call']]> => {
     switch (request.call) {

@@ -1,14 +1,35 @@
+import { Gauge } from 'prom-client';
 import { minFreeBytes, watchDiskSpace } from '../diskSpace.ts';
 import type { Logger } from '../log.ts';
 import { migrate, pendingMigrations, SchemaBehindError } from '../migrate.ts';
 import { observeStore, type StoreActivity } from '../metrics.ts';
 import { applyRetention } from '../retention.ts';
 import { openStore, type Store } from '../store.ts';
+import { laneStore } from '../storeLane.ts';
 import { withStoreFaults, type StoreFaults } from '../storeFaults.ts';
 import type { RoleContext } from './context.ts';
 
+/**
+ * The pipeline's queries in chDB's queue at once. Two keep the engine busy while the event loop
+ * sends the next one; an API query then waits for at most two of them.
+ */
+const backgroundQueriesInFlight = 2;
+
+/** mds_store_queries_waiting, set by the lane. */
+function waitingGauge(metrics: RoleContext['metrics']): (waiting: number) => void {
+  const gauge = new Gauge({
+    name: 'mds_store_queries_waiting',
+    help: "The pipeline's queries waiting for a place in the embedded store's queue (two at a time go in; the API's go straight). Growing without end: the store cannot keep up.",
+    registers: [metrics.registry],
+  });
+  return (waiting) => gauge.set(waiting);
+}
+
 export interface RoleStore {
+  /** The store for the pipeline, the jobs and maintenance: embedded, its queries share a lane (storeLane.ts). */
   store: Store;
+  /** The same store with its queries sent straight, ahead of those waiting in the lane: the API's. */
+  foreground: Store;
   activity: StoreActivity;
   /** Set with MDS_FAULT_INJECTION: the store can be made to fail (soak runs). */
   faults?: StoreFaults;
@@ -47,11 +68,13 @@ export async function openRoleStore({ config, log, life, metrics, checks }: Role
     log.warn('MDS_FAULT_INJECTION is set: POST /__faults/store can make the store fail (soak runs only)');
     faults = withStoreFaults(opened, timeouts);
   }
-  const { store, activity } = observeStore(metrics, faults?.store ?? opened);
+  const { store: foreground, activity } = observeStore(metrics, faults?.store ?? opened);
+  // A ClickHouse server runs queries side by side: no lane there.
+  const store = config.CLICKHOUSE_URL ? foreground : laneStore(foreground, { inFlight: backgroundQueriesInFlight, waitMs: timeouts.queryTimeoutMs, onWaiting: waitingGauge(metrics) });
   life.add('store', 'base', () => store.close());
-  checks.push({ name: 'store', check: async () => (await store.rows('SELECT 1 AS ok'), { ok: true }) });
+  checks.push({ name: 'store', check: async () => (await foreground.rows('SELECT 1 AS ok'), { ok: true }) });
   watchDiskSpace({ store, metrics, checks, minFreeBytes: minFreeBytes(config) });
-  return { store, activity, faults };
+  return { store, foreground, activity, faults };
 }
 
 /** The migrate role (`npm run migrate`): applies what is pending, under the migration lock, and the tables' retention, and returns. */

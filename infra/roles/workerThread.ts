@@ -8,11 +8,11 @@ export type WorkerLifeMessage = { type: 'started' } | { type: 'rejection'; messa
 
 /**
  * A part of a role in a worker thread (the collectors, the API): resolves once the worker says
- * 'started', and rejects if it fails before; its heap is bounded (by THREAD_HEAP_MB) and reported as
- * mds_thread_heap_bytes. Its stray rejections are counted and logged as this process's own; after
- * start, a worker that fails (out of its heap, too) or exits stops the process, as an uncaught
- * exception would. Its stop, registered in `ctx.life` at `stage`, asks it to stop and waits for
- * 'stopped': every message it posted before has been handled by then.
+ * 'started', and rejects if it fails before; its heap is bounded (by THREAD_HEAP_MB, or a bound of
+ * its own) and reported as mds_thread_heap_bytes. Its stray rejections are counted and logged as
+ * this process's own; after start, a worker that fails (out of its heap, too) or exits stops the
+ * process, as an uncaught exception would. Its stop, registered in `ctx.life` at `stage`, asks it to
+ * stop and waits for 'stopped': every message it posted before has been handled by then.
  */
 export async function startWorkerThread<M extends { type: string }>(
   { config, log, life, metrics }: Pick<RoleContext, 'config' | 'log' | 'life' | 'metrics'>,
@@ -22,8 +22,11 @@ export async function startWorkerThread<M extends { type: string }>(
   workerData: unknown,
   onMessage: (message: M, worker: Worker) => void,
   /** Its old generation's bound in MB, THREAD_HEAP_MB unless given; 0 = V8's default. */
-  heapMb = config.THREAD_HEAP_MB,
+  ownHeapMb?: number,
 ): Promise<Worker> {
+  const heapMb = ownHeapMb ?? config.THREAD_HEAP_MB;
+  // What the operator changes to give the thread more: the setting, or (a bound of its own) the code.
+  const bound = ownHeapMb === undefined ? `THREAD_HEAP_MB=${heapMb}` : `its own bound, ${heapMb} MB`;
   const worker = new Worker(url, { workerData, ...(heapMb > 0 ? { resourceLimits: { maxOldGenerationSizeMb: heapMb } } : {}) });
   const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
   let running = false;
@@ -49,7 +52,7 @@ export async function startWorkerThread<M extends { type: string }>(
       if (!running) return reject(err);
       if (stopping) return;
       stopping = true;
-      if ((err as NodeJS.ErrnoException).code === 'ERR_WORKER_OUT_OF_MEMORY') log.fatal({ err, heapLimitMb: heapMb }, `${name} worker ran out of its heap (THREAD_HEAP_MB=${heapMb}): stopping`);
+      if ((err as NodeJS.ErrnoException).code === 'ERR_WORKER_OUT_OF_MEMORY') log.fatal({ err, heapLimitMb: heapMb }, `${name} worker ran out of its heap (${bound}): stopping`);
       else log.fatal({ err }, `${name} worker failed: stopping`);
       void life.shutdown(`${name} worker failure`).then(() => process.exit(1));
     };
