@@ -28,5 +28,7 @@ export function createLogger(level: string, bindings: Record<string, unknown> = 
       censor: '[redacted]',
     },
   };
-  return pretty ? pino(options, PinoPretty({ sync: true, translateTime: 'SYS:HH:MM:ss.l' })) : pino(options);
+  // pino's own default writes JSON lines asynchronously: a worker thread's last lines, waiting for its
+  // busy event loop, were lost when the process exited at the shutdown deadline.
+  return pino(options, pretty ? PinoPretty({ sync: true, translateTime: 'SYS:HH:MM:ss.l' }) : pino.destination({ dest: 1, sync: true }));
 }

@@ -1,0 +1,33 @@
+// A worker thread's log lines reach stdout when they are logged, not when its event loop next
+// turns (infra/log.ts): a collectors' thread that logged and then stayed busy past the shutdown
+// deadline lost its last lines when the process exited. Run in a child process that exits while
+// its worker is busy.
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { expect, test } from 'vitest';
+
+const logTs = JSON.stringify(new URL('../log.ts', import.meta.url).href);
+
+/** A worker that logs three lines, then keeps its event loop busy for good. */
+const busyWorker = `
+import { createLogger } from ${logTs};
+const log = createLogger('info', { thread: 'worker' }, false);
+for (const n of [1, 2, 3]) log.info({ n }, 'logged before the busy loop');
+const start = Date.now();
+while (Date.now() - start < 60_000) {}
+`;
+
+const parent = `
+import { Worker } from 'node:worker_threads';
+new Worker(new URL('data:text/javascript,' + encodeURIComponent(${JSON.stringify(busyWorker)})));
+setTimeout(() => process.exit(0), 1_500);
+`;
+
+test("the lines a worker logged just before its event loop stayed busy are all written when the process exits", async () => {
+  const child = spawn(process.execPath, ['--input-type=module', '-e', parent], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout.on('data', (chunk: Buffer) => (out += chunk));
+  await once(child, 'exit');
+  const lines = out.split('\n').filter(Boolean).map((l) => JSON.parse(l) as { n: number; msg: string });
+  expect(lines.map((l) => l.n)).toEqual([1, 2, 3]);
+}, 30_000);
