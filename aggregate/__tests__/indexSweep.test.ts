@@ -378,6 +378,21 @@ describe('sweepIndex on a hand-made range: which rows are written', () => {
     expect(sweep({ storedThrough: -1, written }).rows).toEqual([none(F), row(F), row(F + 1), row(F + 3)]);
   });
 
+  it('writes no row for an asset that never had a price, nor for a second computed again whose row did not change (a trade on an excluded market)', () => {
+    // c (no USD rate) trades in F + 2: the asset is computed again there, with the same price, verdicts and
+    // last trade behind the price, and no constituent trade. unrated's one market has no USD rate: never a price.
+    const unrated = { asset: 'unrated', venue: 'a', market: 'XZZZ', quote: 'ZZZ' };
+    const withTrade: IndexInputs = {
+      ...inputs,
+      windows: [...inputs.windows, { ...unrated, windowNotional: 1_000, windowTrades: 10, intervalTrades: 10, close: 7 }],
+      lastTrades: [...inputs.lastTrades, { ...unrated, price: 7, lastTradeAt: F * 1000 - 1_000 }],
+      seconds: [{ ...quoted('c', 'ZZZ'), second: F + 2, notional: 70, volume: 10, trades: 1, price: 7, lastTradeAt: (F + 2) * 1000 + 500 }],
+    };
+    const writes = { storedThrough: -1, written: new Map<string, string>() };
+    const r = sweepIndex({ range: { from: F, to: F + 4, keepFrom: F + 2 }, inputs: withTrade, prior, params: defaultIndexParams, rates, writes, computedAt: 9 });
+    expect(r.rows).toEqual([none(F), row(F)]);
+  });
+
   it('tickContent does not depend on the order of the exclusions', () => {
     const base = { price: 1, status: 'ok', constituents: [], last_trade_at: 2 };
     expect(tickContent({ ...base, excluded: { 'b:X': 'stale', 'a:X': 'outlier', 'c:X': 'perpetual' } })).toBe(
@@ -428,6 +443,44 @@ describe('sweepIndex, an asset valued through bitcoin', () => {
     const result = sweepStored(trades, [], [], { from, to, keepFrom: to }, defaultIndexParams);
     const paired = indexAt(storedOf('pairedcoin', result.rows));
     for (let s = from; s <= to; s++) relClose(paired(s)!.price, 0.001 * (90_000 + 10 * (s - epochS)), `pairedcoin at ${s}`);
+  });
+
+  /** pairedcoin's ticks by the recomputation, its BTC quote valued at bitcoin's recomputed index of each second (none when bitcoin has none). */
+  const pairedReference = (trades: readonly RawTrade[], range: SweepRange) => {
+    const options = referenceOptions(defaultIndexParams, [], []);
+    const bitcoinAt = new Map(referenceTicks(trades, 'bitcoin', range.from, range.to, options).map((t) => [t.second, t.price]));
+    return referenceTicks(trades, 'pairedcoin', range.from, range.to, { ...options, usdPer: (quote, s) => (quote === 'BTC' ? bitcoinAt.get(s) : usdPer(quote)) });
+  };
+  const pairedTrade = (venue: string, quote: string, offsetMs: number, price: number): RawTrade => trade(venue, offsetMs, price, { of: 'pairedcoin', quote, market: `PAIR${quote}`, quantity: 1_000 });
+  const bitcoinTrade = (offsetMs: number, price: number, venue = 's0'): RawTrade => trade(venue, offsetMs, price, { of: 'bitcoin', market: 'BTCUSD' });
+
+  it("a market quoted in BTC beside a USD one follows bitcoin's index every second it moves, though its asset does not trade then", () => {
+    // pairedcoin trades once on each market; bitcoin every second, 10 dearer each time.
+    const trades = [...Array.from({ length: 41 }, (_, i) => bitcoinTrade(i * 1000 + 100, 90_000 + 10 * i)), pairedTrade('s1', 'BTC', 200, 0.001), pairedTrade('s2', 'USD', 300, 90.1)];
+    const range = rangeOf(1, 40);
+    const expected = pairedReference(trades, range);
+    expect(new Set(expected.map((t) => t.price)).size).toBe(40);
+    expectReference(sweepStored(trades, [], [], range, defaultIndexParams), expected, range, 'pairedcoin');
+  });
+
+  it("a market quoted in BTC that trades while bitcoin does not is valued at bitcoin's index of that second, carried from its last move", () => {
+    // bitcoin trades in the first seconds only; pairedcoin's BTC market every 5 s, a little dearer each time.
+    const trades = [bitcoinTrade(100, 90_000), bitcoinTrade(1_100, 90_050, 's1'), ...Array.from({ length: 8 }, (_, i) => pairedTrade('s1', 'BTC', i * 5_000 + 200, 0.001 + 1e-6 * i))];
+    const range = rangeOf(1, 40);
+    const expected = pairedReference(trades, range);
+    expect(expected.map((t) => t.status)).toEqual(Array(40).fill('single_venue'));
+    expectReference(sweepStored(trades, [], [], range, defaultIndexParams), expected, range, 'pairedcoin');
+  });
+
+  it('bitcoin without a price (its only market a perpetual) has no row, and a BTC-quoted market of another asset has no USD rate', () => {
+    const trades = [bitcoinTrade(100, 90_000, 'perp'), pairedTrade('s1', 'BTC', 200, 0.001), pairedTrade('s2', 'USD', 300, 90.1)];
+    const range = rangeOf(1, 20);
+    expect(referenceTicks(trades, 'bitcoin', range.from, range.to, referenceOptions(defaultIndexParams, [], []))).toEqual([]);
+    const expected = pairedReference(trades, range);
+    expect(expected.every((t) => t.excluded['s1:PAIRBTC'] === 'no_usd_rate')).toBe(true);
+    const result = sweepStored(trades, [], [], range, defaultIndexParams);
+    expect(result.rows.filter((r) => r.asset === 'bitcoin')).toEqual([]);
+    expectReference(result, expected, range, 'pairedcoin');
   });
 });
 
@@ -497,6 +550,19 @@ describe('sweepIndex on hand-made trades, against the recomputation', () => {
     expect(verdicts(expected, 's2:SWPUSD', 69, 74)).toEqual([[69, null], [70, 'outlier'], [71, 'outlier'], [72, 'outlier'], [73, 'outlier'], [74, null]]);
     expect(expected.every((t) => t.constituents.includes('s3:SWPUSD'))).toBe(true);
     expectReference(sweepStored(trades, [], [], range, shortWindows), expected, range);
+  });
+
+  it('turns a market stale in the second before the one its stale age rounds to, with nothing traded in that second', () => {
+    // An interval window of 1 min and 7 intervals: s1's 14 trades of minute 0 make its stale age 7 * (60 000 / 14) ms,
+    // 29 999.999999999996 in floats. Its last trade is at 32 s: 32 000 + that age rounds to 62 000 ms, yet the end of
+    // second 61 (62 000 ms) is already more than that age after it. s0 trades every 2 s, never in second 61.
+    const params = indexParamsSchema.parse({ volumeWindowMinutes: 3, intervalWindowMinutes: 1, staleMinMs: 5_000, staleMaxMs: 40_000, staleIntervals: 7 });
+    expect(7 * (60_000 / 14)).toBeLessThan(30_000);
+    const trades = [...series({ s0: 100 }, 0, 118, 2), ...Array.from({ length: 14 }, (_, i) => trade('s1', 32_000 - 2_000 * i, 100.5))];
+    const range = rangeOf(50, 70);
+    const expected = referenceTicks(trades, asset, range.from, range.to, referenceOptions(params, [], []));
+    expect(verdicts(expected, 's1:SWPUSD', 60, 61)).toEqual([[60, null], [61, 'stale']]);
+    expectReference(sweepStored(trades, [], [], range, params), expected, range);
   });
 
   it('remembers an outlier through seconds nothing traded in and from one sweep to the next; a market out for another reason comes back without the band', () => {
