@@ -1,3 +1,4 @@
+import { isMainThread } from 'node:worker_threads';
 import { pino, stdSerializers, type Logger } from 'pino';
 import PinoPretty from 'pino-pretty';
 import { redactCredentials } from './redact.ts';
@@ -14,8 +15,8 @@ function redactedError(err: Error): ReturnType<typeof stdSerializers.err> {
 
 /**
  * One structured logger per process; children carry the role, venue or request id. JSON lines on
- * stdout for a log collector; readable lines when stdout is a terminal (`pretty`), synchronous so
- * that the last lines before an exit are written.
+ * stdout for a log collector; readable lines when stdout is a terminal (`pretty`). The last lines
+ * before an exit are written, whichever thread logged them.
  */
 export function createLogger(level: string, bindings: Record<string, unknown> = {}, pretty = process.stdout.isTTY === true): Logger {
   const options = {
@@ -28,7 +29,8 @@ export function createLogger(level: string, bindings: Record<string, unknown> = 
       censor: '[redacted]',
     },
   };
-  // pino's own default writes JSON lines asynchronously: a worker thread's last lines, waiting for its
-  // busy event loop, were lost when the process exited at the shutdown deadline.
-  return pino(options, pretty ? PinoPretty({ sync: true, translateTime: 'SYS:HH:MM:ss.l' }) : pino.destination({ dest: 1, sync: true }));
+  // pino writes JSON lines asynchronously and, on the main thread only, flushes them at exit: a worker
+  // thread's last lines, waiting for its busy event loop, were lost when the process exited at the
+  // shutdown deadline. A worker's lines are few (the collectors' warnings): written at once.
+  return pino(options, pretty ? PinoPretty({ sync: true, translateTime: 'SYS:HH:MM:ss.l' }) : pino.destination({ dest: 1, sync: !isMainThread }));
 }

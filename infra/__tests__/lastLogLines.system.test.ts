@@ -1,7 +1,7 @@
-// A worker thread's log lines reach stdout when they are logged, not when its event loop next
-// turns (infra/log.ts): a collectors' thread that logged and then stayed busy past the shutdown
-// deadline lost its last lines when the process exited. Run in a child process that exits while
-// its worker is busy.
+// The last log lines before an exit are written (infra/log.ts). A worker thread's reach stdout when
+// they are logged, not when its event loop next turns: a collectors' thread that logged and then
+// stayed busy past the shutdown deadline lost its last lines when the process exited. The main
+// thread's are flushed at exit. Each case runs in a child process that exits.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { expect, test } from 'vitest';
@@ -30,4 +30,19 @@ test("the lines a worker logged just before its event loop stayed busy are all w
   await once(child, 'exit');
   const lines = out.split('\n').filter(Boolean).map((l) => JSON.parse(l) as { n: number; msg: string });
   expect(lines.map((l) => l.n)).toEqual([1, 2, 3]);
+}, 30_000);
+
+test('the lines the main thread logged just before process.exit are all written', async () => {
+  const script = `
+import { createLogger } from ${logTs};
+const log = createLogger('info', {}, false);
+for (let n = 1; n <= 200; n++) log.info({ n }, 'logged before the exit');
+process.exit(0);
+`;
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout.on('data', (chunk: Buffer) => (out += chunk));
+  await once(child, 'exit');
+  const lines = out.split('\n').filter(Boolean).map((l) => JSON.parse(l) as { n: number });
+  expect(lines.map((l) => l.n)).toEqual(Array.from({ length: 200 }, (_, i) => i + 1));
 }, 30_000);
