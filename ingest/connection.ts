@@ -27,9 +27,13 @@ export interface ConnectionOptions {
   onStatus?: (connected: boolean) => void;
   /** A socket opened; every message it delivers carries this `generation`. */
   onOpen?: (generation: number) => void;
-  /** Not called once `close` began. */
+  /** Once `close` began, called only for what arrives within `closeReadGraceMs`. */
   onMessage: (text: string, receivedAt: number, generation: number) => void;
+  /** How long after `close` began messages are still read (default 1 s, the close handshake's own bound). */
+  closeReadGraceMs?: number;
 }
+
+const defaultCloseReadGraceMs = 1_000;
 
 export interface ConnectionMetrics {
   connected: boolean;
@@ -68,6 +72,8 @@ export class VenueConnection {
   #current: Live | undefined;
   #generation = 0;
   #closed = false;
+  /** Once closing: unix ms after which the sockets' messages are no longer read. */
+  #readUntil = 0;
   #attempt = 0;
   #timers: NodeJS.Timeout[] = [];
   #retry: NodeJS.Timeout | undefined;
@@ -116,6 +122,7 @@ export class VenueConnection {
 
   async close(): Promise<void> {
     this.#closed = true;
+    this.#readUntil = Date.now() + (this.#options.closeReadGraceMs ?? defaultCloseReadGraceMs);
     for (const t of this.#timers) clearInterval(t);
     clearTimeout(this.#retry);
     await Promise.all([...this.#live].map((live) => this.#shut(live)));
@@ -215,10 +222,11 @@ export class VenueConnection {
     socket.on('ping', alive);
     socket.on('pong', alive);
     socket.on('message', (data) => {
-      // Once closing, what the socket still holds is not read: a reader far behind would otherwise
-      // parse its whole backlog before the close completes (the 2,000-asset demo's stop took 12 s).
-      // The trades in it are missed trades, recovered at the next start from the last stored one.
-      if (this.#closed) return;
+      // Once closing, what arrives within the grace is still read (the venue's last frames before it
+      // answers our close); after it, nothing: a reader far behind would otherwise parse its whole
+      // backlog before the close completes (the 2,000-asset demo's stop took 12 s). The trades left
+      // are missed trades, recovered at the next start from the last stored one.
+      if (this.#closed && Date.now() > this.#readUntil) return;
       const now = Date.now();
       live.lastActivity = now;
       if (!live.gotMessage) {
