@@ -226,8 +226,8 @@ export class VenueConnection {
       // answers our close); after it, nothing: a reader far behind would otherwise parse its whole
       // backlog before the close completes (the 2,000-asset demo's stop took 12 s). The trades left
       // are missed trades, recovered at the next start from the last stored one.
-      if (this.#closed && Date.now() > this.#readUntil) return;
       const now = Date.now();
+      if (this.#closed && now > this.#readUntil) return;
       live.lastActivity = now;
       if (!live.gotMessage) {
         live.gotMessage = true;

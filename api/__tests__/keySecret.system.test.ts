@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../infra/config.ts';
 import { loadApiKeySecret } from '../keySecret.ts';
+import { runModuleScript } from '../../test/support/moduleScript.ts';
 
 const dirs: string[] = [];
 function tempDir(): string {
@@ -53,12 +53,7 @@ describe('the API key secret', () => {
     const at = Date.now() + 2_000;
     const script = `const { loadApiKeySecret } = await import(${JSON.stringify(module)}); while (Date.now() < ${at}); process.stdout.write(loadApiKeySecret({ MDS_DATA_DIR: ${JSON.stringify(dir)} }));`;
     const secrets = await Promise.all(
-      Array.from({ length: 4 }, () => {
-        const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
-        let out = '';
-        child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-        return new Promise<string>((resolve) => child.once('close', () => resolve(out)));
-      }),
+      Array.from({ length: 4 }, async () => (await runModuleScript(script)).out),
     );
     expect(secrets[0]).toMatch(/^[0-9a-f]{64}$/);
     expect(new Set(secrets)).toEqual(new Set([secrets[0]]));

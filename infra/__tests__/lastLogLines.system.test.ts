@@ -2,9 +2,8 @@
 // they are logged, not when its event loop next turns: a collectors' thread that logged and then
 // stayed busy past the shutdown deadline lost its last lines when the process exited. The main
 // thread's are flushed at exit. Each case runs in a child process that exits.
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { expect, test } from 'vitest';
+import { runModuleScript } from '../../test/support/moduleScript.ts';
 
 const logTs = JSON.stringify(new URL('../log.ts', import.meta.url).href);
 
@@ -24,10 +23,7 @@ setTimeout(() => process.exit(0), 1_500);
 `;
 
 test("the lines a worker logged just before its event loop stayed busy are all written when the process exits", async () => {
-  const child = spawn(process.execPath, ['--input-type=module', '-e', parent], { stdio: ['ignore', 'pipe', 'inherit'] });
-  let out = '';
-  child.stdout.on('data', (chunk: Buffer) => (out += chunk));
-  await once(child, 'exit');
+  const { out } = await runModuleScript(parent);
   const lines = out.split('\n').filter(Boolean).map((l) => JSON.parse(l) as { n: number; msg: string });
   expect(lines.map((l) => l.n)).toEqual([1, 2, 3]);
 }, 30_000);
@@ -39,10 +35,7 @@ const log = createLogger('info', {}, false);
 for (let n = 1; n <= 200; n++) log.info({ n }, 'logged before the exit');
 process.exit(0);
 `;
-  const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
-  let out = '';
-  child.stdout.on('data', (chunk: Buffer) => (out += chunk));
-  await once(child, 'exit');
+  const { out } = await runModuleScript(script);
   const lines = out.split('\n').filter(Boolean).map((l) => JSON.parse(l) as { n: number });
   expect(lines.map((l) => l.n)).toEqual(Array.from({ length: 200 }, (_, i) => i + 1));
 }, 30_000);

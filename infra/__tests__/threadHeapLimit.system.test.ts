@@ -1,10 +1,9 @@
 // THREAD_HEAP_MB bounds every worker thread's heap (infra/roles/workerThread.ts): a thread whose live
 // data outgrows it fails, and its process stops with a line that names the setting, instead of
 // growing without bound. Run in a child process: the failure ends the process it happens in.
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { expect, test } from 'vitest';
+import { runModuleScript } from '../../test/support/moduleScript.ts';
 
 const roles = (file: string) => JSON.stringify(fileURLToPath(new URL(`../roles/${file}`, import.meta.url)));
 const infra = (file: string) => JSON.stringify(fileURLToPath(new URL(`../${file}`, import.meta.url)));
@@ -45,12 +44,7 @@ interface LogLine {
 
 /** Runs the parent script until its process ends; its exit code and log lines. */
 async function runHungry(script: string): Promise<{ code: number | null; lines: LogLine[] }> {
-  const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
-  let out = '';
-  child.stdout.on('data', (chunk: Buffer) => (out += chunk));
-  const killer = setTimeout(() => child.kill('SIGKILL'), 50_000);
-  const [code] = (await once(child, 'exit')) as [number | null];
-  clearTimeout(killer);
+  const { code, out } = await runModuleScript(script);
   return { code, lines: out.split('\n').filter(Boolean).map((l) => JSON.parse(l) as LogLine) };
 }
 
