@@ -14,14 +14,20 @@ export const importTimeouts = { queryTimeoutMs: 600_000, insertTimeoutMs: 600_00
 
 /** An import into `store` (which the caller closes after the target). */
 export function storeTarget(store: Store, options: { embedded: boolean; index: IndexSettings; log: Logger }): ImportTarget {
-  const spool = chunkSpool();
+  // Made at the first chunk chDB reads from a file: a service whose store channel never imports
+  // leaves no directory behind, not even when it is killed.
+  let spool: ReturnType<typeof chunkSpool> | undefined;
+  const spoolDir = () => (spool ??= chunkSpool()).dir;
   return {
     description: store.description,
     rows: (query, params) => store.rows(query, params),
     insert: (table, rows, token) => store.insert(table, rows, token),
-    insertTrades: (chunk) => insertTradeChunk(store, chunk, { embedded: options.embedded, spoolDir: spool.dir }),
+    insertTrades: (chunk) => insertTradeChunk(store, chunk, { embedded: options.embedded, spoolDir }),
     computeIndex: (span) => computeIndexSpan(store, options.index, span, options.log),
-    close: async () => spool.close(),
+    close: async () => {
+      spool?.close();
+      spool = undefined;
+    },
   };
 }
 

@@ -101,18 +101,18 @@ export function chunkSpool(): { dir: string; close(): void } {
 }
 
 /**
- * Inserts a chunk into the store's `trades`: on chDB (`embedded`) through a file in `spoolDir`,
- * on a ClickHouse server as the request body. The same settings on every insert (chDB keeps them on
- * its session), the token reset after.
+ * Inserts a chunk into the store's `trades`: on chDB (`embedded`) through a file in the directory
+ * `spoolDir` gives, on a ClickHouse server as the request body. The same settings on every insert
+ * (chDB keeps them on its session), the token reset after.
  */
-export async function insertTradeChunk(store: Store, chunk: TradeChunk, { embedded, spoolDir }: { embedded: boolean; spoolDir: string }): Promise<void> {
+export async function insertTradeChunk(store: Store, chunk: TradeChunk, { embedded, spoolDir }: { embedded: boolean; spoolDir: () => string }): Promise<void> {
   if (chunk.rows === 0) return;
   const settings = { async_insert: 0, insert_deduplication_token: chunk.token } as const;
   if (!embedded) {
     await store.client.insert({ table: 'trades', columns: [...serverColumns], values: Readable.from([serverRows(chunk)], { objectMode: false }), format: 'TabSeparated', clickhouse_settings: settings });
     return;
   }
-  const path = join(spoolDir, `${randomBytes(8).toString('hex')}.tsv`);
+  const path = join(spoolDir(), `${randomBytes(8).toString('hex')}.tsv`);
   writeFileSync(path, chunk.tsv, { mode: 0o600 });
   try {
     await store.client.command({ query: insertSelect(`file({path:String}, 'TabSeparated', {structure:String})`), query_params: { ...paramsOf(chunk), path, structure }, clickhouse_settings: settings });

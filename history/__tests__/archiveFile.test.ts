@@ -1,9 +1,9 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
-import { expect, test } from 'vitest';
+import { expect, onTestFinished, test } from 'vitest';
 import { ArchiveFileError, fileSha256, lineBatches } from '../archiveFile.ts';
 
 const fixture = (path: string) => fileURLToPath(new URL(`../archives/__tests__/fixtures/${path}`, import.meta.url));
@@ -29,6 +29,7 @@ test('a zip as Binance makes it: its CSV is read, the __MACOSX resource fork bes
 
 test('.csv.gz and .csv give the same lines, CRLF or not, with or without a last line break', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'mds-archive-'));
+  onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
   const text = 'a,b\r\n1,2\r\n3,4';
   writeFileSync(join(dir, 'x.csv'), text);
   writeFileSync(join(dir, 'x.csv.gz'), gzipSync(`${text}\n`));

@@ -1,12 +1,12 @@
 // Recorded archive files of each supported format imported into a test store, as `npm run import`
 // does: counts, ids, sides, base units and times in `trades`, refusals counted by reason, and a
 // second import (of the same file, even forced to read it again) adds nothing.
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { afterAll, beforeAll, describe, expect, onTestFinished, test } from 'vitest';
 import { openTestStore, silentLog } from '../../test/support/harness.ts';
 import { defaultIndexParams } from '../../aggregate/indexPrice.ts';
 import { defaultIndexSchedule } from '../../aggregate/indexRunner.ts';
@@ -153,6 +153,7 @@ test('trades newer than 2 hours ago are refused: they are the live collectors\''
 
 test('with no sink beside the import (liveHorizonMs 0, the demo), trades up to `now` are stored; later ones are still refused', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'mds-horizon-'));
+  onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
   const path = join(dir, 'ETHUSDT-trades-2026-09-17.csv');
   const at = Date.UTC(2026, 8, 17, 16, 28, 3);
   const rows = [
@@ -176,6 +177,7 @@ test('with no sink beside the import (liveHorizonMs 0, the demo), trades up to `
 
 test('BitMEX: a .csv.gz of every market, the asked ones imported, base units from homeNotional', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'mds-bitmex-'));
+  onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
   const path = join(dir, '20200504.csv.gz');
   // The recorded row (fixtures/SOURCES.md) under the archive's header.
   const header = 'timestamp,symbol,side,size,price,tickDirection,trdMatchID,grossValue,homeNotional,foreignNotional';
@@ -187,4 +189,32 @@ test('BitMEX: a .csv.gz of every market, the asked ones imported, base units fro
   expect(await storedOf('bitmex', 'XBTUSD')).toEqual([{ trade_id: '9d3d65b9-f073-ec03-eceb-61c49761ff1d', ts: 1588550403367, price: 8907.5, quantity: 0.00011226, side: 'buy', asset: 'bitcoin', quote: 'USD' }]);
   const other = await run([{ ...job, markets: new Set(['ETHUSD']) }], true);
   expect([...other.counts.refused]).toEqual([[refusals.otherMarket, 1]]);
+});
+
+test('the chunk spool is made at the first chunk and removed at close: a target that imports nothing leaves no directory', async () => {
+  const scratch = mkdtempSync(join(tmpdir(), 'mds-spool-test-'));
+  onTestFinished(() => rmSync(scratch, { recursive: true, force: true }));
+  const spools = () => readdirSync(scratch).filter((name) => name.startsWith('mds-import-'));
+  const previous = process.env.TMPDIR;
+  // os.tmpdir() reads TMPDIR at each call: the spool goes to the scratch directory.
+  process.env.TMPDIR = scratch;
+  try {
+    const idle = storeTarget(store, { embedded: true, index: { params: defaultIndexParams, schedule: defaultIndexSchedule }, log: silentLog });
+    expect(spools()).toEqual([]);
+    await idle.close();
+    const importing = storeTarget(store, { embedded: true, index: { params: defaultIndexParams, schedule: defaultIndexSchedule }, log: silentLog });
+    // Trades the store does not hold yet (a chunk of rows the store holds is not inserted).
+    const path = join(scratch, 'SOLUSDT-trades-2026-09-17.csv');
+    const at = Date.UTC(2026, 8, 17, 12);
+    writeFileSync(path, [9001, 9002, 9003].map((id, i) => `${id},150.25000000,1.00000000,150.25000000,${at + i * 1000},False,True\n`).join(''));
+    const job: FileJob = { ...jobOf('binance', 'binance/BTCUSDT-trades-2024-12-31.first217.csv'), path, name: 'SOLUSDT-trades-2026-09-17.csv', market: 'SOLUSDT', period: { daily: '2026-09-17' } };
+    const summary = await importFiles([job], { target: importing, now, force: false, chunkRows: 100 });
+    expect(summary.counts).toMatchObject({ read: 3, new: 3 });
+    expect(spools()).toHaveLength(1);
+    await importing.close();
+    expect(spools()).toEqual([]);
+  } finally {
+    if (previous === undefined) delete process.env.TMPDIR;
+    else process.env.TMPDIR = previous;
+  }
 });

@@ -11,8 +11,12 @@ const redisUrl = process.env.MDS_TEST_REDIS_URL;
 const children: ChildProcess[] = [];
 const dirs: string[] = [];
 
-afterAll(() => {
+afterAll(async () => {
+  // Each replica's data directory is removed once the replica has exited: before, its last writes
+  // could land in a directory already removed and leave it behind.
+  const exited = children.map((child) => (child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : new Promise<void>((resolve) => child.once('exit', () => resolve()))));
   for (const child of children) child.kill('SIGTERM');
+  await Promise.all(exited);
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 
