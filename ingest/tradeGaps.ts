@@ -37,6 +37,12 @@ interface MarketTrades {
    * after it opens one more gap, from that time, in case the stream was back in name only.
    */
   closedQuiet?: GapCause;
+  /**
+   * Set by a refused trade until a gap is found from it: the number before the earliest trade the
+   * bus refused. A recovery that ends later (its trades may be the refused ones) does not count on
+   * past it (see recovered).
+   */
+  refusedAfterSeq?: number;
 }
 
 /**
@@ -138,6 +144,7 @@ export class TradeGaps {
     const before: HistoryCursor = { ts: trade.ts - 1, ...(trade.seq === undefined ? {} : { seq: trade.seq - 1 }) };
     const earlier = !market.last || (before.seq !== undefined && market.last.seq !== undefined ? before.seq < market.last.seq : before.ts < market.last.ts);
     if (earlier) market.last = before;
+    if (before.seq !== undefined && (market.refusedAfterSeq === undefined || before.seq < market.refusedAfterSeq)) market.refusedAfterSeq = before.seq;
     // The stream itself never stopped: a market quiet from now on has its gap closed after `quietMs`.
     market.awaiting ??= { cause: 'overload', since: at, backAt: at };
   }
@@ -155,6 +162,8 @@ export class TradeGaps {
     market.last = cursorOf(trade);
     market.awaiting = undefined;
     market.closedQuiet = undefined;
+    // The gap found now (if any) starts at or before the refused trades: its recovery gets them.
+    market.refusedAfterSeq = undefined;
     if (!last) return undefined;
     if (sequential && last.seq !== undefined) {
       const first = firstSeqOf(trade);
@@ -185,6 +194,7 @@ export class TradeGaps {
       // keeps the number, so that gap is found by number (recovered moves it past what this one gets).
       market.closedQuiet = awaiting.cause;
       market.awaiting = undefined;
+      market.refusedAfterSeq = undefined;
       const seq = this.#continuity === 'sequential' ? market.last.seq : undefined;
       market.last = { ts: now, ...(seq === undefined ? {} : { seq }) };
     }
@@ -194,12 +204,14 @@ export class TradeGaps {
   /**
    * A gap's recovery handed over trades up to `through`: on a numbered venue, a market whose last
    * known number is lower (no live trade since a quiet close) counts on from it, so the gap its
-   * next live trade finds holds only what the recovery did not get.
+   * next live trade finds holds only what the recovery did not get. Not past a trade the bus refused
+   * since (a recovered one, maybe): that trade is still missing.
    */
   recovered(symbol: string, through: HistoryCursor): void {
     const market = this.#markets.get(symbol);
     if (this.#continuity !== 'sequential' || !market?.last || through.seq === undefined) return;
-    if (market.last.seq === undefined || market.last.seq < through.seq) market.last = { ...market.last, seq: through.seq };
+    const upTo = Math.min(through.seq, market.refusedAfterSeq ?? Infinity);
+    if (market.last.seq === undefined || market.last.seq < upTo) market.last = { ...market.last, seq: upTo };
   }
 
   /** A delisted market is forgotten. */

@@ -203,3 +203,166 @@ describe('trades the bus refused', () => {
     expect(gaps.due(3_100, 1_000)).toEqual([{ symbol: 'M', cause: 'overload', after: { ts: 2_000, tradeId: 't2000' }, until: { ts: 3_100 } }]);
   });
 });
+
+describe('trades a venue sends again, and trades at one time', () => {
+  it('trades a venue sends again (its last ones, on a new subscription) are no live trade: the market still waits for its stream', () => {
+    const gaps = new TradeGaps('sequential');
+    for (const n of [1, 2, 3]) gaps.observe(trade(n, n * 10));
+    gaps.interrupted(['M'], 200);
+    gaps.watching(['M'], 5_000);
+    gaps.streaming('M', 5_000);
+    expect(gaps.observe(trade(2, 20))).toBeUndefined();
+    expect(gaps.observe(trade(3, 30))).toBeUndefined();
+    expect(gaps.last('M')).toEqual({ ts: 30, seq: 3, tradeId: 't3' });
+    expect(gaps.due(6_000, 1_000)).toEqual([{ symbol: 'M', cause: 'reconnect', after: { ts: 30, seq: 3, tradeId: 't3' }, until: { ts: 6_000 } }]);
+  });
+
+  it('a numbered venue\'s trade without a number (an id that is not one) is placed by time: no gap where the stream went on', () => {
+    const gaps = new TradeGaps('sequential');
+    gaps.observe(trade(1, 10));
+    expect(gaps.observe(trade(undefined, 20))).toBeUndefined();
+    expect(gaps.last('M')).toEqual({ ts: 20, tradeId: 't20' });
+    expect(gaps.observe(trade(2, 30))).toBeUndefined();
+  });
+
+  it('at a start whose stored trade has no number, a trade older than it (sent again on subscribing) moves nothing', () => {
+    const gaps = new TradeGaps('sequential');
+    gaps.started(new Map([['M', { ts: 7, tradeId: 'x' }]]), 100);
+    expect(gaps.observe(trade(3, 5))).toBeUndefined();
+    expect(gaps.last('M')).toEqual({ ts: 7, tradeId: 'x' });
+    expect(gaps.observe(trade(4, 8))).toEqual({ symbol: 'M', cause: 'restart', after: { ts: 7, tradeId: 'x' }, until: { ts: 8, seq: 4, tradeId: 't4' } });
+  });
+
+  it('by time, two trades in one millisecond: the later is the last known; an older one moves nothing', () => {
+    const gaps = new TradeGaps('time');
+    gaps.observe({ ...trade(undefined, 100), tradeId: 'a' });
+    expect(gaps.observe({ ...trade(undefined, 100), tradeId: 'b' })).toBeUndefined();
+    expect(gaps.last('M')).toEqual({ ts: 100, tradeId: 'b' });
+    expect(gaps.observe({ ...trade(undefined, 90), tradeId: 'c' })).toBeUndefined();
+    expect(gaps.last('M')).toEqual({ ts: 100, tradeId: 'b' });
+    gaps.interrupted(['M'], 150);
+    expect(gaps.observe(trade(undefined, 200))).toEqual({ symbol: 'M', cause: 'reconnect', after: { ts: 100, tradeId: 'b' }, until: { ts: 200, tradeId: 't200' } });
+  });
+
+  it('by time, numbers the trades carry are not read: no gap where they skip, none kept past a quiet close or a recovery', () => {
+    const gaps = new TradeGaps('time');
+    expect(gaps.observe(trade(5, 10))).toBeUndefined();
+    expect(gaps.observe(trade(9, 20))).toBeUndefined();
+    // A later trade with a lower number is still the later trade.
+    expect(gaps.observe(trade(3, 30))).toBeUndefined();
+    expect(gaps.last('M')).toEqual({ ts: 30, seq: 3, tradeId: 't3' });
+    gaps.interrupted(['M'], 40);
+    gaps.watching(['M'], 50);
+    gaps.streaming('M', 50);
+    expect(gaps.due(2_000, 1_000)).toEqual([{ symbol: 'M', cause: 'reconnect', after: { ts: 30, seq: 3, tradeId: 't3' }, until: { ts: 2_000 } }]);
+    expect(gaps.last('M')).toEqual({ ts: 2_000 });
+    gaps.recovered('M', { ts: 1_900, seq: 12, tradeId: 't12' });
+    expect(gaps.last('M')).toEqual({ ts: 2_000 });
+    expect(gaps.observe(trade(13, 3_000))).toEqual({ symbol: 'M', cause: 'reconnect', after: { ts: 2_000 }, until: { ts: 3_000, seq: 13, tradeId: 't13' } });
+  });
+});
+
+describe('a quiet close, a delisting', () => {
+  it('a market watched before its first trade, closed quiet: its next live trade counts on from the recovery\'s last number', () => {
+    const gaps = new TradeGaps('sequential');
+    gaps.watching(['M'], 50);
+    gaps.interrupted(['M'], 60);
+    gaps.watching(['M'], 1_000);
+    gaps.streaming('M', 1_000);
+    expect(gaps.due(2_000, 1_000)).toEqual([{ symbol: 'M', cause: 'reconnect', after: { ts: 50 }, until: { ts: 2_000 } }]);
+    gaps.recovered('M', { ts: 1_900, seq: 9, tradeId: 't9' });
+    expect(gaps.observe(trade(12, 3_000))).toEqual({ symbol: 'M', cause: 'reconnect', after: { ts: 2_000, seq: 9 }, until: { ts: 3_000, seq: 12, tradeId: 't12' }, missing: { first: 10, last: 11 } });
+  });
+
+  it('a second message before the quiet time does not start the quiet clock again', () => {
+    const gaps = new TradeGaps('time');
+    gaps.observe(trade(undefined, 100));
+    gaps.interrupted(['M'], 200);
+    gaps.watching(['M'], 1_000);
+    gaps.streaming('M', 1_000);
+    gaps.streaming('M', 1_500);
+    expect(gaps.due(2_000, 1_000)).toEqual([{ symbol: 'M', cause: 'reconnect', after: { ts: 100, tradeId: 't100' }, until: { ts: 2_000 } }]);
+  });
+
+  it('a delisted market is forgotten: nothing known or awaited of it, and a recovery ending after it changes nothing', () => {
+    const gaps = new TradeGaps('sequential');
+    expect(gaps.last('N')).toBeUndefined();
+    for (const n of [1, 2, 3]) gaps.observe(trade(n, n * 10));
+    gaps.interrupted(['M'], 200);
+    gaps.watching(['M'], 5_000);
+    gaps.streaming('M', 5_000);
+    gaps.forget('M');
+    expect(gaps.last('M')).toBeUndefined();
+    expect(gaps.due(9_000, 1_000)).toEqual([]);
+    gaps.recovered('M', { ts: 8_000, seq: 9, tradeId: 't9' });
+    expect(gaps.last('M')).toBeUndefined();
+    // Listed again: its first trade has nothing before it to recover from.
+    expect(gaps.observe(trade(7, 10_000))).toBeUndefined();
+  });
+});
+
+describe('where a refused trade is placed', () => {
+  it('a refused trade after the last one known (a recovered one) leaves that one as it is, its id kept', () => {
+    const numbered = new TradeGaps('sequential');
+    numbered.observe(trade(10, 100));
+    numbered.refused('M', { ts: 110, seq: 11 }, 120);
+    expect(numbered.last('M')).toEqual({ ts: 100, seq: 10, tradeId: 't10' });
+    expect(numbered.observe(trade(12, 130))).toEqual({ symbol: 'M', cause: 'overload', after: { ts: 100, seq: 10, tradeId: 't10' }, until: { ts: 130, seq: 12, tradeId: 't12' }, missing: { first: 11, last: 11 } });
+    const byTime = new TradeGaps('time');
+    byTime.observe(trade(undefined, 100));
+    byTime.refused('M', { ts: 101 }, 120);
+    expect(byTime.last('M')).toEqual({ ts: 100, tradeId: 't100' });
+    expect(byTime.observe(trade(undefined, 130))).toEqual({ symbol: 'M', cause: 'overload', after: { ts: 100, tradeId: 't100' }, until: { ts: 130, tradeId: 't130' } });
+  });
+
+  it('a refused trade without a number (a venue whose ids carry none) is placed by time, and the gap is by time', () => {
+    const gaps = new TradeGaps('sequential');
+    gaps.observe(trade(10, 100));
+    gaps.refused('M', { ts: 80 }, 120);
+    expect(gaps.observe(trade(11, 130))).toEqual({ symbol: 'M', cause: 'overload', after: { ts: 79 }, until: { ts: 130, seq: 11, tradeId: 't11' } });
+  });
+
+  it('before a last trade known without a number (a market watched from its subscription), a refused trade is placed by time, and numbers count from it', () => {
+    const gaps = new TradeGaps('sequential');
+    gaps.watching(['M'], 1_000);
+    gaps.refused('M', { ts: 990, seq: 7 }, 1_010);
+    expect(gaps.observe(trade(8, 1_100))).toEqual({ symbol: 'M', cause: 'overload', after: { ts: 989, seq: 6 }, until: { ts: 1_100, seq: 8, tradeId: 't8' }, missing: { first: 7, last: 7 } });
+  });
+
+  it('where both have a number, the number decides, not the time: a quiet close\'s time is this process\'s clock, after a recovered trade\'s', () => {
+    const gaps = new TradeGaps('sequential');
+    for (const n of [1, 2, 3]) gaps.observe(trade(n, n * 10));
+    gaps.interrupted(['M'], 200);
+    gaps.watching(['M'], 5_000);
+    gaps.streaming('M', 5_000);
+    expect(gaps.due(6_200, 1_000)).toHaveLength(1);
+    // Trade 5, recovered and refused: the last number known, 3, is before it.
+    gaps.refused('M', { ts: 5_000, seq: 5 }, 6_300);
+    expect(gaps.observe(trade(12, 10_000))).toEqual({ symbol: 'M', cause: 'overload', after: { ts: 6_200, seq: 3 }, until: { ts: 10_000, seq: 12, tradeId: 't12' }, missing: { first: 4, last: 11 } });
+  });
+});
+
+describe('trades the bus refused while a recovery ran', () => {
+  it('a recovery that ends after a refused recovered trade does not count past it: the next live trade finds it missing', () => {
+    const gaps = new TradeGaps('sequential');
+    for (const n of [1, 2, 3]) gaps.observe(trade(n, n * 10));
+    expect(gaps.observe(trade(12, 120))?.missing).toEqual({ first: 4, last: 11 });
+    // The recovery of 4-11 hands over trade 5, which the bus refuses, then ends at 11.
+    gaps.refused('M', { ts: 50, seq: 5 }, 130);
+    gaps.recovered('M', { ts: 110, seq: 11, tradeId: 't11' });
+    expect(gaps.observe(trade(13, 140))).toMatchObject({ cause: 'overload', after: { ts: 49, seq: 4 }, missing: { first: 5, last: 12 } });
+  });
+
+  it('a later recovery counts on as before once the gap of the refused trade has been found', () => {
+    const gaps = new TradeGaps('sequential');
+    for (const n of [1, 2, 3]) gaps.observe(trade(n, n * 10));
+    gaps.refused('M', { ts: 20, seq: 2 }, 40);
+    // The next live trade finds the gap from the refused trade on; its recovery is not held back.
+    expect(gaps.observe(trade(4, 40))?.missing).toEqual({ first: 2, last: 3 });
+    // Refused again at once (an overload): quiet from then on, its gap is closed at a time and recovered.
+    gaps.interrupted(['M'], 50, 'overload');
+    expect(gaps.due(50 + 10_000, 10_000)).toHaveLength(1);
+    gaps.recovered('M', { ts: 80, seq: 8, tradeId: 't8' });
+    expect(gaps.observe(trade(10, 100))?.missing).toEqual({ first: 9, last: 9 });
+  });
+});
