@@ -231,6 +231,16 @@ describe('bitfinex book sync (checksum after every change)', () => {
     expect(session.parse(frame([17082, [87000.1, 2]]))).toEqual([{ kind: 'unknown' }]);
   });
 
+  test('a snapshot is a list of rows, an empty one included; an update one row; a list with a row that is no level is unknown', () => {
+    const session = bitfinex.session!();
+    parseIn(session, 'ws_book_snapshot.json');
+    expect(session.parse(frame([17082, []]))).toEqual([{ kind: 'book', symbol: 'tBTCUSD', snapshot: true, bids: [], asks: [] }]);
+    expect(session.parse(frame([17082, [[87000, 1, 0.5], [87001, 2, -1.5]]]))).toEqual([{ kind: 'book', symbol: 'tBTCUSD', snapshot: true, bids: [['87000', '0.5']], asks: [['87001', '1.5']] }]);
+    expect(session.parse(frame([17082, [87000, 0, -1]]))).toEqual([{ kind: 'book', symbol: 'tBTCUSD', snapshot: false, bids: [], asks: [['87000', '0']] }]);
+    expect(session.parse(frame([17082, [[87000, 1, 0.5], [87001, 2]]]))).toEqual([{ kind: 'unknown' }]);
+    expect(session.parse(frame([17082, [[87000, 1, 0.5], 87001]]))).toEqual([{ kind: 'unknown' }]);
+  });
+
   test('an unsubscription forgets the channel; a failed one (an error naming the channel) keeps it', () => {
     const session = bitfinex.session!();
     parseIn(session, 'ws_book_snapshot.json');

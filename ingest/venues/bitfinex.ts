@@ -42,6 +42,10 @@ const event = z.object({ event: z.string(), code: z.number().optional(), msg: z.
 const tradeRow = z.tuple([z.number(), z.number(), z.number(), z.number()]).rest(z.unknown());
 /** [PRICE, COUNT, AMOUNT]: AMOUNT > 0 is a bid, < 0 an ask; COUNT 0 removes the level. */
 const bookRow = z.tuple([z.number(), z.number(), z.number()]);
+// Schemas are made once: making one per message cost the collectors' thread several per cent.
+const bookRows = z.array(bookRow);
+const tradeRows = z.array(tradeRow);
+const liquidationRows = z.array(z.unknown());
 /** ["pos", POS_ID, MTS, _, SYMBOL, AMOUNT, BASE_PRICE, _, IS_MATCH, IS_MARKET_SOLD, _, PRICE_ACQUIRED]; PRICE_ACQUIRED is null on a trigger sent before its match. */
 const liquidationRow = z.tuple([z.literal('pos'), z.number(), z.number(), z.unknown(), z.string(), z.number(), z.number(), z.unknown(), z.number(), z.unknown(), z.unknown(), z.number().nullable()]).rest(z.unknown());
 const pairList = z.tuple([z.array(z.string())]).rest(z.unknown());
@@ -101,7 +105,7 @@ export const tradesPageSize = 10_000;
 
 /** One trades/hist page (oldest first with sort=1); a full page means the venue holds more after it. Undefined for an error (["error", code, text]). */
 export function parseTradesHistory(json: unknown, symbol: string): HistoryPage | undefined {
-  const rows = z.array(tradeRow).safeParse(json);
+  const rows = tradeRows.safeParse(json);
   if (!rows.success) return undefined;
   return { trades: rows.data.map((row) => tradeOf(symbol, row)), more: rows.data.length >= tradesPageSize };
 }
@@ -111,14 +115,17 @@ function toLevel([price, count, amount]: z.infer<typeof bookRow>): { side: 'bid'
   return { side: amount > 0 ? 'bid' : 'ask', level: [text(price), count === 0 ? '0' : text(Math.abs(amount))] };
 }
 
+const rowAsList = <T>(row: T | undefined): T[] | undefined => (row === undefined ? undefined : [row]);
+
 function parseBook(symbol: string, payload: unknown): VenueMessage[] {
-  const rows = z.array(bookRow).safeParse(payload);
-  const row = bookRow.safeParse(payload);
-  if (!rows.success && !row.success) return unknown;
-  const snapshot = rows.success;
+  // A snapshot is a list of rows (none for an empty book), an update one row: told apart by shape,
+  // so that each message is read once (an update read as a list first failed, at a cost, every time).
+  const snapshot = Array.isArray(payload) && (payload.length === 0 || Array.isArray(payload[0]));
+  const rows = snapshot ? bookRows.safeParse(payload).data : rowAsList(bookRow.safeParse(payload).data);
+  if (!rows) return unknown;
   const bids: RawLevel[] = [];
   const asks: RawLevel[] = [];
-  for (const r of rows.success ? rows.data : [row.data!]) {
+  for (const r of rows) {
     const { side, level } = toLevel(r);
     (side === 'bid' ? bids : asks).push(level);
   }
@@ -126,7 +133,7 @@ function parseBook(symbol: string, payload: unknown): VenueMessage[] {
 }
 
 function parseLiquidations(payload: unknown): VenueMessage[] {
-  const rows = z.array(z.unknown()).safeParse(payload);
+  const rows = liquidationRows.safeParse(payload);
   if (!rows.success) return unknown;
   const out: VenueMessage[] = [];
   for (const raw of rows.data) {

@@ -44,6 +44,10 @@ const side = z.enum(['Buy', 'Sell']);
 const trade = z.object({ timestamp: z.iso.datetime(), symbol: z.string(), side, size: z.number().positive(), price: z.number().positive(), trdMatchID: z.string().min(1) }).loose();
 const level = z.object({ symbol: z.string(), id: z.number(), side, size: z.number().optional(), price: z.number().optional() }).loose();
 const liquidation = z.object({ orderID: z.string().min(1), symbol: z.string(), side, price: z.number().positive(), leavesQty: z.number().positive() }).loose();
+// Made once: a schema made per message costs the collectors' thread more than reading it.
+const trades = z.array(trade);
+const levels = z.array(level);
+const liquidations = z.array(liquidation);
 const subscribed = z.object({ success: z.boolean(), subscribe: z.string().optional(), unsubscribe: z.string().optional() }).loose();
 const error = z.object({ error: z.string(), status: z.number().optional() }).loose();
 
@@ -74,7 +78,7 @@ export const tradePageSize = 1_000;
 
 /** One GET /trade page (oldest first); a full page means the venue holds more after it. Undefined for an error or another market's rows. */
 export function parseTradeHistory(json: unknown, symbol: string): HistoryPage | undefined {
-  const rows = z.array(trade).safeParse(json);
+  const rows = trades.safeParse(json);
   if (!rows.success || rows.data.some((t) => t.symbol !== symbol)) return undefined;
   return { trades: rows.data.map(tradeOf), more: rows.data.length >= tradePageSize };
 }
@@ -95,7 +99,7 @@ function parseStateless(frame: string, e: z.infer<typeof envelope> | undefined):
     // The partial on subscription repeats recent trades: only inserts are new.
     if (e.action === 'partial') return [{ kind: 'control', what: 'status', detail: 'recent trades' }];
     if (e.action !== 'insert') return unknown;
-    const rows = z.array(trade).safeParse(e.data);
+    const rows = trades.safeParse(e.data);
     if (!rows.success) return unknown;
     return rows.data.map(tradeOf);
   }
@@ -103,7 +107,7 @@ function parseStateless(frame: string, e: z.infer<typeof envelope> | undefined):
     // A liquidation order appears (insert) with its full quantity at the bankruptcy price; its later
     // updates and deletion are the engine working it off, not new liquidations.
     if (e.action !== 'insert') return [{ kind: 'control', what: 'status', detail: `liquidation ${e.action}` }];
-    const rows = z.array(liquidation).safeParse(e.data);
+    const rows = liquidations.safeParse(e.data);
     if (!rows.success) return unknown;
     // A Sell order closes a long. No time is sent: the receive time stands in.
     return rows.data.map((l) => ({ kind: 'liquidation', symbol: l.symbol, liquidationId: l.orderID, price: decimal(l.price), quantity: decimal(l.leavesQty), positionSide: l.side === 'Sell' ? 'long' : 'short' }));
@@ -134,7 +138,7 @@ export function bitmexSession(): VenueSession {
     return n;
   };
   const book = (e: z.infer<typeof envelope>): VenueMessage[] => {
-    const parsed = z.array(level).safeParse(e.data);
+    const parsed = levels.safeParse(e.data);
     if (!parsed.success) return unknown;
     const bySymbol = new Map<string, z.infer<typeof level>[]>();
     if (e.action === 'partial' && e.filter?.symbol) bySymbol.set(e.filter.symbol, []);

@@ -26,6 +26,8 @@ const trade = z
     trade_seq: z.number().optional(),
   })
   .loose();
+// Made once: a schema made per message costs the collectors' thread more than reading it.
+const trades = z.array(trade);
 const lastTrades = z.object({ result: z.object({ trades: z.array(trade.extend({ trade_seq: z.number() })), has_more: z.boolean() }) });
 const book = z
   .object({
@@ -82,7 +84,7 @@ function toTrade(t: z.infer<typeof trade>): TradeMessage {
 }
 
 function parseTrades(data: unknown): VenueMessage[] {
-  const rows = z.array(trade).safeParse(data);
+  const rows = trades.safeParse(data);
   if (!rows.success) return unknown;
   return rows.data.flatMap((t): VenueMessage[] => {
     const base = { symbol: t.instrument_name, price: text(t.price), quantity: text(t.amount), ts: t.timestamp };

@@ -14,6 +14,9 @@ const envelope = z.object({ channel: z.string(), event: z.string().optional(), r
 const error = z.object({ code: z.number(), message: z.string() }).loose();
 const trade = z.object({ id: z.number(), create_time_ms: z.string(), side: z.enum(['buy', 'sell']), currency_pair: z.string(), amount: z.string(), price: z.string() }).loose();
 /** REST trades: the stream's fields, ids as strings. */
+// Made once: a schema made per message costs the collectors' thread more than reading it. The
+// documentation shows one trade per message; a list is accepted too.
+const tradeOrList = z.union([trade, z.array(trade)]);
 const restTrade = z.object({ id: z.string(), create_time_ms: z.string(), side: z.enum(['buy', 'sell']), currency_pair: z.string(), amount: z.string(), price: z.string() }).loose();
 const obu = z
   .object({ t: z.number(), s: z.string().regex(/^ob\..+\.\d+$/), full: z.boolean().optional(), U: z.number().optional(), u: z.number(), b: levels.optional(), a: levels.optional() })
@@ -47,8 +50,7 @@ export function parseGate(text: string): VenueMessage[] {
   if (event === 'subscribe' || event === 'unsubscribe') return [{ kind: 'control', what: 'ack' }];
   if (event !== 'update') return unknown;
   if (channel === 'spot.trades') {
-    // The documentation shows one trade per message; accept a list too.
-    const t = z.union([trade, z.array(trade)]).safeParse(result);
+    const t = tradeOrList.safeParse(result);
     if (!t.success) return unknown;
     // `side` is the taker's; create_time_ms is milliseconds with a fraction ("1606292218213.4578").
     return [t.data]
