@@ -42,7 +42,7 @@ const event = z.object({ event: z.string(), code: z.number().optional(), msg: z.
 const tradeRow = z.tuple([z.number(), z.number(), z.number(), z.number()]).rest(z.unknown());
 /** [PRICE, COUNT, AMOUNT]: AMOUNT > 0 is a bid, < 0 an ask; COUNT 0 removes the level. */
 const bookRow = z.tuple([z.number(), z.number(), z.number()]);
-// Schemas are made once: making one per message cost the collectors' thread several per cent.
+// Made once: schemas made per message showed in the collectors' thread's profile (test/bench/RESULTS.md).
 const bookRows = z.array(bookRow);
 const tradeRows = z.array(tradeRow);
 const liquidationRows = z.array(z.unknown());

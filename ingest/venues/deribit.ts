@@ -26,7 +26,7 @@ const trade = z
     trade_seq: z.number().optional(),
   })
   .loose();
-// Made once: a schema made per message costs the collectors' thread more than reading it.
+// Made once: schemas made per message showed in the collectors' thread's profile (test/bench/RESULTS.md).
 const trades = z.array(trade);
 const lastTrades = z.object({ result: z.object({ trades: z.array(trade.extend({ trade_seq: z.number() })), has_more: z.boolean() }) });
 const book = z

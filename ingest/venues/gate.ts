@@ -13,10 +13,10 @@ const levels = z.array(z.tuple([z.string(), z.string()]));
 const envelope = z.object({ channel: z.string(), event: z.string().optional(), result: z.unknown(), error: z.unknown().optional() }).loose();
 const error = z.object({ code: z.number(), message: z.string() }).loose();
 const trade = z.object({ id: z.number(), create_time_ms: z.string(), side: z.enum(['buy', 'sell']), currency_pair: z.string(), amount: z.string(), price: z.string() }).loose();
-/** REST trades: the stream's fields, ids as strings. */
-// Made once: a schema made per message costs the collectors' thread more than reading it. The
-// documentation shows one trade per message; a list is accepted too.
+// Made once: schemas made per message showed in the collectors' thread's profile (test/bench/RESULTS.md).
+// The documentation shows one trade per message; a list is accepted too.
 const tradeOrList = z.union([trade, z.array(trade)]);
+/** REST trades: the stream's fields, ids as strings. */
 const restTrade = z.object({ id: z.string(), create_time_ms: z.string(), side: z.enum(['buy', 'sell']), currency_pair: z.string(), amount: z.string(), price: z.string() }).loose();
 const obu = z
   .object({ t: z.number(), s: z.string().regex(/^ob\..+\.\d+$/), full: z.boolean().optional(), U: z.number().optional(), u: z.number(), b: levels.optional(), a: levels.optional() })
