@@ -4,6 +4,7 @@
 // and the books (venueBooks.ts, snapshotScheduler.ts). This file wires them and reads the frames.
 import type { Bus } from '../infra/bus/bus.ts';
 import type { Logger } from '../infra/log.ts';
+import { connectBudgetOf } from './connectBudget.ts';
 import { recoveryCounts, startCollectorShell, sharedTuningDefaults, type Collector, type CollectorCounts, type SharedTuning } from './collectorKit.ts';
 import { EmitPath, RotationDuplicates, type Reported } from './emitPath.ts';
 import type { GapReport } from './historyRecovery.ts';
@@ -165,6 +166,7 @@ export async function startCollector(options: CollectorOptions): Promise<Collect
 /** Opens the sockets the venue's plan asks for these markets. */
 function openSockets(parts: NativeParts, markets: readonly VenueMarket[]): void {
   const { venue, endpoints, bus, log, tuning } = parts;
+  const budget = venue.connectLimit ? connectBudgetOf(venue.connectLimit) : undefined;
   for (const plan of venue.sockets(endpoints, markets)) {
     const socket: VenueSocket = new VenueSocket({
       plan,
@@ -172,6 +174,7 @@ function openSockets(parts: NativeParts, markets: readonly VenueMarket[]): void 
       io: venueIo,
       log,
       tuning,
+      ...(budget ? { budget } : {}),
       // Every market of the socket (still followed) shares its fate.
       onStatus(connected) {
         const followed = plan.symbols.flatMap((symbol) => parts.markets.get(symbol) ?? []);

@@ -7,6 +7,8 @@ export interface ConnectionOptions {
   url: string;
   /** Asked before every (re)connect when set, replacing `url`; a failure is retried with the backoff. */
   resolve?: () => Promise<ResolvedEndpoint>;
+  /** Waited for before every (re)connect when set: the venue's connection budget (connectBudget.ts); resolves with the ms waited. */
+  admit?: () => Promise<number>;
   /** Carries the venue in its bindings: every reconnect is logged with the venue and the reason. */
   log: Logger;
   /** Messages to send after every (re)connect, already cut into the venue's allowed batches. */
@@ -145,12 +147,17 @@ export class VenueConnection {
   }
 
   #connect(): void {
-    const { resolve, log } = this.#options;
-    if (!resolve) return this.#open({ url: this.#options.url });
-    // One request at a time: its answer opens the socket, or its failure schedules the next try.
+    const { resolve, admit, log } = this.#options;
+    if (!resolve && !admit) return this.#open({ url: this.#options.url });
+    // One attempt at a time: its turn and endpoint open the socket, or a failure schedules the next try.
     if (this.#resolving) return;
     this.#resolving = true;
-    resolve().then(
+    const endpoint = async (): Promise<ResolvedEndpoint> => {
+      const waitedMs = admit ? await admit() : 0;
+      if (waitedMs >= 1_000) log.info({ waitedMs }, "connecting after a wait for the venue's connection limit");
+      return resolve ? resolve() : { url: this.#options.url };
+    };
+    endpoint().then(
       (endpoint) => {
         this.#resolving = false;
         if (!this.#closed) this.#open(endpoint);

@@ -2,6 +2,7 @@
 // (ingest/connection.ts), the book rules engine (ingest/bookSync.ts) and the collector
 // (ingest/collector.ts and the parts it wires) are written once and drive any descriptor; the
 // conversion to events is ingest/normalize.ts. Rules: ingest/EVENTS.md.
+import type { ConnectLimit } from './connectBudget.ts';
 import { z } from 'zod';
 import { findVenue, type CatalogVenue } from '../infra/catalog/catalog.ts';
 import { ConfigError } from '../infra/config.ts';
@@ -256,6 +257,8 @@ export interface VenueDescriptor {
   maxConnectionMs?: number;
   /** Messages we may send per second on one connection (subscriptions and pings count). */
   sendsPerSecond: number;
+  /** New connections the venue allows one address in a window, where it documents a limit: each socket waits its turn. */
+  connectLimit?: ConnectLimit;
   /** Pure: one text frame to what it means. Never throws; unknown frames give `{ kind: 'unknown' }`. */
   parse(text: string): VenueMessage[];
   /** A fresh session for each connection, where `parse` alone cannot understand a frame (see VenueSession). */

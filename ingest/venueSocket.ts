@@ -4,6 +4,7 @@
 import type { Logger } from '../infra/log.ts';
 import { ConnectionSequence } from './bookSync.ts';
 import type { BookChannel } from './venueBooks.ts';
+import type { ConnectBudget } from './connectBudget.ts';
 import { VenueConnection } from './connection.ts';
 import { unknown, type KeepAlive, type SocketPlan, type VenueDescriptor, type VenueIo, type VenueMessage, type VenueSession } from './venue.ts';
 
@@ -13,6 +14,8 @@ export interface VenueSocketOptions {
   io: VenueIo;
   log: Logger;
   tuning: { keepAlive: KeepAlive; rotateAfterMs: number | undefined; overlapMs: number; backoff: { baseMs: number; maxMs: number } };
+  /** The venue's connection budget, when it documents one: every (re)connect waits its turn. */
+  budget?: ConnectBudget;
   /** Whether the venue streams to us on this socket (VenueConnection's onStatus). */
   onStatus(connected: boolean): void;
   /** A socket of this plan opened (at start, after a reconnect, or a rotation's replacement) and subscribes now. */
@@ -39,6 +42,7 @@ export class VenueSocket implements BookChannel {
     this.connection = new VenueConnection({
       url: plan.url,
       ...(plan.connectUrl ? { resolve: () => plan.connectUrl!(io) } : {}),
+      ...(options.budget ? { admit: () => options.budget!.take() } : {}),
       log,
       keepAlive: tuning.keepAlive,
       sendsPerSecond: venue.sendsPerSecond,

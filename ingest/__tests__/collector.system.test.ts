@@ -8,6 +8,7 @@ import { WebSocketServer } from 'ws';
 import type { MarketEvent, TradeEvent } from '../../infra/events.ts';
 import { createLogger } from '../../infra/log.ts';
 import { startCollector } from '../collector.ts';
+import { ConnectBudget } from '../connectBudget.ts';
 import { VenueConnection } from '../connection.ts';
 import { startSimulator } from '../../simulator/simulator.ts';
 import { kraken } from '../venues/kraken.ts';
@@ -183,5 +184,40 @@ describe('connection', () => {
     await until(() => arrivals.length === 6, 'six subscriptions');
     const gaps = arrivals.slice(1).map((t, i) => t - arrivals[i]!);
     for (const gap of gaps) expect(gap).toBeGreaterThanOrEqual(180);
+  });
+
+  test("sockets that share a venue's connection budget open no more than it allows in its window: the third of 2 a window waits", async () => {
+    const http = createServer();
+    const wss = new WebSocketServer({ server: http });
+    const opened: number[] = [];
+    wss.on('connection', () => opened.push(Date.now()));
+    await new Promise<void>((r) => http.listen(0, '127.0.0.1', r));
+    const budget = new ConnectBudget({ connections: 2, windowMs: 1_500 });
+    const connections = [0, 1, 2].map(
+      () =>
+        new VenueConnection({
+          url: `ws://127.0.0.1:${(http.address() as AddressInfo).port}`,
+          admit: () => budget.take(),
+          log: createLogger('silent'),
+          subscribeMessages: () => [],
+          keepAlive: { pingEveryMs: 60_000, staleAfterMs: 60_000 },
+          sendsPerSecond: 5,
+          onMessage: () => {},
+        }),
+    );
+    close = async () => {
+      await Promise.all(connections.map((c) => c.close()));
+      wss.close();
+      http.close();
+    };
+    const started = Date.now();
+    for (const c of connections) c.start();
+    await until(() => opened.length >= 2, 'two sockets at once');
+    expect(opened).toHaveLength(2);
+    expect(opened.every((t) => t - started < 1_000)).toBe(true);
+    expect(budget.waiting).toBe(1);
+    await until(() => opened.length === 3, 'the third socket', 5_000);
+    // Its turn came when the first turn left the window (timers fire on time or later, never early).
+    expect(opened[2]! - started).toBeGreaterThanOrEqual(1_500);
   });
 });
