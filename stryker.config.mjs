@@ -107,9 +107,10 @@ const groups = [
       ]
     : []),
   {
-    // The migration lock: taken once, renewed while held, released (and no longer renewed).
+    // The migration lock: taken once, renewed while held, released (and no longer renewed); its
+    // contention, expiry and renewal at their exact millisecond (migrationLock.store.test.ts).
     mutate: ['infra/migrationLock.ts'],
-    tests: ['infra/__tests__/migrate.store.test.ts'],
+    tests: ['infra/__tests__/migrate.store.test.ts', 'infra/__tests__/migrationLock.store.test.ts'],
   },
   {
     // The stream hub: subscriptions, what a (re)subscribed client gets first, limits.
