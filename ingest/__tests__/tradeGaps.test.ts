@@ -353,6 +353,17 @@ describe('trades the bus refused while a recovery ran', () => {
     expect(gaps.observe(trade(13, 140))).toMatchObject({ cause: 'overload', after: { ts: 49, seq: 4 }, missing: { first: 5, last: 12 } });
   });
 
+  it('of two refused recovered trades, the earlier holds the count back, whichever was refused first', () => {
+    for (const order of [[5, 8], [8, 5]]) {
+      const gaps = new TradeGaps('sequential');
+      for (const n of [1, 2, 3]) gaps.observe(trade(n, n * 10));
+      gaps.observe(trade(12, 120));
+      for (const n of order) gaps.refused('M', { ts: n * 10, seq: n }, 130);
+      gaps.recovered('M', { ts: 110, seq: 11, tradeId: 't11' });
+      expect(gaps.observe(trade(13, 140))?.missing, `refused ${order.join(' then ')}`).toEqual({ first: 5, last: 12 });
+    }
+  });
+
   it('a later recovery counts on as before once the gap of the refused trade has been found', () => {
     const gaps = new TradeGaps('sequential');
     for (const n of [1, 2, 3]) gaps.observe(trade(n, n * 10));
