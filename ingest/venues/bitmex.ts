@@ -142,7 +142,11 @@ export function bitmexSession(): VenueSession {
     if (!parsed.success) return unknown;
     const bySymbol = new Map<string, z.infer<typeof level>[]>();
     if (e.action === 'partial' && e.filter?.symbol) bySymbol.set(e.filter.symbol, []);
-    for (const r of parsed.data) bySymbol.set(r.symbol, [...(bySymbol.get(r.symbol) ?? []), r]);
+    for (const r of parsed.data) {
+      const rowsOf = bySymbol.get(r.symbol);
+      if (rowsOf) rowsOf.push(r);
+      else bySymbol.set(r.symbol, [r]);
+    }
     const out: BookMessage[] = [];
     for (const [symbol, list] of bySymbol) {
       const bids: RawLevel[] = [];
