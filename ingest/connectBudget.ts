@@ -1,7 +1,9 @@
 // How many websocket connections a venue lets one address open in a window (Bitfinex: 20 a minute),
-// shared by every socket of a collector: at start, a venue with many markets opens many sockets at
-// once, and after an outage they all reconnect together. Past the budget a venue refuses or bans the
-// address; here the next connection waits for its turn instead.
+// shared by every socket of the venue's collectors in a process: at start, a venue with many markets
+// opens many sockets at once, and after an outage they all reconnect together. Past the budget a
+// venue refuses or bans the address; here the next connection waits for its turn instead. A turn
+// whose connection never reached the venue (refused, unreachable) is given back: it counted nothing
+// there, and an outage's retries would otherwise use up the budget the reconnect needs.
 
 /** A venue's documented limit on new connections: at most `connections` in any `windowMs`. */
 export interface ConnectLimit {
@@ -9,6 +11,12 @@ export interface ConnectLimit {
   windowMs: number;
   /** Who shares it: venue ids that reach the same servers (Bitfinex's spot and derivatives) name the same scope. */
   scope: string;
+}
+
+/** A connection's turn: how long it waited, and how to give it back when the venue never saw it. */
+export interface ConnectTurn {
+  waitedMs: number;
+  giveBack(): void;
 }
 
 export interface BudgetClock {
@@ -43,8 +51,8 @@ export class ConnectBudget {
     return this.#waiting;
   }
 
-  /** Resolves with how long the caller waited (ms) when it may open its connection. */
-  take(): Promise<number> {
+  /** Resolves when the caller may open its connection. */
+  take(): Promise<ConnectTurn> {
     const asked = this.#clock.now();
     this.#waiting += 1;
     const turn = this.#queue.then(() => this.#next(asked));
@@ -52,7 +60,7 @@ export class ConnectBudget {
     return turn;
   }
 
-  async #next(asked: number): Promise<number> {
+  async #next(asked: number): Promise<ConnectTurn> {
     const { connections, windowMs } = this.#limit;
     if (this.#given.length === connections) {
       // The oldest of the last `connections` turns leaves the window `windowMs` after it was given.
@@ -63,7 +71,14 @@ export class ConnectBudget {
     const at = this.#clock.now();
     this.#given.push(at);
     this.#waiting -= 1;
-    return at - asked;
+    let kept = true;
+    const giveBack = () => {
+      if (!kept) return;
+      kept = false;
+      const i = this.#given.indexOf(at);
+      if (i >= 0) this.#given.splice(i, 1);
+    };
+    return { waitedMs: at - asked, giveBack };
   }
 }
 

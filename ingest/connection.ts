@@ -1,5 +1,6 @@
 import WebSocket from 'ws';
 import type { Logger } from '../infra/log.ts';
+import type { ConnectTurn } from './connectBudget.ts';
 import type { KeepAlive, ResolvedEndpoint } from './venue.ts';
 import { backoffDelayMs, sharedTuningDefaults } from './collectorKit.ts';
 
@@ -7,8 +8,8 @@ export interface ConnectionOptions {
   url: string;
   /** Asked before every (re)connect when set, replacing `url`; a failure is retried with the backoff. */
   resolve?: () => Promise<ResolvedEndpoint>;
-  /** Waited for before every (re)connect when set: the venue's connection budget (connectBudget.ts); resolves with the ms waited. */
-  admit?: () => Promise<number>;
+  /** Waited for before every (re)connect when set: the venue's connection budget (connectBudget.ts). */
+  admit?: () => Promise<ConnectTurn>;
   /** Carries the venue in its bindings: every reconnect is logged with the venue and the reason. */
   log: Logger;
   /** Messages to send after every (re)connect, already cut into the venue's allowed batches. */
@@ -79,7 +80,7 @@ export class VenueConnection {
   #attempt = 0;
   #timers: NodeJS.Timeout[] = [];
   #retry: NodeJS.Timeout | undefined;
-  /** A `resolve` call is under way: the next socket is coming. */
+  /** An attempt is under way (its turn in the venue's connection limit, then `resolve`): the next socket is coming. */
   #resolving = false;
   /** What onStatus last said. */
   #streaming = false;
@@ -152,18 +153,21 @@ export class VenueConnection {
     // One attempt at a time: its turn and endpoint open the socket, or a failure schedules the next try.
     if (this.#resolving) return;
     this.#resolving = true;
+    let turn: ConnectTurn | undefined;
     const endpoint = async (): Promise<ResolvedEndpoint> => {
-      const waitedMs = admit ? await admit() : 0;
-      if (waitedMs >= 1_000) log.info({ waitedMs }, "connecting after a wait for the venue's connection limit");
+      turn = await admit?.();
+      if (turn && turn.waitedMs >= 1_000) log.info({ waitedMs: turn.waitedMs }, "connecting after a wait for the venue's connection limit");
       return resolve ? resolve() : { url: this.#options.url };
     };
     endpoint().then(
       (endpoint) => {
         this.#resolving = false;
-        if (!this.#closed) this.#open(endpoint);
+        if (this.#closed) turn?.giveBack();
+        else this.#open(endpoint, turn);
       },
       (err: Error) => {
         this.#resolving = false;
+        turn?.giveBack();
         log.warn({ reason: 'endpoint', err: err.message }, 'connect failed');
         this.#attemptFailed();
         this.#retryLater();
@@ -188,7 +192,8 @@ export class VenueConnection {
     return delay;
   }
 
-  #open({ url, pingEveryMs }: ResolvedEndpoint): void {
+  /** Opens a socket; `turn`, its place in the venue's connection budget, is given back if the venue never answered it. */
+  #open({ url, pingEveryMs }: ResolvedEndpoint, turn?: ConnectTurn): void {
     const { log } = this.#options;
     const generation = ++this.#generation;
     const live: Live = {
@@ -248,8 +253,18 @@ export class VenueConnection {
       this.metrics.lastMessageAt = now;
       this.#options.onMessage(data.toString(), now, generation);
     });
-    socket.on('error', (err) => log.warn({ err: err.message, generation }, 'websocket error'));
+    // The venue counted the connection if it took it, or refused it itself (a 429 or another 4xx,
+    // which ws reports as "Unexpected server response: <status>"); one refused or unreachable, or
+    // answered 5xx (the venue down), it is not taken to have counted.
+    let venueAnswered = false;
+    socket.on('upgrade', () => (venueAnswered = true));
+    socket.on('error', (err) => {
+      const status = /^Unexpected server response: (\d+)/.exec(err.message)?.[1];
+      if (status !== undefined && Number(status) < 500) venueAnswered = true;
+      log.warn({ err: err.message, generation }, 'websocket error');
+    });
     socket.on('close', (code, reason) => {
+      if (!venueAnswered) turn?.giveBack();
       clearTimeout(live.drainTimer);
       clearTimeout(live.rotateTimer);
       clearInterval(live.pingTimer);

@@ -2,10 +2,10 @@
 // (ingest/connection.ts), the book rules engine (ingest/bookSync.ts) and the collector
 // (ingest/collector.ts and the parts it wires) are written once and drive any descriptor; the
 // conversion to events is ingest/normalize.ts. Rules: ingest/EVENTS.md.
-import type { ConnectLimit } from './connectBudget.ts';
 import { z } from 'zod';
 import { findVenue, type CatalogVenue } from '../infra/catalog/catalog.ts';
 import { ConfigError } from '../infra/config.ts';
+import type { ConnectLimit } from './connectBudget.ts';
 import type { Channel } from '../infra/events.ts';
 import type { OrderBook, RawLevel } from './orderBook.ts';
 

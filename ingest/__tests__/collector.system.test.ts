@@ -220,4 +220,41 @@ describe('connection', () => {
     // Its turn came when the first turn left the window (timers fire on time or later, never early).
     expect(opened[2]! - started).toBeGreaterThanOrEqual(1_500);
   });
+
+  test.each([
+    [503, 'the venue down: the refused attempts are given back, and the socket opens at once when it is back', 0, 1_000],
+    [429, 'the venue counting us: the refused attempt keeps its turn, and the next waits for the window', 1_500, 5_000],
+  ])("an upgrade answered %i, a budget of 1 connection in 1.5 s: %s", async (status, _what, atLeastMs, withinMs) => {
+    const http = createServer();
+    const wss = new WebSocketServer({ noServer: true });
+    const attempts: number[] = [];
+    let opened: number | undefined;
+    http.on('upgrade', (req, socket, head) => {
+      attempts.push(Date.now());
+      if (attempts.length <= 2) return void socket.end(`HTTP/1.1 ${status} Refused\r\nConnection: close\r\n\r\n`);
+      wss.handleUpgrade(req, socket, head, () => (opened = Date.now()));
+    });
+    await new Promise<void>((r) => http.listen(0, '127.0.0.1', r));
+    const budget = new ConnectBudget({ connections: 1, windowMs: 1_500 });
+    const connection = new VenueConnection({
+      url: `ws://127.0.0.1:${(http.address() as AddressInfo).port}`,
+      admit: () => budget.take(),
+      log: createLogger('silent'),
+      subscribeMessages: () => [],
+      keepAlive: { pingEveryMs: 60_000, staleAfterMs: 60_000 },
+      sendsPerSecond: 5,
+      backoff: { baseMs: 20, maxMs: 40 },
+      onMessage: () => {},
+    });
+    close = async () => {
+      await connection.close();
+      wss.close();
+      http.close();
+    };
+    connection.start();
+    await until(() => opened !== undefined, 'the socket open', 10_000);
+    const after = opened! - attempts[0]!;
+    expect(after).toBeGreaterThanOrEqual(atLeastMs);
+    expect(after).toBeLessThan(withinMs);
+  });
 });

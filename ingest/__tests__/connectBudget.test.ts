@@ -69,9 +69,9 @@ describe('a venue connection budget (a sliding window)', () => {
     const clock = heldClock();
     const budget = new ConnectBudget({ connections: 1, windowMs: 60_000 }, clock);
     const waits: number[] = [];
-    void budget.take().then((ms) => waits.push(ms));
+    void budget.take().then((turn) => waits.push(turn.waitedMs));
     await clock.advanceTo(10_000);
-    void budget.take().then((ms) => waits.push(ms));
+    void budget.take().then((turn) => waits.push(turn.waitedMs));
     await clock.advanceTo(60_000);
     expect(waits).toEqual([0, 50_000]);
   });
@@ -85,5 +85,21 @@ describe('a venue connection budget (a sliding window)', () => {
     expect(connectBudgetOf(bitfinex.connectLimit!)).toBe(connectBudgetOf(bitfinexDerivatives.connectLimit!));
     expect(connectBudgetOf(okx.connectLimit!)).toBe(connectBudgetOf(okxSwap.connectLimit!));
     expect(connectBudgetOf(okx.connectLimit!)).not.toBe(connectBudgetOf(bitfinex.connectLimit!));
+  });
+
+  test('a turn given back (its connection never reached the venue) frees its place at once, and only its own', async () => {
+    const clock = heldClock();
+    const budget = new ConnectBudget({ connections: 2, windowMs: 60_000 }, clock);
+    const refused = await budget.take();
+    await budget.take();
+    // Given back twice: the second time frees nothing more (the other turn, taken at the same time, stays).
+    refused.giveBack();
+    refused.giveBack();
+    const given: [number, number][] = [];
+    record(budget, clock, 2, given);
+    await clock.advanceTo(0);
+    expect(given).toEqual([[0, 0]]);
+    await clock.advanceTo(60_000);
+    expect(given).toEqual([[0, 0], [1, 60_000]]);
   });
 });
