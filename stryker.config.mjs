@@ -113,9 +113,10 @@ const groups = [
     tests: ['infra/__tests__/migrate.store.test.ts', 'infra/__tests__/migrationLock.store.test.ts'],
   },
   {
-    // The stream hub: subscriptions, what a (re)subscribed client gets first, limits.
+    // The stream hub: subscriptions, what a (re)subscribed client gets first, limits; on its own
+    // with stand-in sockets and a held clock (streamHub.test.ts), and end-to-end (chDB).
     mutate: ['api/stream/hub.ts'],
-    tests: ['api/__tests__/stream.store.test.ts'],
+    tests: ['api/__tests__/streamHub.test.ts', 'api/__tests__/stream.store.test.ts'],
   },
   {
     // Missed trades: gaps found from the live trades and sockets, and their recovery from a venue's history.
