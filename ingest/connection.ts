@@ -154,12 +154,12 @@ export class VenueConnection {
     if (this.#resolving) return;
     this.#resolving = true;
     let turn: ConnectTurn | undefined;
-    const endpoint = async (): Promise<ResolvedEndpoint> => {
+    const attempt = async (): Promise<ResolvedEndpoint> => {
       turn = await admit?.();
       if (turn && turn.waitedMs >= 1_000) log.info({ waitedMs: turn.waitedMs }, "connecting after a wait for the venue's connection limit");
       return resolve ? resolve() : { url: this.#options.url };
     };
-    endpoint().then(
+    attempt().then(
       (endpoint) => {
         this.#resolving = false;
         if (this.#closed) turn?.giveBack();
