@@ -325,11 +325,14 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
   let end = 0;
   let last: Awaited<ReturnType<typeof pipelineState>> | undefined;
   try {
+    const startedAt = Date.now();
     await service.start();
-    await service.untilBitcoinMeasured(key);
+    // The run starts once every polled price is measured, not bitcoin's alone: the polls hold all
+    // of them to it from the first, and the others can come seconds after bitcoin's.
+    await service.untilMeasured(key, polledAssets);
     state.start = Date.now();
     recording = true;
-    report(`soak: service pid ${service.pid} on ${service.base}, ${simulator.venues.length} simulated venues, ${options.durationMs / 1000} s, log ${logFile}`);
+    report(`soak: service pid ${service.pid} on ${service.base}, ${simulator.venues.length} simulated venues, ${options.durationMs / 1000} s, every polled price measured ${((state.start - startedAt) / 1000).toFixed(1)} s after the start, log ${logFile}`);
     fuzz = startFuzzClient(service.base, key);
     await runSchedule({ service, simulator, state, options, base: service.base, key, report, printed: () => printed.length });
   } finally {

@@ -74,12 +74,13 @@ export class SoakService {
   }
 
   /** Resolves once /v1/prices serves bitcoin `measured`: the pipeline runs end to end (two minutes at most). */
-  async untilBitcoinMeasured(key: string): Promise<void> {
-    await until(
-      async () => ((await getJson(`${this.base}/v1/prices?ids=bitcoin`, key)).body as { prices?: { measured: boolean }[] } | undefined)?.prices?.[0]?.measured === true,
-      'soak: a measured bitcoin price',
-      { timeoutMs: 120_000, everyMs: 250 },
-    );
+  /** Until each of `assets` has a measured price (default: bitcoin alone). */
+  async untilMeasured(key: string, assets: readonly string[] = ['bitcoin']): Promise<void> {
+    const measured = async () => {
+      const prices = ((await getJson(`${this.base}/v1/prices?ids=${assets.join(',')}`, key)).body as { prices?: { measured: boolean }[] } | undefined)?.prices;
+      return prices?.length === assets.length && prices.every((p) => p.measured);
+    };
+    await until(measured, `soak: measured prices of ${assets.join(', ')}`, { timeoutMs: 120_000, everyMs: 250 });
   }
 
   /** SIGKILL: no stop sequence, what the in-process bus held is lost. */

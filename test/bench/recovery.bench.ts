@@ -90,7 +90,7 @@ const say = (line: string) => process.stdout.write(`recovery: ${line}\n`);
 let failed = true;
 try {
   await service.start();
-  await service.untilBitcoinMeasured(key);
+  await service.untilMeasured(key);
   const warmFrom = Date.now();
   say(`${venue}, 1 market at ${rate} trades/s, ${warmMs / 1000} s before a ${outageMs / 1000} s outage; data ${dataDir}`);
   await sleep(warmMs);

@@ -181,7 +181,7 @@ const scraper = (async () => {
 let failed = true;
 try {
   await service.start();
-  await service.untilBitcoinMeasured(key);
+  await service.untilMeasured(key);
   const sqlLimits = Object.entries(env).filter(([name]) => /^SQL_(MAX|PORT)/.test(name));
   say(`all role, ${venues.join(',')} x ${args.tickers} at ${rate} trades/s per market; /v1/prices ${requestsPerSecond}/s${args.uncached ? ' (each past the response cache)' : ''}; ${sqlClients} SQL client(s); ${sqlLimits.map(([n, v]) => `${n}=${v}`).join(' ') || 'SQL_* defaults'} (SQL_MAX_THREADS default 1, SQL_MAX_EXECUTION_TIME_S 30); data ${dataDir}`);
   say(`load average at start ${loadAverage()}`);
