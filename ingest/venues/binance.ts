@@ -163,7 +163,8 @@ export const binance: VenueDescriptor = {
   maxConnectionMs: 24 * 3_600_000,
   // 5 incoming messages per second, pongs included.
   sendsPerSecond: 4,
-  // 300 connection attempts per 5 minutes per IP (the spot WebSocket Streams page).
+  // 300 connection attempts in 5 minutes per address (the spot WebSocket Streams page, as
+  // research/venues.md gives it).
   connectLimit: { connections: 300, windowMs: 300_000, scope: 'binance' },
   parse: (text) => parseBinanceFrame(text, parseSpotPayload),
   book: {

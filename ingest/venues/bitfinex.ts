@@ -263,7 +263,8 @@ const shared = {
   keepAlive: { pingEveryMs: 15_000, message: JSON.stringify({ event: 'ping', cid: 1 }), staleAfterMs: 45_000 },
   // The published limits are on connections (20 a minute), not on messages; start-up sends one per channel.
   sendsPerSecond: 20,
-  // "20 connections per minute" (docs.bitfinex.com/docs/ws-general), spot and derivatives on the same servers.
+  // 20 new connections a minute per address (docs.bitfinex.com/docs/ws-general, as research/venues.md
+  // gives it), spot and derivatives on the same servers.
   connectLimit: { connections: 20, windowMs: 60_000, scope: 'bitfinex' },
   parse: parseBitfinex,
   session: bitfinexSession,

@@ -244,7 +244,8 @@ const shared = {
   // A text "ping" under 30 s of silence keeps the socket; the venue drops it after 30 s without traffic.
   keepAlive: { pingEveryMs: 20_000, message: 'ping', staleAfterMs: 45_000 },
   sendsPerSecond: 5,
-  // "3 requests per second" to connect, per IP (the WebSocket overview of the v5 docs), spot and swaps alike.
+  // 3 connection requests a second per address (OKX's v5 WebSocket docs, as research/venues.md gives
+  // them), spot and swaps alike.
   connectLimit: { connections: 3, windowMs: 1_000, scope: 'okx' },
   parse: parseOkx,
   book,
