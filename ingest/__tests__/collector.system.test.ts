@@ -1,5 +1,5 @@
 // The lifecycle every venue shares, driven through real sockets against the simulator's faults.
-import { createServer } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
@@ -9,7 +9,7 @@ import type { MarketEvent, TradeEvent } from '../../infra/events.ts';
 import { createLogger } from '../../infra/log.ts';
 import { startCollector } from '../collector.ts';
 import { ConnectBudget } from '../connectBudget.ts';
-import { VenueConnection } from '../connection.ts';
+import { VenueConnection, type ConnectionOptions } from '../connection.ts';
 import { startSimulator } from '../../simulator/simulator.ts';
 import { kraken } from '../venues/kraken.ts';
 import type { SimTrade } from '../../simulator/market.ts';
@@ -161,25 +161,33 @@ describe('connection', () => {
   let close: (() => Promise<void>) | undefined;
   afterEach(async () => close?.());
 
+  /** A connection to the loopback server `http`, quiet but for what `options` add. */
+  const connectionTo = (http: Server, options: Partial<ConnectionOptions> = {}) =>
+    new VenueConnection({
+      url: `ws://127.0.0.1:${(http.address() as AddressInfo).port}`,
+      log: createLogger('silent'),
+      subscribeMessages: () => [],
+      keepAlive: { pingEveryMs: 60_000, staleAfterMs: 60_000 },
+      sendsPerSecond: 5,
+      onMessage: () => {},
+      ...options,
+    });
+  /** After the test: the connections, then the servers. */
+  const closeAfter = (connections: VenueConnection[], wss: WebSocketServer, http: Server) =>
+    (close = async () => {
+      await Promise.all(connections.map((c) => c.close()));
+      wss.close();
+      http.close();
+    });
+
   test('subscriptions are sent no faster than the venue allows', async () => {
     const http = createServer();
     const wss = new WebSocketServer({ server: http });
     const arrivals: number[] = [];
     wss.on('connection', (s) => s.on('message', () => arrivals.push(Date.now())));
     await new Promise<void>((r) => http.listen(0, '127.0.0.1', r));
-    const connection = new VenueConnection({
-      url: `ws://127.0.0.1:${(http.address() as AddressInfo).port}`,
-      log: createLogger('silent'),
-      subscribeMessages: () => Array.from({ length: 6 }, (_, i) => `subscribe ${i}`),
-      keepAlive: { pingEveryMs: 60_000, staleAfterMs: 60_000 },
-      sendsPerSecond: 5,
-      onMessage: () => {},
-    });
-    close = async () => {
-      await connection.close();
-      wss.close();
-      http.close();
-    };
+    const connection = connectionTo(http, { subscribeMessages: () => Array.from({ length: 6 }, (_, i) => `subscribe ${i}`) });
+    closeAfter([connection], wss, http);
     connection.start();
     await until(() => arrivals.length === 6, 'six subscriptions');
     const gaps = arrivals.slice(1).map((t, i) => t - arrivals[i]!);
@@ -193,23 +201,8 @@ describe('connection', () => {
     wss.on('connection', () => opened.push(Date.now()));
     await new Promise<void>((r) => http.listen(0, '127.0.0.1', r));
     const budget = new ConnectBudget({ connections: 2, windowMs: 1_500 });
-    const connections = [0, 1, 2].map(
-      () =>
-        new VenueConnection({
-          url: `ws://127.0.0.1:${(http.address() as AddressInfo).port}`,
-          admit: () => budget.take(),
-          log: createLogger('silent'),
-          subscribeMessages: () => [],
-          keepAlive: { pingEveryMs: 60_000, staleAfterMs: 60_000 },
-          sendsPerSecond: 5,
-          onMessage: () => {},
-        }),
-    );
-    close = async () => {
-      await Promise.all(connections.map((c) => c.close()));
-      wss.close();
-      http.close();
-    };
+    const connections = [0, 1, 2].map(() => connectionTo(http, { admit: () => budget.take() }));
+    closeAfter(connections, wss, http);
     const started = Date.now();
     for (const c of connections) c.start();
     await until(() => opened.length >= 2, 'two sockets at once');
@@ -236,21 +229,8 @@ describe('connection', () => {
     });
     await new Promise<void>((r) => http.listen(0, '127.0.0.1', r));
     const budget = new ConnectBudget({ connections: 1, windowMs: 1_500 });
-    const connection = new VenueConnection({
-      url: `ws://127.0.0.1:${(http.address() as AddressInfo).port}`,
-      admit: () => budget.take(),
-      log: createLogger('silent'),
-      subscribeMessages: () => [],
-      keepAlive: { pingEveryMs: 60_000, staleAfterMs: 60_000 },
-      sendsPerSecond: 5,
-      backoff: { baseMs: 20, maxMs: 40 },
-      onMessage: () => {},
-    });
-    close = async () => {
-      await connection.close();
-      wss.close();
-      http.close();
-    };
+    const connection = connectionTo(http, { admit: () => budget.take(), backoff: { baseMs: 20, maxMs: 40 } });
+    closeAfter([connection], wss, http);
     connection.start();
     await until(() => opened !== undefined, 'the socket open', 10_000);
     const after = opened! - attempts[0]!;
