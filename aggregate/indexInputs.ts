@@ -4,7 +4,7 @@ import { loadUsdRates } from './currency/usdRates.ts';
 import type { Store } from '../infra/store.ts';
 import { staleLookbackMs, type IndexParams } from './indexPrice.ts';
 import type { QuoteRates } from './indexQuoteRate.ts';
-import { tickContent, type BookRow, type BucketRow, type IndexInputs, type IndexState, type LastTradeRow, type PublishedIndex, type SecondRow, type StatusBeforeRow, type StatusRow, type SweepRange, type WindowRow } from './indexSweep.ts';
+import { rowRefreshSeconds, tickContent, type BookRow, type BucketRow, type IndexInputs, type IndexState, type LastTradeRow, type PublishedIndex, type SecondRow, type StatusBeforeRow, type StatusRow, type SweepRange, type WindowRow } from './indexSweep.ts';
 
 /**
  * What the index engine reads from ClickHouse: per-market seconds (market_seconds), 1m candles
@@ -93,7 +93,8 @@ SELECT
     toString(argMax(status, second)) AS status,
     argMax(constituents, second) AS constituents,
     argMax(excluded, second) AS excluded,
-    toUnixTimestamp64Milli(argMax(last_trade_at, second)) AS last_trade_at
+    toUnixTimestamp64Milli(argMax(last_trade_at, second)) AS last_trade_at,
+    toUnixTimestamp(max(second)) AS written_s
 FROM index_ticks FINAL
 WHERE second <= toDateTime({second:UInt32}, 'UTC') AND second > toDateTime({from_s:UInt32}, 'UTC') AND ${ofAssets}
 GROUP BY asset`;
@@ -158,9 +159,9 @@ export async function loadQuoteRates(store: Store, at: number): Promise<QuoteRat
 
 /** The state at the end of `second` from the stored rows (after a restart), of every asset or of `assets` alone. */
 export async function loadIndexState(store: Store, second: number, params: IndexParams, assets: readonly string[] = []): Promise<IndexState> {
-  // Every asset with a price writes a row at least once per volume window (its markets leave the
-  // window, or go stale, or trade), so an older row cannot describe the asset at `second`.
-  const lookbackS = params.volumeWindowMinutes * 60 + Math.ceil(staleLookbackMs(params) / 1000) + 60;
+  // Every asset with a price has a row at least once per rowRefreshSeconds, so an older row cannot
+  // describe the asset at `second`.
+  const lookbackS = rowRefreshSeconds(params) + 60;
   const rows = await store.rows<PriorRow>(priorSql, { assets, second, from_s: second - lookbackS });
   const state = new Map<string, PublishedIndex>();
   for (const r of rows) {
@@ -170,6 +171,7 @@ export async function loadIndexState(store: Store, second: number, params: Index
       lastTradeAt: r.last_trade_at,
       outliers: new Set(Object.entries(r.excluded).filter(([, reason]) => reason === 'outlier').map(([key]) => key)),
       content: tickContent(r),
+      writtenAt: r.written_s,
     });
   }
   return state;
@@ -181,6 +183,7 @@ interface PriorRow {
   constituents: string[];
   excluded: Record<string, string>;
   last_trade_at: number;
+  written_s: number;
 }
 
 /** The last second computed before the runner started, and the newest computed_at stored; undefined on an empty store. */

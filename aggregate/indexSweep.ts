@@ -55,6 +55,18 @@ export interface SweepRange {
 export interface PublishedIndex extends PreviousIndex {
   /** tickContent of its row: a second equal to the one before, without constituent trades, is not stored. */
   content: string;
+  /** The second of its latest row (stored, or written by this sweep): see rowRefreshSeconds. */
+  writtenAt: number;
+}
+
+/**
+ * An asset with a price gets a row at least this often, also when nothing in it changed: a price
+ * carried by the fail-closed rule stays the same row for as long as unrated or perpetual markets
+ * keep trading. The readers that look back a bounded time for an asset's latest row then find it:
+ * loadIndexState (on a restart or a revisit) and latestIndexPrices (48 h).
+ */
+export function rowRefreshSeconds(params: IndexParams): number {
+  return Math.min(params.volumeWindowMinutes * 60, 86_400);
 }
 /** Every asset with a price at the end of a second; an asset missing from it had none. */
 export type IndexState = ReadonlyMap<string, PublishedIndex>;
@@ -225,9 +237,10 @@ function constituentRow(asset: string, m: IndexSecond['markets'][number], ts: nu
  * The index of every asset for the seconds of `range`, starting from `prior` (the state at the
  * end of `from - 1`). Rows: one for a second in which a constituent traded or anything else of the
  * row changed (price, status, constituents, exclusions, last trade), a `none` row when an asset
- * loses its price, and a row for every second that may hold one already (`writes`) unless the
- * same row was written there; readers take the latest row at or before a second. Constituents:
- * the verdict on every candidate market at `to`.
+ * loses its price, the same row again once the latest is rowRefreshSeconds old, and a row for
+ * every second that may hold one already (`writes`) unless the same row was written there;
+ * readers take the latest row at or before a second. Constituents: the verdict on every candidate
+ * market at `to`.
  */
 export function sweepIndex(args: {
   range: SweepRange;
@@ -342,26 +355,29 @@ export function sweepIndex(args: {
   const valuedThroughIndexPrice = new Set(assets.filter((a) => marketsOf.get(a)!.some((st) => valuedThroughIndex(st.quote))));
   /** Per asset: the next second one of its markets may turn stale (set when it is evaluated). */
   const recheckAt = new Map<string, number>();
+  const refreshS = rowRefreshSeconds(params);
+  /** Per asset with a price: the second its row is written again though unchanged (rowRefreshSeconds). */
+  const refreshAt = new Map([...prior].map(([a, p]) => [a, p.writtenAt + refreshS]));
   /** Per asset: its result at the last second it was evaluated (the verdicts written at `to`). */
   const lastResult = new Map<string, IndexSecond>();
   /** The assets whose index may differ at `s` from the last second evaluated (a new minute or the first second: every asset, decided by the caller). */
   const changedAt = (s: number, statusAssets: ReadonlySet<string>): Set<string> => {
     const changed = new Set<string>(statusAssets);
     for (const bySecond of [tradedAt, crossedEdgeAt, forcedAt]) for (const asset of bySecond.get(s) ?? []) changed.add(asset);
-    for (const [asset, at] of recheckAt) if (at <= s) changed.add(asset);
+    for (const dueAt of [recheckAt, refreshAt]) for (const [asset, at] of dueAt) if (at <= s) changed.add(asset);
     return changed;
   };
 
   /**
    * The next second whose index may differ from `t`'s: a trade, a minute, a market turning stale, a
-   * crossed book's window, a connection status. A market's stale turn is its asset's recheckAt: its
-   * state changes only with a trade or a new minute, which evaluate the asset again. (Before `from`
-   * no asset is evaluated, and none needs to be.)
+   * crossed book's window, a connection status, or an unchanged row falling due again (refreshAt). A
+   * market's stale turn is its asset's recheckAt: its state changes only with a trade or a new
+   * minute, which evaluate the asset again. (Before `from` no asset is evaluated, and none needs to be.)
    */
   const nextEvent = (t: number): number => {
     const ahead = (sorted: number[]) => sorted[firstAbove(sorted, t)] ?? Infinity;
     let next = Math.min(ahead(tradeSeconds), ahead(changedMinutes), ahead(crossedEdges), ahead(forcedSeconds), ahead(statusSeconds), t < from ? from : t < to ? to : Infinity);
-    for (const at of recheckAt.values()) if (at > t && at < next) next = at;
+    for (const dueAt of [recheckAt, refreshAt]) for (const at of dueAt.values()) if (at > t && at < next) next = at;
     return next;
   };
 
@@ -434,18 +450,23 @@ export function sweepIndex(args: {
       recheckAt.set(asset, Math.min(...marketsOf.get(asset)!.map((st) => staleFlipsAfter(st, s, params))));
       if (result?.price === undefined) {
         published.delete(asset);
+        refreshAt.delete(asset);
         if (previous || mustWrite(asset, s)) write(noPriceRow(asset, s, computedAt));
       } else {
         const row = tickRow(asset, s, result, computedAt);
         const content = tickContent(row);
+        const unchangedSince = previous?.content === content && result.tradeCount === 0 && !mustWrite(asset, s) ? previous.writtenAt : undefined;
+        const writtenAt = unchangedSince !== undefined && s < unchangedSince + refreshS ? unchangedSince : s;
+        if (writtenAt === s) write(row);
         indexNow.set(asset, result.price);
         published.set(asset, {
           price: result.price,
           lastTradeAt: result.lastTradeAt!,
           outliers: new Set(result.markets.filter((m) => m.reason === 'outlier').map(marketKey)),
           content,
+          writtenAt,
         });
-        if (mustWrite(asset, s) || result.tradeCount > 0 || previous?.content !== content) write(row);
+        refreshAt.set(asset, writtenAt + refreshS);
       }
       if (quoteIndexAssets.includes(asset) && published.get(asset)?.price !== previous?.price) indexQuoteMoved = true;
     }

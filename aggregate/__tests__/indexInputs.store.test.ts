@@ -64,19 +64,20 @@ describe('loadIndexInputs', () => {
 describe('loadIndexState', () => {
   it('resumes from the latest row within the look-back, skips an asset whose price ended, keeps only outliers in memory', async () => {
     const second = from;
-    const inside = tick({ asset: 'inside', second: second - 279, price: 101, constituents: ['c:EDGEUSD'], excluded: { 'a:EDGEUSD': 'outlier', 'b:EDGEUSD': 'stale' } });
+    // The look-back: a row is written at least once per volume window (3 minutes here), and a minute more.
+    const inside = tick({ asset: 'inside', second: second - 239, price: 101, constituents: ['c:EDGEUSD'], excluded: { 'a:EDGEUSD': 'outlier', 'b:EDGEUSD': 'stale' } });
     await store.insert('index_ticks', [
-      tick({ asset: 'inside', second: second - 280, price: 99 }),
+      tick({ asset: 'inside', second: second - 240, price: 99 }),
       inside,
       tick({ asset: 'inside', second: second + 1, price: 102 }),
-      tick({ asset: 'outside', second: second - 280 }),
+      tick({ asset: 'outside', second: second - 240 }),
       tick({ asset: 'ended', second: second - 10 }),
       tick({ asset: 'ended', second: second - 5, status: 'none' }),
     ]);
 
     const state = await loadIndexState(store, second, params);
     expect([...state.keys()]).toEqual(['inside']);
-    expect(state.get('inside')).toEqual({ price: 101, lastTradeAt: inside.last_trade_at, outliers: new Set(['a:EDGEUSD']), content: tickContent(inside) });
+    expect(state.get('inside')).toEqual({ price: 101, lastTradeAt: inside.last_trade_at, outliers: new Set(['a:EDGEUSD']), content: tickContent(inside), writtenAt: second - 239 });
   });
 });
 

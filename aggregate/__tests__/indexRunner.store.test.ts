@@ -173,6 +173,29 @@ describe('index runner', () => {
     expect(pricedAtEnd).toBeGreaterThan(0);
   });
 
+  it('a price carried by the fail-closed rule for longer than the volume window survives a restart: unrated trades keep it carried, nothing else changes', async () => {
+    // Found by the property above (seed 900106145): its one USD market went stale, an EUR market
+    // (no USD rate) kept trading, and the asset's row stayed the same for minutes. A restart then
+    // looked back less far than that row and published no price where the reference carries one.
+    await truncate();
+    const asset = 'carriedcoin';
+    const epoch = Date.UTC(2026, 5, 1);
+    const rows: TradeRow[] = [trade({ venue: 'a', market: 'CARUSD', asset, quote: 'USD', trade_id: 'a0', ts: epoch + 500, price: 101, quantity: 1 })];
+    for (let s = 20; s < 1_500; s += 30) rows.push(trade({ venue: 'b', market: 'CAREUR', asset, quote: 'EUR', trade_id: `b${s}`, ts: epoch + s * 1000, price: 93, quantity: 1 }));
+    await insertBatch(rows);
+    const params = shortWindows;
+    await new IndexRunner({ store, log: silentLog, params, schedule }).catchUp(epoch + 700_000);
+    // The restart: a new runner resumes from the stored rows, far more than a volume window after the last change.
+    const endNow = epoch + 1_400_000;
+    await new IndexRunner({ store, log: silentLog, params, schedule }).catchUp(endNow);
+    const fromS = Math.floor(epoch / 1000) - schedule.recomputeSeconds;
+    const toS = reachedAt(endNow);
+    const expected = referenceTicks(rows, asset, fromS, toS, { params });
+    // The scenario is the one meant: carried from 40 s after the USD trade to the end.
+    expect(expected.at(-1)).toMatchObject({ second: toS, status: 'fail_closed', price: 101 });
+    expectTicks(await storedTicks(store, asset), expected, fromS, toS);
+  });
+
   it('keeps an outlier out across a restart until it is back within half the threshold; crossed books and fail-closed', async () => {
     await truncate();
     const asset = 'detcoin';

@@ -284,6 +284,14 @@ describe('sweepIndex', () => {
           expect(whole.states.get(to)!.has(asset)).toBe(false);
         }
 
+        // While an asset has a price, its latest row is at most a volume window old (capped at a day),
+        // also when nothing in it changes: readers look back that far (loadIndexState, latestIndexPrices).
+        const refreshS = Math.min(params.volumeWindowMinutes * 60, 86_400);
+        for (const [of, ticks] of [[asset, expected], [other, expectedOther]] as const) {
+          const rowSeconds = whole.rows.filter((r) => r.asset === of).map((r) => r.second);
+          for (const t of ticks) expect(t.second - Math.max(...rowSeconds.filter((r) => r <= t.second)), `${of} at ${t.second}`).toBeLessThanOrEqual(refreshS);
+        }
+
         // Two sweeps, the second starting again 10 seconds back from the state the first kept (as the runner
         // steps); the late trades of those 10 seconds are stored only after the first.
         const cut = Math.min(to, from + sc.cutS);
@@ -327,7 +335,7 @@ describe('sweepIndex on a hand-made range: which rows are written', () => {
     perpetualVenues: new Set(),
   };
   // An asset published before the range that has no market in it any more.
-  const prior: IndexState = new Map([['gone', { price: 5, lastTradeAt: F * 1000 - 5_000, outliers: new Set<string>(), content: 'gone' }]]);
+  const prior: IndexState = new Map([['gone', { price: 5, lastTradeAt: F * 1000 - 5_000, outliers: new Set<string>(), content: 'gone', writtenAt: F - 5 }]]);
   const sweep = (writes: { storedThrough: number; written: ReadonlyMap<string, string> }) =>
     sweepIndex({ range: { from: F, to: F + 4, keepFrom: F + 2 }, inputs, prior, params: defaultIndexParams, rates, writes, computedAt: 9 });
   // Equal window values at 100 and 102 USD; the last trade behind the price is a's.

@@ -1,7 +1,8 @@
 -- The index price of every asset, as the index runner (aggregate/indexRunner.ts) computes it each
 -- second from the per-market seconds (rules: aggregate/METHODOLOGY.md, "Index price"). A row is
--- stored for a second in which a constituent traded or anything else of the row changed; the index
--- of any second is the latest row at or before it. status 'none' marks the second an asset lost its
+-- stored for a second in which a constituent traded or anything else of the row changed, and at
+-- least once per volume window (at most a day) while an asset has a price; the index of any second
+-- is the latest row at or before it. status 'none' marks the second an asset lost its
 -- price (no candidate market left, or fail-closed with nothing to carry). The runner recomputes a
 -- trailing window so late trades land: the newest computation of a second wins. Read with FINAL,
 -- or through the index_price_history view (which leaves the 'none' rows out).

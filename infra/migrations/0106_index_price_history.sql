@@ -1,6 +1,6 @@
 -- The index price, merged and ready to read (same columns as before 0105, plus status and
--- volume_usd): one row per second in which a constituent traded or the index changed; the index
--- of any second is the latest row at or before it. What /v1/prices, the coin endpoints, FX (btc,
+-- volume_usd): one row per second in which a constituent traded or the index changed, and at least
+-- one a day per asset with a price; the index of any second is the latest row at or before it. What /v1/prices, the coin endpoints, FX (btc,
 -- eth) and charts read.
 CREATE VIEW IF NOT EXISTS index_price_history AS
 SELECT
