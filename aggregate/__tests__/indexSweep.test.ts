@@ -4,7 +4,7 @@ import type { Currency } from '../currency/currencies.ts';
 import type { IndexInputs, StatusRow } from '../indexSweep.ts';
 import { defaultIndexParams, indexParamsSchema, staleLookbackMs, type IndexParams } from '../indexPrice.ts';
 import type { QuoteRates } from '../indexQuoteRate.ts';
-import { sweepIndex, tickContent, tickKey, type IndexState, type SweepRange, type SweepResult, type TickRow } from '../indexSweep.ts';
+import { rowRefreshSeconds, sweepIndex, tickContent, tickKey, type IndexState, type SweepRange, type SweepResult, type TickRow } from '../indexSweep.ts';
 import { expectTicks, indexAt, relClose, type StoredTick } from './indexCheck.ts';
 import { referenceTicks, type RawTrade, type ReferenceOptions, type ReferenceTick } from './indexReference.ts';
 
@@ -699,5 +699,52 @@ describe('sweepIndex on hand-made trades: candidates, statuses, books and resume
     expectReference(result, bitcoinTicks, range, bitcoin);
     expectReference(result, expected, range);
     expect(result.assets).toBe(2);
+  });
+});
+
+describe('sweepIndex: an unchanged row written again (rowRefreshSeconds)', () => {
+  it('is a volume window, at most a day', () => {
+    expect(rowRefreshSeconds(shortWindows)).toBe(180);
+    expect(rowRefreshSeconds(indexParamsSchema.parse({ volumeWindowMinutes: 1_440 }))).toBe(86_400);
+    expect(rowRefreshSeconds(indexParamsSchema.parse({ volumeWindowMinutes: 2_880 }))).toBe(86_400);
+  });
+
+  it('writes a carried price again exactly 3 min (the volume window) after its latest row and not a second before, while unrated and perpetual markets keep trading; a resumed sweep too', () => {
+    // shortWindows. s0 and s1 trade until 0:30, go stale (fail closed, the price carried) and leave the
+    // volume window at 4:00. perp trades every 7 s from 0:02 and s2's GBP market (no USD rate) from 4:33:
+    // from then the row stays the same. Neither trades at 7:33, 10:33 or 13:33 (nor does a minute start),
+    // so only the refresh makes the sweep evaluate the asset then; they trade at 10:32 and 13:32.
+    const trades = [
+      ...series({ s0: 100, s1: 100.5 }, 0, 30),
+      ...series({ perp: 100.2 }, 2, 900, 7),
+      ...Array.from({ length: 90 }, (_, i) => trade('s2', (273 + 7 * i) * 1000 + 250, 80, { quote: 'GBP' })),
+    ];
+    const range = rangeOf(10, 820);
+    const expected = referenceTicks(trades, asset, range.from, range.to, referenceOptions(shortWindows, [], []));
+    expect(verdicts(expected, 's0:SWPUSD', 239, 240)).toEqual([[239, 'stale'], [240, null]]);
+    expect(verdicts(expected, 's2:SWPGBP', 272, 273)).toEqual([[272, null], [273, 'no_usd_rate']]);
+    expect(expected.filter((t) => t.second >= epochS + 273).every((t) => t.status === 'fail_closed' && Object.keys(t.excluded).sort().join() === 'perp:SWPUSD,s2:SWPGBP')).toBe(true);
+    const result = sweepStored(trades, [], [], range, shortWindows);
+    expectReference(result, expected, range);
+    const rowsFrom = (r: SweepResult, s: number) => r.rows.filter((row) => row.second >= epochS + s).map((row) => row.second - epochS);
+    expect(rowsFrom(result, 240)).toEqual([240, 273, 453, 633, 813]);
+    // Resumed from the state kept at 8:20: its latest row is 7:33's, so the next is at 10:33.
+    const again = rangeOf(501, 820);
+    const resumed = sweepStored(trades, [], [], again, shortWindows, { prior: result.states.get(again.from - 1)!, written: new Map(), computedAt: 2 });
+    expect(rowsFrom(resumed, 501)).toEqual([633, 813]);
+  });
+
+  it('with a 2-day volume window, writes an unchanged row again after a day', () => {
+    // Two venues, stale (no last trade) but in the window all along: fail closed, the prior price carried.
+    const params = indexParamsSchema.parse({ volumeWindowMinutes: 2_880 });
+    const F = epochS + 10;
+    const window = (venue: string) => ({ asset, venue, market: 'XUSD', quote: 'USD', windowNotional: 1_000, windowTrades: 10, intervalTrades: 10, close: 100 });
+    const inputs: IndexInputs = {
+      windows: [window('a'), window('b')], buckets: [], lastTrades: [], seconds: [], books: [], statusBefore: [], statusChanges: [], perpetualVenues: new Set(),
+    };
+    // The prior row says something else (its content): the first second is written.
+    const prior: IndexState = new Map([[asset, { price: 101, lastTradeAt: F * 1000 - 1_000, outliers: new Set<string>(), content: 'earlier', writtenAt: F - 5 }]]);
+    const r = sweepIndex({ range: { from: F, to: F + 100_000, keepFrom: F + 100_000 }, inputs, prior, params, rates, writes: { storedThrough: -1, written: new Map() }, computedAt: 1 });
+    expect(r.rows.map((row) => [row.second - F, row.status, row.price])).toEqual([[0, 'fail_closed', 101], [86_400, 'fail_closed', 101]]);
   });
 });
