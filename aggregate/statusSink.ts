@@ -20,6 +20,7 @@ const connectionsTable: DedupedTable<'statuses'> = {
     ts: e.ts,
     received_at: e.receivedAt,
     connected: e.connected,
+    base_name: e.baseName ?? '',
   }),
 };
 

@@ -52,6 +52,9 @@ export const liquidationEvent = z.object({
   positionSide: z.enum(['long', 'short']),
 });
 
+/** Longer than any coin's name: anything longer is not one. */
+export const maxBaseNameLength = 100;
+
 /**
  * Whether the collector is receiving a market's stream: false when the socket that carries it
  * dropped or a reconnect attempt failed, true once a socket carries it again (and once at start).
@@ -62,6 +65,8 @@ export const statusEvent = z.object({
   type: z.literal('status'),
   ...marketFields,
   connected: z.boolean(),
+  /** The base asset's full name as the venue lists the market, where its listing gives one: what a discovered asset is called. */
+  baseName: z.string().min(1).max(maxBaseNameLength).optional(),
 });
 
 /**

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { findVenue, type CatalogVenue } from '../infra/catalog/catalog.ts';
 import { ConfigError } from '../infra/config.ts';
 import type { ConnectLimit } from './connectBudget.ts';
-import type { Channel } from '../infra/events.ts';
+import { maxBaseNameLength, type Channel } from '../infra/events.ts';
 import type { OrderBook, RawLevel } from './orderBook.ts';
 
 /** A market as the venue lists it, before it is matched to the catalog. */
@@ -16,6 +16,8 @@ export interface MarketListing {
   /** Base and quote tickers as the venue writes them. */
   base: string;
   quote: string;
+  /** The base asset's full name, where the venue's listing gives one (Coinbase's and Gate's `base_name`). */
+  baseName?: string;
   /**
    * Base units per unit of the quantities the venue reports, as a decimal string: "1" for base units.
    * Inverse markets: quote units per contract instead (BitMEX XBTUSD: 1 USD).
@@ -273,6 +275,12 @@ export function catalogued(id: string): Pick<CatalogVenue, 'id' | 'name' | 'cont
   const venue = findVenue(id);
   if (!venue) throw new Error(`venue ${id} is not in infra/catalog/venues.json`);
   return { id: venue.id, name: venue.name, contract: venue.contract };
+}
+
+/** A listing's `baseName`, from a name the venue gave: trimmed; nothing when it gave none, or an empty or overlong one. */
+export function named(name: string | undefined): Pick<MarketListing, 'baseName'> {
+  const trimmed = name?.trim();
+  return trimmed && trimmed.length <= maxBaseNameLength ? { baseName: trimmed } : {};
 }
 
 /** Splits `items` into runs of at most `size`. */

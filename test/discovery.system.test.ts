@@ -1,11 +1,13 @@
 // Discovery from the simulator's universe (simulator/universe.ts) to the API: the collectors follow
 // every listed market, tickers the catalog does not map become discovered assets, a brand-new
-// listing is served once it prints, and no served asset ever holds markets of two simulated assets
-// (checked against the simulator's ground truth, not against our own ids).
+// listing is served once it prints, named as its venue's listing names it where it gives a name, and
+// no served asset ever holds markets of two simulated assets (checked against the simulator's ground
+// truth, not against our own ids).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { startStatusSink } from '../aggregate/statusSink.ts';
 import { startTradeSink } from '../aggregate/tradeSink.ts';
 import { indexSettingsFromConfig, startIndexRunner } from '../aggregate/indexRunner.ts';
 import { measuredRule } from '../aggregate/indexPrices/latestIndexPrices.ts';
@@ -46,6 +48,9 @@ beforeAll(async () => {
   const bus = createMemoryBus();
   const sink = await startTradeSink({ bus, store, log, batchRows: 2_000, batchMs: 100 });
   stops.push(() => sink.stop());
+  // The collectors' statuses carry what each venue's listing calls a market's base asset.
+  const statuses = await startStatusSink({ bus, store, log, batchRows: 1_000, batchMs: 100 });
+  stops.push(() => statuses.stop());
   for (const venue of venues) {
     // Re-listed every 2 s, so a listing made by the test is collected at once.
     const collector = await startCollector({ venue, endpoints: sim.endpoints(venue.id as 'gate' | 'kraken'), bus, log, discover: true, tuning: { marketsRefreshMs: 2_000 } });
@@ -90,15 +95,31 @@ describe('discovery on a simulated universe', () => {
     for (const m of markets) expect(parseDiscoveredId(m.asset)!.venue).toBe(m.venue);
   }, 120_000);
 
-  test('a brand-new asset listed on one venue is priced and listed once it prints', async () => {
-    const listed = sim.universe!.listNow('kraken', { tradesPerSecond: 2, quote: 'USD' });
-    const id = `${listed.asset.ticker.toLowerCase()}--kraken`;
-    expect(parseDiscoveredId(id)).toEqual({ ticker: listed.asset.ticker.toLowerCase(), venue: 'kraken' });
-    await until(async () => (await prices()).includes(id), `${id} in /v1/prices`, 60_000);
-    const coins = await loadNewCoins(store, { limit: 250, now: Date.now(), warmupMs: 0, measured: measuredRule({ INDEX_STALE_AFTER_MS: 60_000, STORE_MIN_FREE_MB: 0 }) });
-    expect(coins.coins.map((c) => c.id)).toContain(id);
+  test("a brand-new asset listed on one venue is priced and listed once it prints, under the name the venue's listing gives it, if any", async () => {
+    // One on Kraken (its asset pairs give no name: the ticker in capitals), one on Gate (base_name).
+    const onKraken = sim.universe!.listNow('kraken', { tradesPerSecond: 2, quote: 'USD' });
+    const onGate = sim.universe!.listNow('gate', { tradesPerSecond: 2, quote: 'USDT' });
+    const id = `${onKraken.asset.ticker.toLowerCase()}--kraken`;
+    const gateId = `${onGate.asset.ticker.toLowerCase()}--gate`;
+    expect(parseDiscoveredId(id)).toEqual({ ticker: onKraken.asset.ticker.toLowerCase(), venue: 'kraken' });
+    // The simulator's own name for the Gate one: what its Gate listing serves.
+    expect(onGate.asset.name).not.toBe(onGate.asset.ticker.toUpperCase());
+    await until(async () => {
+      const priced = await prices();
+      return priced.includes(id) && priced.includes(gateId);
+    }, `${id} and ${gateId} in /v1/prices`, 60_000);
     const coin = await get(`${api.url}/v1/coins/${id}/markets`, { 'x-api-key': key });
     expect(coin.status).toBe(200);
-    expect((coin.json as { markets: { venueId: string; pair: string }[] }).markets.map((m) => [m.venueId, m.pair])).toEqual([['kraken', `${listed.asset.ticker}/USD`]]);
+    expect((coin.json as { markets: { venueId: string; pair: string }[] }).markets.map((m) => [m.venueId, m.pair])).toEqual([['kraken', `${onKraken.asset.ticker}/USD`]]);
+    // The coin list (/v1/coins) and the listings (without the day-long warm-up of a venue's first collection) name both.
+    const names = async () => {
+      const list = await get(`${api.url}/v1/coins?ids=${id},${gateId}`, { 'x-api-key': key });
+      const coins = await loadNewCoins(store, { limit: 250, now: Date.now(), warmupMs: 0, measured: measuredRule({ INDEX_STALE_AFTER_MS: 60_000, STORE_MIN_FREE_MB: 0 }) });
+      const listed = Object.fromEntries(coins.coins.filter((c) => c.id === id || c.id === gateId).map((c) => [c.id, c.name]));
+      const served = Object.fromEntries((list.json as { coins: { id: string; name: string }[] }).coins.map((c) => [c.id, c.name]));
+      return JSON.stringify({ listed, served });
+    };
+    const expected = { [id]: onKraken.asset.ticker.toUpperCase(), [gateId]: onGate.asset.name };
+    await until(async () => (await names()) === JSON.stringify({ listed: expected, served: expected }), `both listed and served, named ${JSON.stringify(expected)}`, 30_000);
   }, 120_000);
 });

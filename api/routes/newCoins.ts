@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import { assetUniverse } from '../../infra/catalog/assetUniverse.ts';
 import { describeAsset } from '../../infra/catalog/discovered.ts';
 import type { Config } from '../../infra/config.ts';
 import { loadUsdQuoteRates, usdQuoteParams } from '../../aggregate/currency/usdRates.ts';
@@ -81,13 +82,16 @@ export async function loadNewCoins(
   options: { limit: number; now: number; warmupMs: number; measured: MeasuredRule; baseUrl?: string | undefined },
 ): Promise<NewCoinsResponse> {
   const { limit, now, warmupMs, measured, baseUrl } = options;
-  const [listings, [observed]] = await Promise.all([
+  const [listings, [observed], universe] = await Promise.all([
     store.rows<ListingRow>(listingsSql, { warmup_ms: warmupMs, since_ms: now - newForMs }),
     store.rows<{ first: number; pairs: number }>('SELECT toUnixTimestamp64Milli(min(first_ts)) AS first, count() AS pairs FROM asset_first_prints'),
+    assetUniverse(store),
   ]);
-  // Trades carry catalog ids and discovered ones; anything else has no name or image to show.
+  // Trades carry catalog ids and discovered ones; anything else has no name or image to show. A
+  // discovered asset as the universe serves it (named as its venue lists it), by its own id.
   const known = listings.flatMap((l) => {
-    const asset = describeAsset(l.asset);
+    const served = universe.find(l.asset);
+    const asset = served?.id === l.asset ? served : describeAsset(l.asset);
     return asset ? [{ ...l, asset }] : [];
   });
   const shown = known.slice(0, limit);

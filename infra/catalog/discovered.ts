@@ -51,21 +51,23 @@ export function isDiscoveredId(id: string): boolean {
 
 /**
  * A discovered asset in the catalog's shape, so every endpoint serves it as it serves a catalog
- * asset: its symbol is the ticker, its name the ticker as the venue writes it in capitals, its logo
- * drawn by the service, no category, no links, no contract, and a supply nobody knows (0, source
+ * asset: its symbol is the ticker, its name `venueName` (the name the venue's listing gives it,
+ * where it gives one: infra/catalog/assetUniverse.ts) or else the ticker in capitals, its logo drawn
+ * by the service, no category, no links, no contract, and a supply nobody knows (0, source
  * "unknown": market cap 0, ranked after every asset whose supply is known; api/read/assetMarket.ts).
  */
-export function discoveredAsset(id: string): CatalogAsset | undefined {
+export function discoveredAsset(id: string, venueName?: string): CatalogAsset | undefined {
   const origin = parseDiscoveredId(id);
   if (!origin || !findVenue(origin.venue)) return undefined;
   const image = (size: string) => `/assets/coins/${id}.svg?size=${size}`;
+  const ticker = origin.ticker.toUpperCase();
   return {
     id,
     symbol: origin.ticker,
-    name: origin.ticker.toUpperCase(),
+    name: venueName ?? ticker,
     image: { thumb: image('thumb'), small: image('small'), large: image('large') },
     categories: [],
-    description: `Found in ${origin.venue}'s market listing under the ticker ${origin.ticker.toUpperCase()}; not in the asset catalog. Its price and volume are measured from that venue's trades; its supply is unknown.`,
+    description: `Found in ${origin.venue}'s market listing under the ticker ${ticker}${venueName ? `, named ${venueName} there` : ''}; not in the asset catalog. Its price and volume are measured from that venue's trades; its supply is unknown.`,
     links: {
       homepage: [],
       whitepaper: '',

@@ -50,11 +50,11 @@ describe('coinbase messages', () => {
     expect(coinbase.parse(JSON.stringify(badSide))).toEqual([{ kind: 'sequence', value: 8 }, { kind: 'unknown' }]);
   });
 
-  test('products: online spot products of catalog assets; an alias (BTC-USDC of BTC-USD) is the same book, left out', () => {
+  test('products: online spot products of catalog assets, with the base name where given (trimmed); an alias (BTC-USDC of BTC-USD) is the same book, left out', () => {
     const listed = parseProducts(fixture('coinbase', 'rest_products.json'));
     expect(listed).toEqual([
-      { symbol: 'BTC-USD', base: 'BTC', quote: 'USD', contractSize: '1' },
-      { symbol: 'ETH-BTC', base: 'ETH', quote: 'BTC', contractSize: '1' },
+      { symbol: 'BTC-USD', base: 'BTC', quote: 'USD', contractSize: '1', baseName: 'Bitcoin' },
+      { symbol: 'ETH-BTC', base: 'ETH', quote: 'BTC', contractSize: '1', baseName: 'Ethereum' },
       { symbol: 'SOL-USDT', base: 'SOL', quote: 'USDT', contractSize: '1' },
     ]);
     const { markets, unmapped } = selectMarkets(coinbase, listed);
@@ -72,6 +72,16 @@ describe('coinbase messages', () => {
       product('UNTYPED-USD', { product_type: undefined }),
     ];
     expect(parseProducts({ products, num_products: 4 }).map((m) => m.symbol)).toEqual(['UNTYPED-USD']);
+  });
+
+  test('products: a blank base_name, or one longer than any name (100 characters), gives no name', () => {
+    const product = (product_id: string, base_name: string) => ({ product_id, base_currency_id: 'X', quote_currency_id: 'USD', status: 'online', product_type: 'SPOT', base_name });
+    const listed = parseProducts({ products: [product('A-USD', '   '), product('B-USD', 'b'.repeat(101)), product('C-USD', 'c'.repeat(100))] });
+    expect(listed.map((m) => [m.symbol, m.baseName])).toEqual([
+      ['A-USD', undefined],
+      ['B-USD', undefined],
+      ['C-USD', 'c'.repeat(100)],
+    ]);
   });
 
   test('listMarkets asks the public spot products', async () => {

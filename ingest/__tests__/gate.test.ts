@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test, vi } from 'vitest';
 import { BookSync } from '../bookSync.ts';
-import { selectMarkets, toTradeEvent } from '../normalize.ts';
+import { selectMarkets, statusEvents, toTradeEvent } from '../normalize.ts';
 import type { BookMessage, VenueMarket, VenueMessage } from '../venue.ts';
 import { gate, parsePairs } from '../venues/gate.ts';
 import { cannedIo } from './cannedIo.ts';
@@ -62,6 +62,21 @@ describe('gate messages', () => {
       ['SOL_USDC', 'SOL', 'USDC', 'solana', '1'],
     ]);
     expect(unmapped).toEqual(['NEWCOIN_USDT']);
+  });
+
+  test("pairs: the base's name from base_name, carried into the market's connection status", () => {
+    const listed = parsePairs(fixture('gate', 'rest_currency_pairs.json'));
+    expect(listed.map((m) => [m.symbol, m.baseName])).toEqual([
+      ['BTC_USDT', 'Bitcoin'],
+      ['ETH_BTC', 'Ethereum'],
+      ['SOL_USDC', 'Solana'],
+      ['NEWCOIN_USDT', 'New coin'],
+    ]);
+    const { markets } = selectMarkets(gate, listed);
+    expect(statusEvents('gate', markets, true, 5).map((e) => [e.market, e.baseName])).toEqual([
+      ['BTC_USDT', 'Bitcoin'],
+      ['SOL_USDC', 'Solana'],
+    ]);
   });
 
   test('listMarkets asks /api/v4/spot/currency_pairs', async () => {

@@ -7,7 +7,7 @@
 // whose trade ids are the ones market_trades sends.
 import { z } from 'zod';
 import type { RawLevel } from '../orderBook.ts';
-import { batches, catalogued, integerTradeNumber, parseJson, unknown } from '../venue.ts';
+import { batches, catalogued, integerTradeNumber, named, parseJson, unknown } from '../venue.ts';
 import type { HistoryCursor, HistoryPage, MarketListing, TradeHistoryRule, TradeMessage, VenueDescriptor, VenueMarket, VenueMessage } from '../venue.ts';
 
 const envelope = z.object({ channel: z.string(), timestamp: z.string(), sequence_num: z.number(), events: z.array(z.unknown()) }).loose();
@@ -33,6 +33,7 @@ const products = z.object({
         trading_disabled: z.boolean().optional(),
         product_type: z.string().optional(),
         alias: z.string().optional(),
+        base_name: z.string().optional(),
       })
       .loose(),
   ),
@@ -43,7 +44,7 @@ export function parseProducts(json: unknown): MarketListing[] {
   return products
     .parse(json)
     .products.filter((p) => p.status === 'online' && !p.trading_disabled && (p.product_type ?? 'SPOT') === 'SPOT' && !p.alias)
-    .map((p) => ({ symbol: p.product_id, base: p.base_currency_id, quote: p.quote_currency_id, contractSize: '1' }));
+    .map((p) => ({ symbol: p.product_id, base: p.base_currency_id, quote: p.quote_currency_id, contractSize: '1', ...named(p.base_name) }));
 }
 
 /** A trade id as its number in the product's sequence (ids run consecutively per product). */

@@ -6,7 +6,7 @@
 // (https://www.gate.com/docs/developers/apiv4/en/#query-market-transaction-records).
 import { z } from 'zod';
 import type { RawLevel } from '../orderBook.ts';
-import { batches, catalogued, parseJson, unknown } from '../venue.ts';
+import { batches, catalogued, named, parseJson, unknown } from '../venue.ts';
 import type { HistoryCursor, HistoryPage, MarketListing, SocketPlan, TradeHistoryRule, TradeMessage, VenueDescriptor, VenueMessage } from '../venue.ts';
 
 const levels = z.array(z.tuple([z.string(), z.string()]));
@@ -21,7 +21,7 @@ const restTrade = z.object({ id: z.string(), create_time_ms: z.string(), side: z
 const obu = z
   .object({ t: z.number(), s: z.string().regex(/^ob\..+\.\d+$/), full: z.boolean().optional(), U: z.number().optional(), u: z.number(), b: levels.optional(), a: levels.optional() })
   .loose();
-const pairs = z.array(z.object({ id: z.string(), base: z.string(), quote: z.string(), trade_status: z.string() }).loose());
+const pairs = z.array(z.object({ id: z.string(), base: z.string(), base_name: z.string().optional(), quote: z.string(), trade_status: z.string() }).loose());
 
 const toRaw = (raw: z.infer<typeof levels> | undefined): RawLevel[] => (raw ?? []).map(([p, q]) => [p, q]);
 
@@ -30,7 +30,7 @@ export function parsePairs(json: unknown): MarketListing[] {
   return pairs
     .parse(json)
     .filter((p) => p.trade_status === 'tradable')
-    .map((p) => ({ symbol: p.id, base: p.base, quote: p.quote, contractSize: '1' }));
+    .map((p) => ({ symbol: p.id, base: p.base, quote: p.quote, contractSize: '1', ...named(p.base_name) }));
 }
 
 /** Levels of the spot.obu stream we follow (50, pushed every 20 ms; or 400 every 100 ms). */
