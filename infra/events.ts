@@ -65,7 +65,7 @@ export const statusEvent = z.object({
   type: z.literal('status'),
   ...marketFields,
   connected: z.boolean(),
-  /** The base asset's full name as the venue lists the market, where its listing gives one: what a discovered asset is called. */
+  /** The base asset's full name as the venue lists the market, where the venue gives one: what a discovered asset is called. */
   baseName: z.string().min(1).max(maxBaseNameLength).optional(),
 });
 

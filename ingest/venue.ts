@@ -16,7 +16,7 @@ export interface MarketListing {
   /** Base and quote tickers as the venue writes them. */
   base: string;
   quote: string;
-  /** The base asset's full name, where the venue's listing gives one (Coinbase's and Gate's `base_name`). */
+  /** The base asset's full name, where the venue gives one (Coinbase's and Gate's `base_name`; KuCoin's and Bitfinex's currency lists). */
   baseName?: string;
   /**
    * Base units per unit of the quantities the venue reports, as a decimal string: "1" for base units.
@@ -281,6 +281,16 @@ export function catalogued(id: string): Pick<CatalogVenue, 'id' | 'name' | 'cont
 export function named(name: string | undefined): Pick<MarketListing, 'baseName'> {
   const trimmed = name?.trim();
   return trimmed && trimmed.length <= maxBaseNameLength ? { baseName: trimmed } : {};
+}
+
+/**
+ * Listings with their bases' full names, from a venue's separate name list (currency code to name),
+ * fetched by `fetchNames`. A failed fetch lists the markets without names: a name is worth a later
+ * re-listing, not a market.
+ */
+export async function withBaseNames(listings: Promise<MarketListing[]>, fetchNames: () => Promise<ReadonlyMap<string, string>>): Promise<MarketListing[]> {
+  const [listed, names] = await Promise.all([listings, fetchNames().catch(() => new Map<string, string>())]);
+  return listed.map((l) => ({ ...l, ...named(names.get(l.base)) }));
 }
 
 /** Splits `items` into runs of at most `size`. */

@@ -1,4 +1,5 @@
--- The base asset's full name as the venue lists the market (Coinbase's and Gate's `base_name`),
+-- The base asset's full name as the venue lists the market (Coinbase's and Gate's `base_name`,
+-- KuCoin's and Bitfinex's currency names),
 -- carried by the collectors' statuses (ingest/EVENTS.md, `status`): what a discovered asset is
 -- called (infra/catalog/assetUniverse.ts). Empty where the venue's listing gives no name, and in rows
 -- written before it existed.

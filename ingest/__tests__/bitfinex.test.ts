@@ -183,12 +183,26 @@ describe('bitfinex pairs and subscriptions', () => {
 
   test('market listings: the exchange and the futures pair lists on the REST endpoint', async () => {
     const endpoints = { ws: 'wss://f', rest: 'https://f' };
-    const spot = cannedIo({ 'https://f/v2/conf/pub:list:pair:exchange': fixture('bitfinex', 'rest_pairs_exchange.json') });
-    expect(await bitfinex.listMarkets(spot.io, endpoints)).toHaveLength(7);
-    expect(spot.asked).toEqual(['https://f/v2/conf/pub:list:pair:exchange']);
+    const labels = 'https://f/v2/conf/pub:map:currency:label';
+    const spot = cannedIo({ 'https://f/v2/conf/pub:list:pair:exchange': fixture('bitfinex', 'rest_pairs_exchange.json'), [labels]: fixture('bitfinex', 'rest_currency_labels.json') });
+    const listed = await bitfinex.listMarkets(spot.io, endpoints);
+    // Each base named from the currency labels where they name it (TEST and UST are not there).
+    expect(listed.map((l) => [l.symbol, l.baseName])).toEqual([
+      ['tBTCUSD', 'Bitcoin'],
+      ['tBTCUST', 'Bitcoin'],
+      ['tETHBTC', 'Ethereum'],
+      ['tDOGE:USD', 'Dogecoin'],
+      ['tXRPUSD', 'XRP'],
+      ['tTESTBTC:TESTUSD', undefined],
+      ['tBCHN:USD', 'Bitcoin Cash Node'],
+    ]);
+    expect(spot.asked.sort()).toEqual(['https://f/v2/conf/pub:list:pair:exchange', labels]);
+    // The futures without an answer from the labels: listed all the same, unnamed.
     const futures = cannedIo({ 'https://f/v2/conf/pub:list:pair:futures': fixture('bitfinex', 'rest_pairs_futures.json') });
-    expect((await bitfinexDerivatives.listMarkets(futures.io, endpoints)).map((l) => l.symbol)).toEqual(['tBTCF0:USTF0', 'tETHF0:USTF0', 'tSOLF0:USTF0', 'tBTCDOMF0:USTF0', 'tTESTBTCF0:TESTUSDTF0']);
-    expect(futures.asked).toEqual(['https://f/v2/conf/pub:list:pair:futures']);
+    const contracts = await bitfinexDerivatives.listMarkets(futures.io, endpoints);
+    expect(contracts.map((l) => l.symbol)).toEqual(['tBTCF0:USTF0', 'tETHF0:USTF0', 'tSOLF0:USTF0', 'tBTCDOMF0:USTF0', 'tTESTBTCF0:TESTUSDTF0']);
+    expect(contracts.map((l) => l.baseName)).toEqual(Array(5).fill(undefined));
+    expect(futures.asked.sort()).toEqual(['https://f/v2/conf/pub:list:pair:futures', labels]);
   });
 
   test('subscriptions: checksums asked first, 25 channels per connection, the liquidation feed once', () => {

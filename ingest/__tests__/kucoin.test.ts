@@ -66,10 +66,19 @@ describe('kucoin messages', () => {
     expect(unmapped).toEqual(['NEWCOIN-USDT']);
   });
 
-  test('REST: symbols from /api/v1/symbols, the book snapshot of a symbol from level2_100', async () => {
-    const { io, asked } = cannedIo({ 'https://k/api/v1/symbols': fixture('kucoin', 'rest_symbols.json') });
-    expect((await kucoin.listMarkets(io, endpoints)).map((m) => m.symbol)).toContain('BTC-USDT');
-    expect(asked).toEqual(['https://k/api/v1/symbols']);
+  test('REST: symbols from /api/v1/symbols with their bases\' full names from /api/v3/currencies, the book snapshot of a symbol from level2_100', async () => {
+    const { io, asked } = cannedIo({ 'https://k/api/v1/symbols': fixture('kucoin', 'rest_symbols.json'), 'https://k/api/v3/currencies': fixture('kucoin', 'rest_currencies.json') });
+    const listed = await kucoin.listMarkets(io, endpoints);
+    expect(listed.map((m) => [m.symbol, m.baseName])).toEqual([
+      ['BTC-USDT', 'Bitcoin'],
+      ['SOL-USDC', 'Solana'],
+      ['ETH-BTC', undefined],
+      ['NEWCOIN-USDT', undefined],
+    ]);
+    expect(asked.sort()).toEqual(['https://k/api/v1/symbols', 'https://k/api/v3/currencies']);
+    // Without an answer from /api/v3/currencies the markets are listed all the same, unnamed.
+    const unnamed = cannedIo({ 'https://k/api/v1/symbols': fixture('kucoin', 'rest_symbols.json') });
+    expect((await kucoin.listMarkets(unnamed.io, endpoints)).map((m) => [m.symbol, m.baseName])).toEqual(listed.map((m) => [m.symbol, undefined]));
     expect(kucoin.book.restSnapshot!.url('https://k', 'BTC-USDT')).toBe('https://k/api/v1/market/orderbook/level2_100?symbol=BTC-USDT');
   });
 

@@ -16,6 +16,7 @@ import {
   catalogued,
   parseJson,
   unknown,
+  withBaseNames,
   type HistoryPage,
   type MarketListing,
   type TradeMessage,
@@ -253,8 +254,19 @@ function bitfinexSockets(endpoints: VenueEndpoints, markets: readonly VenueMarke
   }));
 }
 
-const listPairs = (kind: 'exchange' | 'futures') => async (io: VenueIo, endpoints: VenueEndpoints) =>
-  parsePairList(await io.getJson(`${endpoints.rest}/v2/conf/pub:list:pair:${kind}`), kind);
+/** [[[code, full name], ...]]: GET /v2/conf/pub:map:currency:label. */
+const currencyLabels = z.tuple([z.array(z.tuple([z.string(), z.string()]))]).rest(z.unknown());
+
+/** Full name by currency code, from the label map. */
+export function parseCurrencyLabels(json: unknown): Map<string, string> {
+  return new Map(currencyLabels.parse(json)[0]);
+}
+
+const listPairs = (kind: 'exchange' | 'futures') => (io: VenueIo, endpoints: VenueEndpoints) =>
+  withBaseNames(
+    io.getJson(`${endpoints.rest}/v2/conf/pub:list:pair:${kind}`).then((json) => parsePairList(json, kind)),
+    async () => parseCurrencyLabels(await io.getJson(`${endpoints.rest}/v2/conf/pub:map:currency:label`)),
+  );
 
 const shared = {
   docs: 'https://docs.bitfinex.com/docs/ws-public',

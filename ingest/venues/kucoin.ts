@@ -17,6 +17,7 @@ import {
   catalogued,
   parseJson,
   unknown,
+  withBaseNames,
   type BookMessage,
   type HistoryPage,
   type MarketListing,
@@ -37,6 +38,8 @@ const bullet = rest(
     instanceServers: z.array(z.object({ endpoint: z.url(), pingInterval: z.number().int().positive() }).loose()).min(1),
   }),
 );
+/** GET /api/v3/currencies: every currency's code and full name. */
+const currencies = rest(z.array(z.object({ currency: z.string(), fullName: z.string().optional() }).loose()));
 const symbols = rest(z.array(z.object({ symbol: z.string(), baseCurrency: z.string(), quoteCurrency: z.string(), enableTrading: z.boolean() }).loose()));
 const restLevels = z.array(z.tuple([z.string(), z.string()]));
 const orderbook = rest(z.object({ sequence: z.string().regex(/^\d+$/), bids: restLevels, asks: restLevels }).loose());
@@ -56,6 +59,11 @@ const level2 = z
   .loose();
 
 /** Symbols open for trading. */
+/** Full name by currency code, from GET /api/v3/currencies. */
+export function parseCurrencyNames(json: unknown): Map<string, string> {
+  return new Map(currencies.parse(json).data.flatMap((c) => (c.fullName ? [[c.currency, c.fullName] as const] : [])));
+}
+
 export function parseSymbols(json: unknown): MarketListing[] {
   return symbols
     .parse(json)
@@ -171,7 +179,11 @@ export const kucoin: VenueDescriptor = {
   endpoints: { ws: 'wss://ws-api-spot.kucoin.com', rest: 'https://api.kucoin.com' },
   channels: ['trades', 'books'],
   quotes: ['USDT', 'USDC', 'USD'],
-  listMarkets: async (io, endpoints) => parseSymbols(await io.getJson(`${endpoints.rest}/api/v1/symbols`)),
+  listMarkets: (io, endpoints) =>
+    withBaseNames(
+      io.getJson(`${endpoints.rest}/api/v1/symbols`).then(parseSymbols),
+      async () => parseCurrencyNames(await io.getJson(`${endpoints.rest}/api/v3/currencies`)),
+    ),
   sockets: (endpoints: VenueEndpoints, markets) =>
     batches(markets, symbolsPerSocket).map((group): SocketPlan => {
       const symbols = group.map((m) => m.symbol);
