@@ -261,6 +261,11 @@ export interface VenueDescriptor {
   sendsPerSecond: number;
   /** New connections the venue allows one address in a window, where it documents a limit: each socket waits its turn. */
   connectLimit?: ConnectLimit;
+  /**
+   * Subscribe and unsubscribe requests the venue allows on one connection in any hour, where it
+   * documents a limit: a book resync that would pass it rotates the socket instead (venueSocket.ts).
+   */
+  subscribesPerHour?: number;
   /** Pure: one text frame to what it means. Never throws; unknown frames give `{ kind: 'unknown' }`. */
   parse(text: string): VenueMessage[];
   /** A fresh session for each connection, where `parse` alone cannot understand a frame (see VenueSession). */

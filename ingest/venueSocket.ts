@@ -10,7 +10,7 @@ import { unknown, type KeepAlive, type SocketPlan, type VenueDescriptor, type Ve
 
 export interface VenueSocketOptions {
   plan: SocketPlan;
-  venue: Pick<VenueDescriptor, 'sendsPerSecond' | 'parse' | 'session' | 'book'>;
+  venue: Pick<VenueDescriptor, 'sendsPerSecond' | 'parse' | 'session' | 'book' | 'subscribesPerHour'>;
   io: VenueIo;
   log: Logger;
   tuning: { keepAlive: KeepAlive; rotateAfterMs: number | undefined; overlapMs: number; backoff: { baseMs: number; maxMs: number } };
@@ -22,7 +22,11 @@ export interface VenueSocketOptions {
   onOpen(generation: number): void;
   /** A frame, from the socket of this generation. */
   onFrame(text: string, receivedAt: number, generation: number): void;
+  /** Unix ms; the subscribe requests per hour are counted by it. */
+  now?: () => number;
 }
+
+const hourMs = 3_600_000;
 
 export class VenueSocket implements BookChannel {
   readonly plan: SocketPlan;
@@ -34,11 +38,15 @@ export class VenueSocket implements BookChannel {
   readonly #sequence = new ConnectionSequence();
   /** Venues with sessions: one per socket generation still open (two while a rotation overlaps). */
   readonly #sessions = new Map<number, VenueSession>();
+  /** When the newest socket sent its subscribe requests within the last hour, oldest first (venues with subscribesPerHour). */
+  readonly #requestsAt: number[] = [];
+  readonly #now: () => number;
 
   constructor(options: VenueSocketOptions) {
     const { plan, venue, io, log, tuning } = options;
     this.plan = plan;
     this.#venue = venue;
+    this.#now = options.now ?? Date.now;
     this.connection = new VenueConnection({
       url: plan.url,
       ...(plan.connectUrl ? { resolve: () => plan.connectUrl!(io) } : {}),
@@ -76,6 +84,9 @@ export class VenueSocket implements BookChannel {
   opened(generation: number): void {
     this.#bookGeneration = generation;
     this.#sequence.reset();
+    // A fresh connection: its own hour's allowance, less the subscription it sends now.
+    this.#requestsAt.length = 0;
+    if (this.#venue.subscribesPerHour !== undefined) this.#requestsAt.push(...this.plan.subscribe.map(() => this.#now()));
     if (this.#venue.session) {
       for (const old of this.#sessions.keys()) if (old < generation - 1) this.#sessions.delete(old);
       this.#sessions.set(generation, this.#venue.session());
@@ -113,7 +124,22 @@ export class VenueSocket implements BookChannel {
     return session?.resubscribe ? (s: readonly string[]) => session.resubscribe!(s) : this.#venue.book.resubscribe;
   }
 
+  /**
+   * Sends a book resync's requests, or, where they would pass the venue's subscribe requests per
+   * connection per hour, rotates the socket instead: the fresh connection has the whole allowance,
+   * and its subscription asks for every book of the socket anew.
+   */
   send(messages: readonly string[]): void {
+    const limit = this.#venue.subscribesPerHour;
+    if (limit !== undefined) {
+      const now = this.#now();
+      while (this.#requestsAt.length > 0 && this.#requestsAt[0]! <= now - hourMs) this.#requestsAt.shift();
+      if (this.#requestsAt.length + messages.length > limit) {
+        this.connection.rotate(`a book resync would pass the venue's ${limit} subscribe requests per connection per hour`);
+        return;
+      }
+      this.#requestsAt.push(...messages.map(() => now));
+    }
     this.connection.send(messages);
   }
 }

@@ -6,10 +6,11 @@ import type { VenueDescriptor, VenueMessage } from '../venue.ts';
 import { VenueSocket } from '../venueSocket.ts';
 
 /** A venue whose parsers say who parsed: the descriptor, or the session of the nth connection. */
-function socket(options: { sessions?: boolean; parse?: (text: string) => VenueMessage[] } = {}) {
+function socket(options: { sessions?: boolean; parse?: (text: string) => VenueMessage[]; subscribesPerHour?: number; now?: () => number } = {}) {
   let made = 0;
-  const venue: Pick<VenueDescriptor, 'sendsPerSecond' | 'parse' | 'session' | 'book'> = {
+  const venue: Pick<VenueDescriptor, 'sendsPerSecond' | 'parse' | 'session' | 'book' | 'subscribesPerHour'> = {
     sendsPerSecond: 5,
+    ...(options.subscribesPerHour !== undefined ? { subscribesPerHour: options.subscribesPerHour } : {}),
     parse: options.parse ?? ((text) => [{ kind: 'control', what: 'ack', detail: `venue ${text}` }]),
     ...(options.sessions
       ? {
@@ -30,7 +31,17 @@ function socket(options: { sessions?: boolean; parse?: (text: string) => VenueMe
     onStatus: () => {},
     onOpen: () => {},
     onFrame: () => {},
+    ...(options.now ? { now: options.now } : {}),
   });
+}
+
+/** The socket's connection, recording what it is asked to send and to rotate (nothing is opened). */
+function recorded(s: VenueSocket) {
+  const sent: string[][] = [];
+  const rotations: string[] = [];
+  s.connection.send = (messages) => void sent.push([...messages]);
+  s.connection.rotate = (reason) => void rotations.push(reason);
+  return { sent, rotations };
 }
 
 const detail = (messages: VenueMessage[]) => (messages[0]?.kind === 'control' ? messages[0].detail : messages[0]?.kind);
@@ -82,4 +93,46 @@ test("resubscription: the venue's messages when the connection has no session of
   const s = socket();
   expect(s.resubscribeMessages?.(['BTC', 'ETH'])).toEqual(['resubscribe BTC', 'resubscribe ETH']);
   expect(s.overlapping).toBe(false);
+});
+
+test("book resyncs within the venue's subscribe requests per connection per hour; the one that would pass them rotates the socket instead", () => {
+  let now = 1_000_000;
+  const s = socket({ subscribesPerHour: 5, now: () => now });
+  const { sent, rotations } = recorded(s);
+  // The connection opens: its subscription ('sub', one request) counts first.
+  s.opened(1);
+  s.send(['unsub BTC', 'sub BTC']);
+  now += 1_000;
+  s.send(['unsub BTC', 'sub BTC']);
+  expect(sent).toHaveLength(2);
+  expect(rotations).toEqual([]);
+  // 5 used: two more would make 7.
+  now += 1_000;
+  s.send(['unsub BTC', 'sub BTC']);
+  expect(sent).toHaveLength(2);
+  expect(rotations).toEqual(["a book resync would pass the venue's 5 subscribe requests per connection per hour"]);
+  // An hour after the subscription and the first resync (not yet after the second), three are free again.
+  now = 1_000_000 + 3_600_000;
+  s.send(['unsub BTC', 'sub BTC']);
+  expect(sent).toHaveLength(3);
+  // 4 used: one more fits, then two more do not.
+  s.send(['one more']);
+  expect(sent).toHaveLength(4);
+  s.send(['unsub BTC', 'sub BTC']);
+  expect(rotations).toHaveLength(2);
+  // The replacement connection: its own hour, less its subscription.
+  s.opened(2);
+  s.send(['a', 'b', 'c', 'd']);
+  expect(sent).toHaveLength(5);
+  s.send(['e']);
+  expect(rotations).toHaveLength(3);
+});
+
+test('a venue without a documented subscribe limit: every resync is sent', () => {
+  const s = socket();
+  const { sent, rotations } = recorded(s);
+  s.opened(1);
+  for (let i = 0; i < 1_000; i++) s.send(['unsub', 'sub']);
+  expect(sent).toHaveLength(1_000);
+  expect(rotations).toEqual([]);
 });

@@ -247,6 +247,8 @@ const shared = {
   // 3 connection requests a second per address (OKX's v5 WebSocket docs, as research/venues.md gives
   // them), spot and swaps alike.
   connectLimit: { connections: 3, windowMs: 1_000, scope: 'okx' },
+  // 480 subscribe, unsubscribe and login requests per connection per hour (research/venues.md).
+  subscribesPerHour: 480,
   parse: parseOkx,
   book,
   history,
