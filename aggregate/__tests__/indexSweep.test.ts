@@ -746,5 +746,14 @@ describe('sweepIndex: an unchanged row written again (rowRefreshSeconds)', () =>
     const prior: IndexState = new Map([[asset, { price: 101, lastTradeAt: F * 1000 - 1_000, outliers: new Set<string>(), content: 'earlier', writtenAt: F - 5 }]]);
     const r = sweepIndex({ range: { from: F, to: F + 100_000, keepFrom: F + 100_000 }, inputs, prior, params, rates, writes: { storedThrough: -1, written: new Map() }, computedAt: 1 });
     expect(r.rows.map((row) => [row.second - F, row.status, row.price])).toEqual([[0, 'fail_closed', 101], [86_400, 'fail_closed', 101]]);
+
+    // Resumed at 100 s (minute 60 s) from that state, its latest row made older: a day old by the minute's
+    // start, it is written again at the first second; a day old only a second after that one, a second later.
+    const kept = r.states.get(F + 100_000)!.get(asset)!;
+    const resumed = (writtenAt: number) =>
+      sweepIndex({ range: { from: F + 100, to: F + 120, keepFrom: F + 120 }, inputs, prior: new Map([[asset, { ...kept, writtenAt }]]), params, rates, writes: { storedThrough: -1, written: new Map() }, computedAt: 2 })
+        .rows.map((row) => row.second - F);
+    expect(resumed(epochS + 60 - 86_400)).toEqual([100]);
+    expect(resumed(F + 101 - 86_400)).toEqual([101]);
   });
 });
