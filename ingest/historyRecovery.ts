@@ -154,8 +154,10 @@ export class HistoryRecovery {
   async #recoverTogether(gaps: (FoundGap & { gapId: string })[]): Promise<void> {
     const rest = this.#options.rule!.rest!;
     const place = this.#place;
-    const first = gaps.reduce((a, b) => (b.after.ts < a.after.ts ? b : a));
-    const last = gaps.reduce((a, b) => (b.until.ts > a.until.ts ? b : a));
+    // Bounds in one millisecond: the lower number starts earlier, the higher ends later, and one without
+    // a number takes the whole millisecond (gaps come in any order: a restart reads them unordered).
+    const first = gaps.reduce((a, b) => (b.after.ts < a.after.ts || (b.after.ts === a.after.ts && (b.after.seq ?? -Infinity) < (a.after.seq ?? -Infinity)) ? b : a));
+    const last = gaps.reduce((a, b) => (b.until.ts > a.until.ts || (b.until.ts === a.until.ts && (b.until.seq ?? Infinity) > (a.until.seq ?? Infinity)) ? b : a));
     const numbered = gaps.every((g) => g.missing);
     const span: FoundGap = {
       symbol: first.symbol,

@@ -3,7 +3,7 @@
 // back. No sockets: the venue is a function, the clock a counter.
 import { describe, expect, it } from 'vitest';
 import { silentLog } from '../../test/support/harness.ts';
-import { HistoryRecovery, type GapReport, type HistoryRecoveryOptions } from '../historyRecovery.ts';
+import { HistoryRecovery, togetherWithinMs, type GapReport, type HistoryRecoveryOptions } from '../historyRecovery.ts';
 import type { FoundGap } from '../tradeGaps.ts';
 import type { HistoryPage, TradeHistoryRule, TradeMessage } from '../venue.ts';
 
@@ -146,6 +146,13 @@ describe('a venue that numbers its trades', () => {
     expect(reports.at(-1)).toMatchObject({ state: 'recovered', recovered: 3, through: { ts: 999_500, seq: 9, tradeId: 't9' } });
   });
 
+  it('a venue with no history rule at all: the gap is unrecoverable at once', async () => {
+    const { r, reports } = recovery(undefined, async () => ({}));
+    r.enqueue(seqGap(1, 4));
+    await r.idle();
+    expect(reports).toEqual([expect.objectContaining({ state: 'unrecoverable', reason: 'no_rest_history', missing: 2, absent: 2 })]);
+  });
+
   it('a venue with no REST history: the gap is unrecoverable at once', async () => {
     const { r, reports } = recovery({ continuity: 'sequential' }, async () => ({}));
     r.enqueue(seqGap(1, 4));
@@ -259,6 +266,169 @@ describe('several gaps of one market queued near each other (a restart after a b
     apart.r.enqueue(gap('M', 1_300, 1_400, 'g2'));
     await apart.r.idle();
     expect(latest.urls.filter((u) => u.includes('/M?'))).toHaveLength(2);
+  });
+});
+
+describe('which queued gaps share a pass: within togetherWithinMs of the span so far, same market, paging from its earliest start to its latest end', () => {
+  const gap = (symbol: string, after: number, until: number, gapId: string): FoundGap => ({
+    symbol, cause: 'overload', gapId, after: { ts: after, tradeId: `t${after}` }, until: { ts: until, tradeId: `t${until}` },
+  });
+  /** A venue with a trade every 10 s from 0 to 20 min, one page holding them all. */
+  const venue = (): ModelVenue => ({ trades: Array.from({ length: 121 }, (_, i) => trade(undefined, i * 10_000, `t${i * 10_000}`)), pageSize: 1_000 });
+  /** Runs the gaps of M behind a gap of X that keeps the drain busy while they queue; the start (ts) of each pass over M, and each gap's end. */
+  async function passes(gaps: FoundGap[], model = venue(), extra: Partial<NonNullable<TradeHistoryRule['rest']>> = {}, options: Partial<HistoryRecoveryOptions> = {}) {
+    const { rule, getJson, urls } = modelRule(model, 'time', extra);
+    const { r, reports } = recovery(rule, getJson, options);
+    r.enqueue(gap('X', 0, 5, 'busy'));
+    for (const g of gaps) r.enqueue(g);
+    await r.idle();
+    const starts = urls.filter((u) => u.includes('/M?')).map((u) => Number(new URL(u).searchParams.get('ts')));
+    const ended = Object.fromEntries(reports.filter((x) => x.state !== 'open' && x.gapId !== 'busy').map((x) => [x.gapId, [x.state, x.recovered, x.reason]]));
+    return { starts, ended };
+  }
+
+  it('a gap starting exactly togetherWithinMs after the span ends joins it; one starting a millisecond later has its own pass', async () => {
+    expect(togetherWithinMs).toBe(120_000);
+    expect((await passes([gap('M', 100_000, 200_000, 'a'), gap('M', 320_000, 400_000, 'b')])).starts).toEqual([100_000]);
+    expect((await passes([gap('M', 100_000, 200_000, 'a'), gap('M', 320_001, 400_000, 'b')])).starts).toEqual([100_000, 320_001]);
+  });
+
+  it('a gap ending exactly togetherWithinMs before the span starts joins it; one ending a millisecond earlier has its own pass', async () => {
+    expect((await passes([gap('M', 400_000, 500_000, 'a'), gap('M', 200_000, 280_000, 'b')])).starts).toEqual([200_000]);
+    expect((await passes([gap('M', 400_000, 500_000, 'a'), gap('M', 200_000, 279_999, 'b')])).starts).toEqual([400_000, 200_000]);
+  });
+
+  it('the span grows with each gap it takes, both ways: gaps each near the one before join, though far from the first; each ends with its own trades', async () => {
+    // c is near a only once b has joined, d only once e has (each 100 s from its neighbour, 300 s or more from a).
+    const { starts, ended } = await passes([
+      gap('M', 500_000, 520_000, 'a'),
+      gap('M', 720_000, 740_000, 'c'),
+      gap('M', 620_000, 640_000, 'b'),
+      gap('M', 280_000, 300_000, 'd'),
+      gap('M', 400_000, 420_000, 'e'),
+    ]);
+    expect(starts).toEqual([280_000]);
+    // A trade every 10 s: 10 s, 510 s, 630 s (...) inside each 20 s gap.
+    expect(ended).toEqual({ a: ['recovered', 1, undefined], b: ['recovered', 1, undefined], c: ['recovered', 1, undefined], d: ['recovered', 1, undefined], e: ['recovered', 1, undefined] });
+  });
+
+  it('the pass starts at the earliest start and reaches the latest end, wherever those gaps are in the queue', async () => {
+    // Taken as b, a, d, c: the earliest start (a) and the latest end (d) are neither first nor last.
+    const { starts, ended } = await passes([gap('M', 400_000, 425_000, 'b'), gap('M', 300_000, 325_000, 'a'), gap('M', 600_000, 625_000, 'd'), gap('M', 500_000, 525_000, 'c')]);
+    expect(starts).toEqual([300_000]);
+    expect(ended).toEqual({ a: ['recovered', 2, undefined], b: ['recovered', 2, undefined], c: ['recovered', 2, undefined], d: ['recovered', 2, undefined] });
+  });
+
+  it('another market\'s gaps queued between them are not taken: each market has its own pass', async () => {
+    const { rule, getJson, urls } = modelRule(venue(), 'time');
+    const { r, reports, emitted } = recovery(rule, getJson);
+    r.enqueue(gap('X', 0, 5, 'busy'));
+    r.enqueue(gap('M', 100_000, 125_000, 'm1'));
+    r.enqueue(gap('Y', 130_000, 155_000, 'y'));
+    r.enqueue(gap('M', 160_000, 185_000, 'm2'));
+    await r.idle();
+    expect(urls.map((u) => new URL(u).pathname)).toEqual(['/X', '/M', '/Y']);
+    expect(emitted.map((batch) => batch.map((t) => t.tradeId))).toEqual([['t110000', 't120000', 't170000', 't180000'], ['t140000', 't150000']]);
+    expect(reports.filter((x) => x.state !== 'open').map((x) => [x.gapId, x.state, x.recovered])).toEqual([
+      ['busy', 'recovered', 0], ['m1', 'recovered', 2], ['m2', 'recovered', 2], ['y', 'recovered', 2],
+    ]);
+  });
+
+  it('a venue with a bounded reach pages each gap on its own, and says which ones it could not reach back to', async () => {
+    // Near each other (old ends 75 s before reached starts). now is 1 000 s: a start more than 650 s ago (300 s) is beyond reach.
+    const { starts, ended } = await passes([gap('M', 400_000, 425_000, 'reached'), gap('M', 300_000, 325_000, 'old')], venue(), { reachMs: 650_000 });
+    expect(starts).toEqual([400_000, 300_000]);
+    expect(ended).toEqual({ reached: ['recovered', 2, undefined], old: ['partly_recovered', 2, 'beyond_rest_reach'] });
+  });
+
+  it('a venue that refuses the first page of a pass: every gap of it unrecoverable, refused', async () => {
+    const { ended } = await passes([gap('M', 100_000, 125_000, 'a'), gap('M', 200_000, 225_000, 'b')], { ...venue(), refuseAfter: 1 }, {}, { attempts: 2 });
+    expect(ended).toEqual({ a: ['unrecoverable', 0, 'venue_refused'], b: ['unrecoverable', 0, 'venue_refused'] });
+  });
+
+  it('numbered gaps starting in the same millisecond, queued in either order (a restart reads them in any order): the pass starts at the lower number', async () => {
+    // Trades 1 to 12 in one millisecond; 6 and 8 missed live.
+    const at = (seq: number) => ({ ts: 999_000, seq, tradeId: `t${seq}` });
+    const first: FoundGap = { symbol: 'M', cause: 'sequence', gapId: 'first', after: at(5), until: at(7), missing: { first: 6, last: 6 } };
+    const second: FoundGap = { symbol: 'M', cause: 'sequence', gapId: 'second', after: at(7), until: at(9), missing: { first: 8, last: 8 } };
+    for (const queued of [[second, first], [first, second]]) {
+      const model: ModelVenue = { trades: Array.from({ length: 12 }, (_, i) => trade(i + 1, 999_000)), pageSize: 100 };
+      const { rule, getJson, urls } = modelRule(model, 'sequential');
+      const { r, reports } = recovery(rule, getJson);
+      r.enqueue({ ...seqGap(1, 2), symbol: 'X' });
+      for (const g of queued) r.enqueue(g);
+      await r.idle();
+      expect(urls.filter((u) => u.includes('/M?')).map((u) => new URL(u).searchParams.get('seq'))).toEqual(['5']);
+      const ended = Object.fromEntries(reports.filter((x) => x.state !== 'open').map((x) => [x.gapId, [x.state, x.recovered, x.absent, x.reason]]));
+      expect(ended).toMatchObject({ first: ['recovered', 1, 0, undefined], second: ['recovered', 1, 0, undefined] });
+    }
+  });
+
+  it('gaps from a time to a numbered trade, numbered, then to a time, ending in one millisecond, queued in either order: the pass takes that whole millisecond', async () => {
+    // Trades 1 and 2 at 998.5 s, 3 to 12 in one millisecond. The market was watched from 998 s (no trade
+    // known); 3 and 6 came live, and the stream was closed quiet at that millisecond after 6.
+    const ts = 999_000;
+    const at = (seq: number) => ({ ts, seq, tradeId: `t${seq}` });
+    const timed: FoundGap = { symbol: 'M', cause: 'reconnect', gapId: 'timed', after: { ts: 998_000 }, until: at(3) };
+    const numbered: FoundGap = { symbol: 'M', cause: 'sequence', gapId: 'numbered', after: at(3), until: at(6), missing: { first: 4, last: 5 } };
+    const closed: FoundGap = { symbol: 'M', cause: 'reconnect', gapId: 'closed', after: at(6), until: { ts } };
+    for (const queued of [[timed, numbered, closed], [closed, numbered, timed]]) {
+      const model: ModelVenue = { trades: Array.from({ length: 12 }, (_, i) => trade(i + 1, i < 2 ? 998_500 : ts)), pageSize: 100 };
+      const { rule, getJson, urls } = modelRule(model, 'sequential');
+      const { r, reports } = recovery(rule, getJson);
+      r.enqueue({ ...seqGap(1, 2), symbol: 'X' });
+      for (const g of queued) r.enqueue(g);
+      await r.idle();
+      expect(urls.filter((u) => u.includes('/M?'))).toHaveLength(1);
+      const ended = Object.fromEntries(reports.filter((x) => x.state !== 'open').map((x) => [x.gapId, [x.state, x.recovered, x.absent, x.reason]]));
+      expect(ended).toMatchObject({ timed: ['recovered', 2, undefined, undefined], numbered: ['recovered', 2, 0, undefined], closed: ['recovered', 6, undefined, undefined] });
+    }
+  });
+
+  it('a gap closed at a time, a numbered one, and one from a time, queued in either order: the pass runs from the earliest start by time to the latest end by time', async () => {
+    // Trade n at 999 000 + 100 (n - 1) ms. closed: after 3, closed at 999.45 s; numbered: 9 to 11 missing; timed: from 1 000.25 s to 16.
+    const at = (seq: number) => ({ ts: 999_000 + 100 * (seq - 1), seq, tradeId: `t${seq}` });
+    const closed: FoundGap = { symbol: 'M', cause: 'reconnect', gapId: 'closed', after: at(3), until: { ts: 999_450 } };
+    const numbered: FoundGap = { symbol: 'M', cause: 'sequence', gapId: 'numbered', after: at(8), until: at(12), missing: { first: 9, last: 11 } };
+    const timed: FoundGap = { symbol: 'M', cause: 'reconnect', gapId: 'timed', after: { ts: 1_000_250 }, until: at(16) };
+    for (const queued of [[closed, numbered, timed], [timed, numbered, closed]]) {
+      const model: ModelVenue = { trades: Array.from({ length: 20 }, (_, i) => trade(i + 1, 999_000 + 100 * i)), pageSize: 100 };
+      const { rule, getJson, urls } = modelRule(model, 'sequential');
+      const { r, reports } = recovery(rule, getJson);
+      r.enqueue({ ...seqGap(1, 2), symbol: 'X' });
+      for (const g of queued) r.enqueue(g);
+      await r.idle();
+      expect(urls.filter((u) => u.includes('/M?')).map((u) => new URL(u).searchParams.get('seq'))).toEqual(['3']);
+      const ended = Object.fromEntries(reports.filter((x) => x.state !== 'open').map((x) => [x.gapId, [x.state, x.recovered, x.absent]]));
+      expect(ended).toMatchObject({ closed: ['recovered', 2, undefined], numbered: ['recovered', 3, 0], timed: ['recovered', 2, undefined] });
+    }
+  });
+
+  it('numbered gaps in one pass keep a trade that fills the last missing number and the first live one', async () => {
+    // 14 is an aggregated trade of two fills, 13 and 14: the second gap misses 11 to 13, and 14 came live.
+    const model: ModelVenue = { trades: [...Array.from({ length: 12 }, (_, i) => trade(i + 1, 999_000 + i)), { ...trade(14, 999_013), fills: 2 }, trade(15, 999_014)], pageSize: 100 };
+    const { rule, getJson } = modelRule(model, 'sequential');
+    const { r, reports } = recovery(rule, getJson);
+    r.enqueue({ ...seqGap(1, 2), symbol: 'X' });
+    r.enqueue({ ...seqGap(3, 6, 999_002), gapId: 'a' });
+    r.enqueue({ ...seqGap(10, 14, 999_009), gapId: 'b' });
+    await r.idle();
+    const ended = Object.fromEntries(reports.filter((x) => x.state !== 'open').map((x) => [x.gapId, [x.state, x.recovered, x.absent, x.reason]]));
+    expect(ended).toMatchObject({ a: ['recovered', 2, 0, undefined], b: ['recovered', 3, 0, undefined] });
+  });
+
+  it('a gap from a time (no numbered trade before it) and a numbered one of the same market share a pass, each by its own bounds', async () => {
+    const model: ModelVenue = { trades: Array.from({ length: 40 }, (_, i) => trade(i + 1, 999_000 + i * 100)), pageSize: 100 };
+    const { rule, getJson, urls } = modelRule(model, 'sequential');
+    const { r, reports } = recovery(rule, getJson);
+    r.enqueue({ ...seqGap(1, 2), symbol: 'X' });
+    // From 999 150 ms (after trade 2) to trade 5; then numbers 11 to 14.
+    r.enqueue({ symbol: 'M', cause: 'reconnect', gapId: 'timed', after: { ts: 999_150 }, until: { ts: 999_400, seq: 5, tradeId: 't5' } });
+    r.enqueue({ ...seqGap(10, 15, 999_900), gapId: 'numbered' });
+    await r.idle();
+    expect(urls.filter((u) => u.includes('/M?'))).toHaveLength(1);
+    const ended = Object.fromEntries(reports.filter((x) => x.state !== 'open').map((x) => [x.gapId, [x.state, x.recovered, x.missing]]));
+    expect(ended).toMatchObject({ timed: ['recovered', 2, undefined], numbered: ['recovered', 4, 4] });
   });
 });
 
