@@ -114,16 +114,18 @@ describe('discovery on a simulated universe', () => {
     // The listings (without the day-long warm-up of a venue's first collection) name both once the
     // Gate market's status is stored; the coin list (/v1/coins) too, once its cached answer (30 s,
     // served while it is built again) is rebuilt after that.
-    const expected = JSON.stringify({ [id]: onKraken.asset.ticker.toUpperCase(), [gateId]: onGate.asset.name });
+    // Names by id in id order: the listings come newest first, and which of the two printed first varies.
+    const byId = (entries: [string, string][]) => JSON.stringify(entries.sort(([a], [b]) => (a < b ? -1 : 1)));
+    const expected = byId([[id, onKraken.asset.ticker.toUpperCase()], [gateId, onGate.asset.name]]);
     let last = '';
     const listed = async () => {
       const coins = await loadNewCoins(store, { limit: 250, now: Date.now(), warmupMs: 0, measured: measuredRule({ INDEX_STALE_AFTER_MS: 60_000, STORE_MIN_FREE_MB: 0 }) });
-      return (last = JSON.stringify(Object.fromEntries(coins.coins.filter((c) => c.id === id || c.id === gateId).map((c) => [c.id, c.name]))));
+      return (last = byId(coins.coins.filter((c) => c.id === id || c.id === gateId).map((c) => [c.id, c.name])));
     };
     await until(async () => (await listed()) === expected, `both listed, named ${expected}`, { timeoutMs: 30_000, everyMs: 200, context: () => `last: ${last}` });
     const served = async () => {
       const list = await get(`${api.url}/v1/coins?ids=${id},${gateId}`, { 'x-api-key': key });
-      return (last = JSON.stringify(Object.fromEntries((list.json as { coins: { id: string; name: string }[] }).coins.map((c) => [c.id, c.name]))));
+      return (last = byId((list.json as { coins: { id: string; name: string }[] }).coins.map((c) => [c.id, c.name])));
     };
     await until(async () => (await served()) === expected, `both served, named ${expected}`, { timeoutMs: 75_000, everyMs: 500, context: () => `last: ${last}` });
   }, 200_000);
