@@ -184,6 +184,15 @@ export const configSchema = z.object({
    * meanwhile are recovered). 0: V8's default.
    */
   THREAD_HEAP_MB: z.coerce.number().int().min(0).default(512),
+  /**
+   * Most JavaScript heap (MB) the process's main thread may keep: the store's client, the in-process
+   * bus, the sinks and the index runner. Once it holds more after three full collections in a row,
+   * the process logs it and stops in order, as for a worker thread out of its heap (its supervisor
+   * starts it again; the trades missed meanwhile are recovered). Watched by the process itself
+   * (infra/roles/mainHeap.ts), not given to V8: node's --max-old-space-size would also override every
+   * worker's THREAD_HEAP_MB. 0: no bound but V8's own (about 4 GB).
+   */
+  MAIN_HEAP_MB: z.coerce.number().int().min(0).default(1024),
   /** pino log level. */
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /**

@@ -1,3 +1,4 @@
+import { getHeapStatistics } from 'node:v8';
 import type { Worker } from 'node:worker_threads';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { topics } from './events.ts';
@@ -17,7 +18,9 @@ export function createMetrics(): Metrics {
   const registry = new Registry();
   // Memory, CPU, GC, handles, and the event-loop delay histogram (nodejs_eventloop_lag_*).
   collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 20 });
-  return { registry };
+  const metrics = { registry };
+  registerThreadHeaps(metrics);
+  return metrics;
 }
 
 type Labels<L extends string> = Record<L, string>;
@@ -49,34 +52,41 @@ export const sampledGauge = <L extends string>(metrics: Metrics, o: SampledOptio
 /** The worker threads whose heaps each registry reports (mds_thread_heap_bytes), by thread name. */
 const workersOf = new WeakMap<Metrics, Map<string, Worker>>();
 
+type HeapStatistics = Pick<ReturnType<typeof getHeapStatistics>, 'used_heap_size' | 'total_heap_size' | 'heap_size_limit'>;
+
 /**
- * Reports the JavaScript heap of a worker thread: a V8 isolate of its own, not in this thread's
- * nodejs_heap_* metrics, and part of the process's RSS. Read at each scrape; a stopped worker is left out.
+ * mds_thread_heap_bytes: the JavaScript heap of each thread, the main one (`thread="main"`, bounded
+ * by MAIN_HEAP_MB through node's --max-old-space-size) and each worker observed below (a V8 isolate
+ * of its own, not in the nodejs_heap_* metrics, and part of the process's RSS). Read at each scrape.
  */
+function registerThreadHeaps(metrics: Metrics): void {
+  const observed = new Map<string, Worker>();
+  workersOf.set(metrics, observed);
+  new Gauge({
+    name: 'mds_thread_heap_bytes',
+    help: 'JavaScript heap of each thread (main: MAIN_HEAP_MB; the collectors and the API: THREAD_HEAP_MB; the demo simulator): used bytes, the total the isolate holds, and its limit (the bound plus V8\'s young generation).',
+    labelNames: ['thread', 'kind'],
+    registers: [metrics.registry],
+    async collect() {
+      this.reset();
+      const set = (thread: string, heap: HeapStatistics) => {
+        this.set({ thread, kind: 'used' }, heap.used_heap_size);
+        this.set({ thread, kind: 'total' }, heap.total_heap_size);
+        this.set({ thread, kind: 'limit' }, heap.heap_size_limit);
+      };
+      set('main', getHeapStatistics());
+      for (const [name, worker] of observed) {
+        // A stopped worker is left out.
+        const heap = await worker.getHeapStatistics().catch(() => undefined);
+        if (heap) set(name, heap);
+      }
+    },
+  });
+}
+
+/** Reports the heap of a worker thread in mds_thread_heap_bytes, under `thread`. */
 export function observeWorkerHeap(metrics: Metrics, thread: string, worker: Worker): void {
-  let workers = workersOf.get(metrics);
-  if (!workers) {
-    const observed = new Map<string, Worker>();
-    workers = observed;
-    workersOf.set(metrics, observed);
-    new Gauge({
-      name: 'mds_thread_heap_bytes',
-      help: 'JavaScript heap of each worker thread (collectors, simulator, API): used bytes, the total the isolate holds, and its limit (THREAD_HEAP_MB).',
-      labelNames: ['thread', 'kind'],
-      registers: [metrics.registry],
-      async collect() {
-        this.reset();
-        for (const [name, w] of observed) {
-          const heap = await w.getHeapStatistics().catch(() => undefined);
-          if (!heap) continue;
-          this.set({ thread: name, kind: 'used' }, heap.used_heap_size);
-          this.set({ thread: name, kind: 'total' }, heap.total_heap_size);
-          this.set({ thread: name, kind: 'limit' }, heap.heap_size_limit);
-        }
-      },
-    });
-  }
-  workers.set(thread, worker);
+  workersOf.get(metrics)?.set(thread, worker);
 }
 
 /** Held records and bytes, taken, conflated and refused events per topic, and the lag of every group. */

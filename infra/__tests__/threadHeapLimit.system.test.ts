@@ -1,6 +1,7 @@
 // THREAD_HEAP_MB bounds every worker thread's heap (infra/roles/workerThread.ts): a thread whose live
 // data outgrows it fails, and its process stops with a line that names the setting, instead of
-// growing without bound. Run in a child process: the failure ends the process it happens in.
+// growing without bound. MAIN_HEAP_MB bounds the main thread's the same way (infra/roles/mainHeap.ts).
+// Run in a child process: the failure ends the process it happens in.
 import { fileURLToPath } from 'node:url';
 import { expect, test } from 'vitest';
 import { runModuleScript } from '../../test/support/moduleScript.ts';
@@ -65,4 +66,52 @@ test("a thread with a bound of its own (the demo's simulator) is bounded by it, 
   expect(limitMb).toBeLessThanOrEqual(48 + 256);
   expect(lines.find((l) => l.level === 60)).toMatchObject({ msg: 'hungry worker ran out of its heap (its own bound, 48 MB): stopping', heapLimitMb: 48 });
   expect(code).toBe(1);
+}, 60_000);
+
+/**
+ * A main thread bounded as a role bounds it, MAIN_HEAP_MB=48, with one part to stop; `keep` says
+ * whether it keeps what it allocates (its live data grows) or only the last 20 MB of it (garbage
+ * only, through full collections too). It logs the full collections it saw, and ends itself after
+ * `runMs` if nothing stopped it first.
+ */
+function mainThreadScript(keep: 'everything' | 'the last 20 MB', runMs: number): string {
+  return `
+import { PerformanceObserver, constants } from 'node:perf_hooks';
+import { boundMainHeap } from ${roles('mainHeap.ts')};
+import { Lifecycle } from ${roles('lifecycle.ts')};
+import { loadConfig } from ${infra('config.ts')};
+import { createLogger } from ${infra('log.ts')};
+const log = createLogger('info', {}, false);
+const config = loadConfig({ PORT: '0', LOG_LEVEL: 'info', MAIN_HEAP_MB: '48' });
+const life = new Lifecycle(log);
+life.add('a part', 'base', async () => log.info('a part stopped'));
+boundMainHeap({ config, log, life });
+let fullCollections = 0;
+new PerformanceObserver((list) => { for (const e of list.getEntries()) if (e.detail.kind === constants.NODE_PERFORMANCE_GC_MAJOR) fullCollections++; }).observe({ entryTypes: ['gc'] });
+const kept = [];
+const keepAll = ${JSON.stringify(keep === 'everything')};
+// 8 kB arrays: 2,560 of them are 20 MB.
+setInterval(() => { for (let i = 0; i < 200; i++) { kept.push(new Array(1000).fill(i)); if (!keepAll && kept.length > 2560) kept.shift(); } }, 1);
+setTimeout(() => { log.info({ fullCollections }, 'still running'); process.exit(0); }, ${runMs});
+`;
+}
+
+test('a main thread whose live data stays over MAIN_HEAP_MB stops its process in order, with a line naming the setting', async () => {
+  const { code, lines } = await runHungry(mainThreadScript('everything', 40_000));
+  const fatal = lines.find((l) => l.level === 60) as (LogLine & { usedMb?: number; mainHeapMb?: number }) | undefined;
+  expect(fatal, JSON.stringify(lines.slice(-5))).toMatchObject({ msg: "the main thread's heap stayed over MAIN_HEAP_MB=48 after 3 full collections: stopping", mainHeapMb: 48 });
+  expect(fatal!.usedMb).toBeGreaterThan(48);
+  // In order: its parts were stopped before it exited.
+  expect(lines.some((l) => l.msg === 'a part stopped')).toBe(true);
+  expect(lines.some((l) => l.msg === 'still running')).toBe(false);
+  expect(code).toBe(1);
+}, 60_000);
+
+test('a main thread that only makes garbage, through full collections, is not stopped', async () => {
+  const { code, lines } = await runHungry(mainThreadScript('the last 20 MB', 4_000));
+  expect(lines.filter((l) => l.level >= 50)).toEqual([]);
+  const running = lines.find((l) => l.msg === 'still running') as (LogLine & { fullCollections?: number }) | undefined;
+  // Full collections happened: the bound was checked, and held.
+  expect(running?.fullCollections).toBeGreaterThanOrEqual(3);
+  expect(code).toBe(0);
 }, 60_000);

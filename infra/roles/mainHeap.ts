@@ -1,0 +1,53 @@
+import { constants, PerformanceObserver, type PerformanceEntry } from 'node:perf_hooks';
+import { getHeapStatistics } from 'node:v8';
+import type { RoleContext } from './context.ts';
+
+/**
+ * Full collections in a row after which a main thread still holding more than MAIN_HEAP_MB is
+ * over it for good, not in a passing burst (a large answer being built, a batch being written).
+ */
+export const fullCollectionsOverBound = 3;
+
+/**
+ * Counts the full collections after which the heap in use was over the bound, in a row: `over`
+ * says whether it is after this one; true once the count reaches `fullCollectionsOverBound`.
+ */
+export class HeapBoundCheck {
+  readonly boundBytes: number;
+  #inARow = 0;
+
+  constructor(boundBytes: number) {
+    this.boundBytes = boundBytes;
+  }
+
+  /** After a full collection that left `usedBytes` in use: whether the bound is passed for good. */
+  afterFullCollection(usedBytes: number): boolean {
+    this.#inARow = usedBytes > this.boundBytes ? this.#inARow + 1 : 0;
+    return this.#inARow >= fullCollectionsOverBound;
+  }
+}
+
+// A 'gc' entry's detail says its kind (Node's perf_hooks).
+const isFullCollection = (entry: PerformanceEntry) => ((entry as PerformanceEntry & { detail?: { kind?: number } }).detail)?.kind === constants.NODE_PERFORMANCE_GC_MAJOR;
+
+/**
+ * Bounds the main thread's heap (the store's client, the in-process bus, the sinks, the index
+ * runner) by MAIN_HEAP_MB, as THREAD_HEAP_MB bounds the worker threads: once it holds more after
+ * `fullCollectionsOverBound` full collections in a row, the process logs it and stops in order,
+ * as for a worker out of its heap (its supervisor starts it again; the trades missed meanwhile
+ * are recovered). Not V8's own limit: node's --max-old-space-size would also override every
+ * worker's bound (V8 reads it for every isolate), and V8 at its limit aborts without a stop.
+ */
+export function boundMainHeap({ config, log, life }: Pick<RoleContext, 'config' | 'log' | 'life'>): void {
+  if (config.MAIN_HEAP_MB === 0) return;
+  const check = new HeapBoundCheck(config.MAIN_HEAP_MB * 1_048_576);
+  const observer = new PerformanceObserver((list) => {
+    if (!list.getEntries().some(isFullCollection)) return;
+    const usedBytes = getHeapStatistics().used_heap_size;
+    if (!check.afterFullCollection(usedBytes)) return;
+    observer.disconnect();
+    log.fatal({ usedMb: Math.round(usedBytes / 1_048_576), mainHeapMb: config.MAIN_HEAP_MB }, `the main thread's heap stayed over MAIN_HEAP_MB=${config.MAIN_HEAP_MB} after ${fullCollectionsOverBound} full collections: stopping`);
+    void life.shutdown('main thread heap over MAIN_HEAP_MB').then(() => process.exit(1));
+  });
+  observer.observe({ entryTypes: ['gc'] });
+}
