@@ -97,9 +97,8 @@ export interface SoakResult {
     rssStartMb: number;
     rssMaxMb: number;
     rssEndMb: number;
-    /** Most of the main thread's heap in use at a poll (mds_thread_heap_bytes), and its limit (MAIN_HEAP_MB plus V8's young generation). */
+    /** Most of the main thread's heap in use at a poll (mds_thread_heap_bytes; MAIN_HEAP_MB bounds it). */
     mainHeapMaxMb: number;
-    mainHeapLimitMb: number;
     measuredShare: number;
     /** Events the bus refused (recovered where trades, counted where books). */
     busDropped: number;
@@ -111,8 +110,8 @@ export interface SoakResult {
 interface Poll {
   at: number;
   rssMb: number | undefined;
-  /** The main thread's heap in use and its limit, from /metrics; undefined when it did not answer. */
-  mainHeap: { usedMb: number; limitMb: number } | undefined;
+  /** The main thread's heap in use (MB), from /metrics; undefined when it did not answer. */
+  mainHeapMb: number | undefined;
   ready: number | undefined;
   /** Every asset polled had a measured price updated within 15 s. */
   measured: boolean | undefined;
@@ -249,8 +248,7 @@ async function poll(service: SoakService, key: string): Promise<Poll> {
     getJson(`${service.base}/v1/prices?ids=${polledAssets.join(',')}`, key),
     fetch(`${service.base}/metrics`, { signal: AbortSignal.timeout(5_000) }).then((r) => r.text(), () => ''),
   ]);
-  const heapMb = (kind: string) => metricSum(metrics, 'mds_thread_heap_bytes', `thread="main",kind="${kind}"`) / 1_048_576;
-  const mainHeap = metrics.includes('mds_thread_heap_bytes{thread="main"') ? { usedMb: heapMb('used'), limitMb: heapMb('limit') } : undefined;
+  const mainHeapMb = metrics.includes('mds_thread_heap_bytes{thread="main"') ? metricSum(metrics, 'mds_thread_heap_bytes', 'thread="main",kind="used"') / 1_048_576 : undefined;
   const list = (prices.body as { prices?: { assetId: string; measured: boolean; updatedAt: number }[] } | undefined)?.prices;
   const now = Date.now();
   const fresh = (p: { measured: boolean; updatedAt: number }) => p.measured && now - p.updatedAt < 15_000;
@@ -259,7 +257,7 @@ async function poll(service: SoakService, key: string): Promise<Poll> {
     ?.filter((p) => !fresh(p))
     .map((p) => `${p.assetId} ${p.measured ? `${Math.round((now - p.updatedAt) / 1000)} s old` : 'unmeasured'}`)
     .join(', ');
-  return { at: now, rssMb: rssMbOf(service.pid), mainHeap, ready: ready.status || undefined, measured, ...(measured === false ? { late: late || `${list?.length ?? 0} prices` } : {}) };
+  return { at: now, rssMb: rssMbOf(service.pid), mainHeapMb, ready: ready.status || undefined, measured, ...(measured === false ? { late: late || `${list?.length ?? 0} prices` } : {}) };
 }
 
 /** Runs the schedule: faults at their times, a poll every 2 s. */
@@ -421,10 +419,9 @@ async function verify(run: {
     const rss = state.polls.map((p) => p.rssMb).filter((v): v is number => v !== undefined);
     const rssMaxMb = Math.max(...rss);
     if (rssMaxMb > options.rssBoundMb) failures.push(`RSS reached ${Math.round(rssMaxMb)} MB, over the ${options.rssBoundMb} MB bound`);
-    const mainHeaps = state.polls.map((p) => p.mainHeap).filter((h) => h !== undefined);
+    const mainHeaps = state.polls.map((p) => p.mainHeapMb).filter((mb) => mb !== undefined);
     if (mainHeaps.length === 0) failures.push("no poll read the main thread's heap from /metrics");
-    const mainHeapMaxMb = Math.max(0, ...mainHeaps.map((h) => h.usedMb));
-    const mainHeapLimitMb = Math.max(0, ...mainHeaps.map((h) => h.limitMb));
+    const mainHeapMaxMb = Math.max(0, ...mainHeaps);
 
     const inOutage = (at: number) => state.outages.some((o) => at >= o.from && at <= o.to + options.recoveryMs);
     const outside = state.polls.filter((p) => !inOutage(p.at));
@@ -453,7 +450,6 @@ async function verify(run: {
       rssMaxMb: Math.round(rssMaxMb),
       rssEndMb: Math.round(rss.at(-1) ?? 0),
       mainHeapMaxMb: Math.round(mainHeapMaxMb),
-      mainHeapLimitMb: Math.round(mainHeapLimitMb),
       measuredShare,
       busDropped: run.busDropped,
       readyFailedDuringOutage,
@@ -470,7 +466,7 @@ function summaryLine(f: SoakResult['figures'], options: SoakOptions, failures: r
   return (
     `soak: ${f.seconds} s, ${options.faults.length} faults, trades printed ${t.printed} stored ${t.stored} recovered ${f.recovered} unrecoverable (${unrecoverable}) ` +
     `lost without a gap ${t.unaccounted.length} duplicates ${t.duplicates} unexpected ${t.unexpected.length} (delivered on sockets ${f.delivered}), ` +
-    `index seconds lost ${f.indexSecondsLost} of ${f.indexSecondsChecked}, rss start ${f.rssStartMb}, max ${f.rssMaxMb}, end ${f.rssEndMb} MB (bound ${options.rssBoundMb}), main heap max ${f.mainHeapMaxMb} MB (limit ${f.mainHeapLimitMb}), ` +
+    `index seconds lost ${f.indexSecondsLost} of ${f.indexSecondsChecked}, rss start ${f.rssStartMb}, max ${f.rssMaxMb}, end ${f.rssEndMb} MB (bound ${options.rssBoundMb}), main heap max ${f.mainHeapMaxMb} MB, ` +
     `prices measured ${(f.measuredShare * 100).toFixed(1)}% outside outages, bus refused ${f.busDropped}, ready 503 in outage ${f.readyFailedDuringOutage ? 'yes' : 'no'}, back ${f.readyBackAfterOutage ? 'yes' : 'no'}: ${failures.length === 0 ? 'PASS' : 'FAIL'}`
   );
 }

@@ -8,10 +8,7 @@ import type { RoleContext } from './context.ts';
  */
 export const fullCollectionsOverBound = 3;
 
-/**
- * Counts the full collections after which the heap in use was over the bound, in a row: `over`
- * says whether it is after this one; true once the count reaches `fullCollectionsOverBound`.
- */
+/** Counts, in a row, the full collections that left more than the bound in use. */
 export class HeapBoundCheck {
   readonly boundBytes: number;
   #inARow = 0;
