@@ -164,8 +164,11 @@ export class FileImport {
     await saveImportFile(target, this.#record);
     const before = { ...this.#record.counts, refused: new Map(this.#record.counts.refused) };
     await this.#readLines();
-    this.#record = { ...this.#record, state: 'inserted' };
-    await saveImportFile(target, this.#record);
+    // The last chunk's record says 'inserted' (one write, not two); a resumed file whose chunks were all done has none.
+    if (this.#record.state !== 'inserted') {
+      this.#record = { ...this.#record, state: 'inserted' };
+      await saveImportFile(target, this.#record);
+    }
     // What this run did: the record's counts less those of the attempt it resumed.
     const counts = noRows();
     addRows(counts, this.#record.counts);
@@ -217,7 +220,7 @@ export class FileImport {
       }
       this.#settings.onProgress?.(fraction, this.#record.counts.read + chunk.counts.read);
     }
-    await this.#flush(chunk);
+    await this.#flush(chunk, true);
     await this.#inFlight;
   }
 
@@ -240,17 +243,17 @@ export class FileImport {
     rows.tsv.append(tsvLine(row.tradeId, row.ts, row.price, quantity, row.side));
   }
 
-  /** Queues the chunk's insert behind the one in flight; returns once that one is done. */
-  async #flush(chunk: Chunk): Promise<void> {
+  /** Queues the chunk's insert behind the one in flight; returns once that one is done. `last`: the file's last chunk. */
+  async #flush(chunk: Chunk, last = false): Promise<void> {
     if (chunk.index < this.#resumeFrom) return;
     const previous = this.#inFlight;
     await previous;
-    this.#inFlight = this.#insertChunk(chunk);
+    this.#inFlight = this.#insertChunk(chunk, last);
     // A failed insert surfaces at the next flush (or the end); keep it from being unhandled meanwhile.
     this.#inFlight.catch(() => undefined);
   }
 
-  async #insertChunk(chunk: Chunk): Promise<void> {
+  async #insertChunk(chunk: Chunk, last: boolean): Promise<void> {
     const { target } = this.#settings;
     let stored = this.#record.stored;
     for (const rows of chunk.markets.values()) {
@@ -263,7 +266,7 @@ export class FileImport {
     const counts = noRows();
     addRows(counts, this.#record.counts);
     addRows(counts, chunk.counts);
-    this.#record = { ...this.#record, chunksDone: chunk.index + 1, counts, stored };
+    this.#record = { ...this.#record, state: last ? 'inserted' : 'reading', chunksDone: chunk.index + 1, counts, stored };
     await saveImportFile(target, this.#record);
   }
 

@@ -99,27 +99,34 @@ let lastWrittenAt = 0;
 
 /** Writes the file's record; each write is newer than the last (the newest wins). */
 export async function saveImportFile(store: StoreCalls, record: ImportFileRecord): Promise<void> {
+  await saveImportFiles(store, [record]);
+}
+
+/** Writes the files' records in one insert (one round trip, not one per file), each newer than any written before. */
+export async function saveImportFiles(store: StoreCalls, records: readonly ImportFileRecord[]): Promise<void> {
+  if (records.length > 0) await store.insert('import_files', records.map(storedRow));
+}
+
+function storedRow(record: ImportFileRecord) {
   lastWrittenAt = Math.max(Date.now(), lastWrittenAt + 1);
   const { counts } = record;
-  await store.insert('import_files', [
-    {
-      sha256: record.sha256,
-      name: record.name,
-      venue: record.venue,
-      kind: record.kind,
-      state: record.state,
-      chunk_rows: record.chunkRows,
-      chunks_done: record.chunksDone,
-      rows_read: counts.read,
-      rows_new: counts.new,
-      rows_held: counts.held,
-      rows_refused: refusedTotal(counts),
-      refusals: Object.fromEntries(counts.refused),
-      first_ts: record.stored?.from ?? null,
-      last_ts: record.stored?.to ?? null,
-      covered_from: record.covered?.from ?? null,
-      covered_to: record.covered?.to ?? null,
-      updated_at: lastWrittenAt,
-    },
-  ]);
+  return {
+    sha256: record.sha256,
+    name: record.name,
+    venue: record.venue,
+    kind: record.kind,
+    state: record.state,
+    chunk_rows: record.chunkRows,
+    chunks_done: record.chunksDone,
+    rows_read: counts.read,
+    rows_new: counts.new,
+    rows_held: counts.held,
+    rows_refused: refusedTotal(counts),
+    refusals: Object.fromEntries(counts.refused),
+    first_ts: record.stored?.from ?? null,
+    last_ts: record.stored?.to ?? null,
+    covered_from: record.covered?.from ?? null,
+    covered_to: record.covered?.to ?? null,
+    updated_at: lastWrittenAt,
+  };
 }

@@ -2,7 +2,7 @@
 // stored (and of files an earlier run stored without getting that far), then each file marked
 // complete. What is refused is counted per reason; a file that fails stops nothing but itself.
 import { FileImport, type FileJob, type FileOutcome, type ImportSettings } from './importFile.ts';
-import { addRows, loadInsertedFiles, noRows, saveImportFile, type ImportFileRecord, type RowCounts, type Span } from './importFiles.ts';
+import { addRows, loadInsertedFiles, noRows, saveImportFiles, type ImportFileRecord, type RowCounts, type Span } from './importFiles.ts';
 import type { IndexSpanOutcome } from './indexSpan.ts';
 
 export interface FailedFile {
@@ -68,6 +68,6 @@ export async function importFiles(jobs: readonly FileJob[], settings: ImportSett
     hooks.onIndexStart?.(span);
     index.push(await settings.target.computeIndex(span));
   }
-  for (const record of pending) await saveImportFile(settings.target, { ...record, state: 'complete' });
+  await saveImportFiles(settings.target, pending.map((record) => ({ ...record, state: 'complete' as const })));
   return { files, failed, counts, index, tookMs: Math.round(performance.now() - started) };
 }

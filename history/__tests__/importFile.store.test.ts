@@ -218,3 +218,46 @@ test('the chunk spool is made at the first chunk and removed at close: a target 
     else process.env.TMPDIR = previous;
   }
 });
+
+test('the ledger (import_files): a row when a file is first read, one per chunk done (the last one says inserted), and one write marking every file of the run complete', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'mds-ledger-'));
+  onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+  const at = Date.UTC(2026, 8, 18, 12);
+  const jobs = ['ADAUSDT', 'XRPUSDT'].map((market, m): FileJob => {
+    const path = join(dir, `${market}-trades-2026-09-18.csv`);
+    // 250 trades: chunks of 100, 100 and 50.
+    writeFileSync(path, Array.from({ length: 250 }, (_, i) => `${8000 + i},1.50000000,1.00000000,1.50000000,${at + m * 1000 + i * 10_000},False,True\n`).join(''));
+    return { ...jobOf('binance', 'binance/BTCUSDT-trades-2024-12-31.first217.csv'), path, name: `${market}-trades-2026-09-18.csv`, market, period: { daily: '2026-09-18' } };
+  });
+  const writes: { name: string; state: string; chunks_done: number }[][] = [];
+  const recording: ImportTarget = {
+    ...target,
+    async insert(table, rows, token) {
+      if (table === 'import_files') writes.push(rows.map((r) => ({ name: String(r.name), state: String(r.state), chunks_done: Number(r.chunks_done) })));
+      await target.insert(table, rows, token);
+    },
+  };
+  const summary = await importFiles(jobs, { target: recording, now, force: false, chunkRows: 100 });
+  expect(summary.counts).toMatchObject({ read: 500, new: 500 });
+  const [ada, xrp] = jobs.map((j) => j.name);
+  const perFile = (name: string | undefined) => [
+    [{ name, state: 'reading', chunks_done: 0 }],
+    [{ name, state: 'reading', chunks_done: 1 }],
+    [{ name, state: 'reading', chunks_done: 2 }],
+    [{ name, state: 'inserted', chunks_done: 3 }],
+  ];
+  expect(writes).toEqual([
+    ...perFile(ada),
+    ...perFile(xrp),
+    [
+      { name: ada, state: 'complete', chunks_done: 3 },
+      { name: xrp, state: 'complete', chunks_done: 3 },
+    ],
+  ]);
+  // The newest row of each file wins: both complete, whatever the order of the rows.
+  const records = await store.rows<{ name: string; state: string }>("SELECT name, toString(state) AS state FROM import_files FINAL WHERE name IN {names:Array(String)} ORDER BY name", { names: [ada!, xrp!] });
+  expect(records).toEqual([
+    { name: ada, state: 'complete' },
+    { name: xrp, state: 'complete' },
+  ]);
+});

@@ -217,6 +217,27 @@ test('an import killed after some inserts is completed at the next start with th
   expect(await perMarket(0, Date.parse('2030-01-01T00:00:00Z'))).toEqual(expected);
 });
 
+test('an import killed right after a chunk\'s progress was recorded resumes at the next chunk: that file is not taken as inserted whole', async () => {
+  for (const table of ['trades', 'import_files', 'candles_1m']) await env.store.client.command({ query: `TRUNCATE TABLE ${table}` });
+  const dir = tempDir();
+  // After the test before's history (and its index's volume window), before the next one's.
+  const now = monthsAgo(3) + 12 * 24 * hourMs;
+  const options = { seed: 25, now, days: 5, prices: { BTC: 81_000 }, chunkRows: 40 };
+  // 2 files of 120 trades, 40 a chunk. The first file's ledger writes: reading, then its first chunk done (the 2nd write).
+  const dying = dyingAfter((call) => call === 'insert:import_files', 2);
+  await expect(start(dying, dir, options)).rejects.toThrow('SIGKILL');
+  const archives = readDemoArchives(dir)!;
+  const first = (await loadImportFile(env.store, await fileSha256(archivePath(archives, archives.files[0]!))))!;
+  expect(first).toMatchObject({ state: 'reading', chunksDone: 1, counts: { read: 40, new: 40 } });
+
+  const completed = await start(env.store, dir, { ...options, seed: 26 });
+  expect(completed?.counts).toMatchObject({ read: 240 - 40, new: 240 - 40, held: 0 });
+  expect(await perMarket(0, Date.parse('2030-01-01T00:00:00Z'))).toEqual(complete({ bitcoin: 81_000 }, now, 120));
+  const [counted] = await env.store.rows<{ n: number }>('SELECT sum(trade_count) AS n FROM candles_1m');
+  expect(counted?.n).toBe(240);
+  expect((await importRecords(archives)).map((r) => r.state)).toEqual(['complete', 'complete']);
+});
+
 test('a store with trades and no demo archives is left alone; one whose trades no longer match its archives is refused', async () => {
   await env.store.client.command({ query: 'TRUNCATE TABLE import_files' });
   const options = { seed: 31, now: monthsAgo(2), days: 1, prices: { BTC: 90_000 } };
