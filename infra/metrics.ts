@@ -55,16 +55,17 @@ const workersOf = new WeakMap<Metrics, Map<string, Worker>>();
 type HeapStatistics = Pick<ReturnType<typeof getHeapStatistics>, 'used_heap_size' | 'total_heap_size' | 'heap_size_limit'>;
 
 /**
- * mds_thread_heap_bytes: the JavaScript heap of each thread, the main one (`thread="main"`, bounded
- * by MAIN_HEAP_MB through node's --max-old-space-size) and each worker observed below (a V8 isolate
- * of its own, not in the nodejs_heap_* metrics, and part of the process's RSS). Read at each scrape.
+ * mds_thread_heap_bytes: the JavaScript heap of each thread, the main one (`thread="main"`, whose
+ * bound MAIN_HEAP_MB is watched by infra/roles/mainHeap.ts, its limit V8's default) and each worker
+ * observed below (a V8 isolate of its own, not in the nodejs_heap_* metrics, and part of the
+ * process's RSS). Read at each scrape.
  */
 function registerThreadHeaps(metrics: Metrics): void {
   const observed = new Map<string, Worker>();
   workersOf.set(metrics, observed);
   new Gauge({
     name: 'mds_thread_heap_bytes',
-    help: 'JavaScript heap of each thread (main: MAIN_HEAP_MB; the collectors and the API: THREAD_HEAP_MB; the demo simulator): used bytes, the total the isolate holds, and its limit (the bound plus V8\'s young generation).',
+    help: 'JavaScript heap of each thread: used bytes, the total the isolate holds, and V8\'s limit (workers: THREAD_HEAP_MB or their own bound, plus the young generation; main: V8\'s default, its bound MAIN_HEAP_MB being watched by the process).',
     labelNames: ['thread', 'kind'],
     registers: [metrics.registry],
     async collect() {
