@@ -89,9 +89,9 @@ export async function loadImportFile(store: StoreCalls, sha256: string): Promise
   return row && recordOf(row);
 }
 
-/** Files every chunk of which is stored and whose span's index is not computed yet (a run cut short after its inserts). */
+/** Files every chunk of which is stored and whose span's index is not computed yet (a run cut short after its inserts), by name: FINAL returns its parts in no set order. */
 export async function loadInsertedFiles(store: StoreCalls): Promise<ImportFileRecord[]> {
-  const rows = await store.rows<StoredRecord>(`SELECT ${columns} FROM import_files FINAL WHERE state = 'inserted'`);
+  const rows = await store.rows<StoredRecord>(`SELECT ${columns} FROM import_files FINAL WHERE state = 'inserted' ORDER BY name, sha256`);
   return rows.map(recordOf);
 }
 
