@@ -6,6 +6,7 @@ import { observeStore, type StoreActivity } from '../metrics.ts';
 import { applyRetention } from '../retention.ts';
 import { openStore, type Store } from '../store.ts';
 import { laneStore } from '../storeLane.ts';
+import { watchStoreMemory } from '../storeMemory.ts';
 import { withStoreFaults, type StoreFaults } from '../storeFaults.ts';
 import type { RoleContext } from './context.ts';
 
@@ -74,6 +75,7 @@ export async function openRoleStore({ config, log, life, metrics, checks }: Role
   life.add('store', 'base', () => store.close());
   checks.push({ name: 'store', check: async () => (await foreground.rows('SELECT 1 AS ok'), { ok: true }) });
   watchDiskSpace({ store, metrics, checks, minFreeBytes: minFreeBytes(config) });
+  watchStoreMemory({ store, metrics });
   return { store, foreground, activity, faults };
 }
 
