@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { drainPending } from 'chdb';
 import { loadConfig, type Config } from '../../infra/config.ts';
 import { createLogger } from '../../infra/log.ts';
 import { migrate } from '../../infra/migrate.ts';
@@ -13,12 +14,14 @@ import { copyStoreTemplate } from './storeTemplate.ts';
 export const silentLog = createLogger(process.env.MDS_TEST_LOG_LEVEL ?? 'silent');
 
 /**
- * A migrated embedded store in a fresh temp dir: chDB binds one data dir per process, so one per
- * test file. A copy of the run's template (test/support/storeTemplate.ts) where the store project
+ * A migrated embedded store in a fresh temp dir: chDB binds one data dir per process at a time, so
+ * one per test file, closed (dispose) before the next file in the process opens its own. A copy of the run's template (test/support/storeTemplate.ts) where the store project
  * made one, else migrated here.
  */
 export async function openTestStore(parent = tmpdir()): Promise<{ store: Store; dir: string; dispose(): Promise<void> }> {
   const dir = mkdtempSync(join(parent, 'mds-api-test-'));
+  // The file before this one in the process closed its store; chDB frees the directory once drained.
+  await drainPending();
   const copied = copyStoreTemplate(dir);
   const store = await openStore({ MDS_DATA_DIR: dir, CLICKHOUSE_DATABASE: 'mds', CLICKHOUSE_URL: undefined });
   if (!copied) await migrate(store);
