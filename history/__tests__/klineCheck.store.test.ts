@@ -7,6 +7,10 @@
 // made on the aggTrade rows themselves, each stored as one row of a throwaway market
 // (kline-check:BTCUSDT) through the same `trades` table and views: o, h, l, c, volume and quote
 // volume; the kline's trade count (fills) is the sum of lastId - firstId + 1 of the minute's rows.
+//
+// And through the import itself: a whole minute of Binance spot `trades` (2021-01-03 00:00, every
+// trade of the minute, ids 540342126-540343955) imported as published gives Binance's own 1m kline
+// of that minute, every field (fixtures/SOURCES.md names both files).
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { defaultIndexParams } from '../../aggregate/indexPrice.ts';
@@ -78,4 +82,31 @@ test('the import itself stores only the single fills of that minute: its candle 
   expect(candle.volume).toBeLessThan(kline.volume);
   expect(candle.high).toBeLessThanOrEqual(kline.high);
   expect(candle.low).toBeGreaterThanOrEqual(kline.low);
+});
+
+const wholeMinute = {
+  trades: new URL('../archives/__tests__/fixtures/binance/BTCUSDT-trades-2021-01-03.first1830.csv', import.meta.url),
+  kline: new URL('../archives/__tests__/fixtures/binance/BTCUSDT-1m-2021-01-03.first1.csv', import.meta.url),
+};
+
+test("a whole minute of Binance spot trades, imported as published, gives Binance's own 1m kline of it: o, h, l, c, volume, quote volume, trade count", async () => {
+  // Binance's kline row: open time, o, h, l, c, volume, close time, quote volume, trades, taker-buy volumes, ignore.
+  const published = readFileSync(wholeMinute.kline, 'utf8').trim().split(',');
+  const at = Number(published[0]);
+  const target = storeTarget(store, { embedded: true, index: { params: defaultIndexParams, schedule: defaultIndexSchedule }, log: silentLog });
+  const job = { path: wholeMinute.trades.pathname, name: 'BTCUSDT-trades-2021-01-03.csv', source: binanceArchive, format: binanceArchive.kinds.trades as ArchiveFormat, market: 'BTCUSDT', period: { daily: '2021-01-03' } };
+  const summary = await importFiles([job], { target, now: Date.UTC(2027, 0, 1), force: false });
+  await target.close();
+  expect(summary.counts).toMatchObject({ read: 1830, new: 1830 });
+  const [candle] = await store.rows<Candle>(
+    `SELECT argMinMerge(open) AS open, max(high) AS high, min(low) AS low, argMaxMerge(close) AS close, sum(volume) AS volume,
+            sum(quote_volume) AS quote_volume, sum(trade_count) AS trade_count
+     FROM candles_1m WHERE venue = 'binance' AND market = 'BTCUSDT' AND bucket = toDateTime({at:Int64}, 'UTC')`,
+    { at: at / 1000 },
+  );
+  expect([candle!.open, candle!.high, candle!.low, candle!.close]).toEqual(published.slice(1, 5).map(Number));
+  expect(candle!.trade_count).toBe(Number(published[8]));
+  // Sums of floats against Binance's decimals: equal to their last published digit (8 decimals).
+  expect(candle!.volume.toFixed(8)).toBe(published[5]);
+  expect(candle!.quote_volume.toFixed(8)).toBe(published[7]);
 });
