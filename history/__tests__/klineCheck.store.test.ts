@@ -93,7 +93,8 @@ test("a whole minute of Binance spot trades, imported as published, gives Binanc
   // Binance's kline row: open time, o, h, l, c, volume, close time, quote volume, trades, taker-buy volumes, ignore.
   const published = readFileSync(wholeMinute.kline, 'utf8').trim().split(',');
   const at = Number(published[0]);
-  const target = storeTarget(store, { embedded: true, index: { params: defaultIndexParams, schedule: defaultIndexSchedule }, log: silentLog });
+  // The candles are the check; the index after the import spans the trades and a volume window of a minute, not a day.
+  const target = storeTarget(store, { embedded: true, index: { params: { ...defaultIndexParams, volumeWindowMinutes: 1 }, schedule: defaultIndexSchedule }, log: silentLog });
   const job = { path: wholeMinute.trades.pathname, name: 'BTCUSDT-trades-2021-01-03.csv', source: binanceArchive, format: binanceArchive.kinds.trades as ArchiveFormat, market: 'BTCUSDT', period: { daily: '2021-01-03' } };
   const summary = await importFiles([job], { target, now: Date.UTC(2027, 0, 1), force: false });
   await target.close();
