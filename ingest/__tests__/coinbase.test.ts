@@ -62,6 +62,23 @@ describe('coinbase messages', () => {
     expect(unmapped).toEqual([]);
   });
 
+  test('products recorded from the live venue: a spot product is named by its base_name as written there; the alias and the futures (base_name "") are left out', () => {
+    // A whole GET /api/v3/brokerage/market/products answer (SOURCES.md): BTC-USDC is the alias of BTC-USD.
+    expect(parseProducts(fixture('coinbase', 'rest_products_recorded.json'))).toEqual([
+      { symbol: 'BTC-USD', base: 'BTC', quote: 'USD', contractSize: '1', baseName: 'Bitcoin' },
+    ]);
+    // Products as ccxt kept them from the venue, put back in the listing's envelope (SOURCES.md).
+    const products = fixture('coinbase', 'rest_products_recorded_ccxt.json') as object[];
+    expect(parseProducts({ products }).map((m) => [m.symbol, m.baseName])).toEqual([
+      ['BTC-USDT', 'Bitcoin'],
+      ['ETH-USDT', 'Ethereum'],
+      ['ADA-USDT', 'Cardano'],
+      ['XRP-USDT', 'XRP'],
+      ['DOGE-USDT', 'Dogecoin'],
+      ['BTC-USD', 'Bitcoin'],
+    ]);
+  });
+
   test('products: each condition leaves out on its own; a product without product_type counts as spot', () => {
     // Hand-written in the format of GET /api/v3/brokerage/market/products.
     const product = (product_id: string, fields: object) => ({ product_id, base_currency_id: 'BTC', quote_currency_id: 'USD', status: 'online', trading_disabled: false, product_type: 'SPOT', alias: '', ...fields });

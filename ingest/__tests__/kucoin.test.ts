@@ -2,7 +2,7 @@ import { describe, expect, test } from 'vitest';
 import { BookSync } from '../bookSync.ts';
 import { selectMarkets, toTradeEvent } from '../normalize.ts';
 import type { BookMessage, VenueMarket, VenueMessage } from '../venue.ts';
-import { kucoin, parseBullet, parseHistories, parseSymbols } from '../venues/kucoin.ts';
+import { kucoin, parseBullet, parseCurrencyNames, parseHistories, parseSymbols } from '../venues/kucoin.ts';
 import { cannedIo } from './cannedIo.ts';
 import { fixture, frames } from './fixtures.ts';
 import { countKinds, recordedSession, replayWithRest, tradesOf, type RecordedRest } from './recorded.ts';
@@ -80,6 +80,30 @@ describe('kucoin messages', () => {
     const unnamed = cannedIo({ 'https://k/api/v1/symbols': fixture('kucoin', 'rest_symbols.json') });
     expect((await kucoin.listMarkets(unnamed.io, endpoints)).map((m) => [m.symbol, m.baseName])).toEqual(listed.map((m) => [m.symbol, undefined]));
     expect(kucoin.book.restSnapshot!.url('https://k', 'BTC-USDT')).toBe('https://k/api/v1/market/orderbook/level2_100?symbol=BTC-USDT');
+  });
+
+  test('currencies recorded from the live venue: a symbol is named by its base currency\'s fullName as written there; a base the list lacks gets none', async () => {
+    // Entries of GET /api/v3/currencies as ccxt kept them from the venue, put back in the answer's envelope (SOURCES.md).
+    const currencies = { code: '200000', data: fixture('kucoin', 'rest_currencies_recorded.json') };
+    expect([...parseCurrencyNames(currencies)]).toEqual([
+      ['BTC', 'Bitcoin'],
+      ['USDT', 'Tether'],
+      ['EUR', 'Euro'],
+      ['INR', 'Indian Rupee'],
+      ['USD', 'US Dollar'],
+      ['KRW', 'Won'],
+      ['LTC', 'Litecoin'],
+      ['ETH', 'Ethereum'],
+      ['ADA', 'Cardano'],
+      ['XRP', 'XRP'],
+    ]);
+    const { io } = cannedIo({ 'https://k/api/v1/symbols': fixture('kucoin', 'rest_symbols.json'), 'https://k/api/v3/currencies': currencies });
+    expect((await kucoin.listMarkets(io, endpoints)).map((m) => [m.symbol, m.baseName])).toEqual([
+      ['BTC-USDT', 'Bitcoin'],
+      ['SOL-USDC', undefined],
+      ['ETH-BTC', 'Ethereum'],
+      ['NEWCOIN-USDT', undefined],
+    ]);
   });
 
   test('each connection asks bullet-public for its endpoint first', async () => {
