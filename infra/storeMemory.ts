@@ -21,7 +21,8 @@ export type StoreMemoryPart = keyof typeof storeMemoryParts;
 
 export async function readStoreMemory(store: StoreCalls): Promise<Map<StoreMemoryPart, number>> {
   const names = Object.values(storeMemoryParts);
-  const rows = await store.rows<{ metric: string; value: number }>('SELECT metric, toInt64(value) AS value FROM system.metrics WHERE metric IN {names:Array(String)}', { names });
+  // An Int64 comes as a JSON string or number depending on the engine's settings: Number() takes both.
+  const rows = await store.rows<{ metric: string; value: number | string }>('SELECT metric, toInt64(value) AS value FROM system.metrics WHERE metric IN {names:Array(String)}', { names });
   const byMetric = new Map(rows.map((r) => [r.metric, Number(r.value)]));
   const parts = new Map<StoreMemoryPart, number>();
   for (const [part, metric] of Object.entries(storeMemoryParts) as [StoreMemoryPart, string][]) {

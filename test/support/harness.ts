@@ -15,8 +15,9 @@ export const silentLog = createLogger(process.env.MDS_TEST_LOG_LEVEL ?? 'silent'
 
 /**
  * A migrated embedded store in a fresh temp dir: chDB binds one data dir per process at a time, so
- * one per test file, closed (dispose) before the next file in the process opens its own. A copy of the run's template (test/support/storeTemplate.ts) where the store project
- * made one, else migrated here.
+ * one per test file, closed (dispose) before the next file in the process opens its own. A copy of
+ * the run's template (test/support/storeTemplate.ts) where the store project made one, else
+ * migrated here.
  */
 export async function openTestStore(parent = tmpdir()): Promise<{ store: Store; dir: string; dispose(): Promise<void> }> {
   const dir = mkdtempSync(join(parent, 'mds-api-test-'));
