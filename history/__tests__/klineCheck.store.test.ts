@@ -40,13 +40,14 @@ interface Candle {
   quote_volume: number;
   trade_count: number;
 }
-const candleOf = async (venue: string) =>
+/** Our 1m candle of `venue`'s BTCUSDT at `at` (unix ms), merged from the view's rows. */
+const candleOf = async (venue: string, at = minute) =>
   (
     await store.rows<Candle>(
       `SELECT argMinMerge(open) AS open, max(high) AS high, min(low) AS low, argMaxMerge(close) AS close, sum(volume) AS volume,
               sum(quote_volume) AS quote_volume, sum(trade_count) AS trade_count
        FROM candles_1m WHERE venue = {venue:String} AND market = 'BTCUSDT' AND bucket = toDateTime({at:Int64}, 'UTC')`,
-      { venue, at: minute / 1000 },
+      { venue, at: at / 1000 },
     )
   )[0]!;
 
@@ -99,15 +100,10 @@ test("a whole minute of Binance spot trades, imported as published, gives Binanc
   const summary = await importFiles([job], { target, now: Date.UTC(2027, 0, 1), force: false });
   await target.close();
   expect(summary.counts).toMatchObject({ read: 1830, new: 1830 });
-  const [candle] = await store.rows<Candle>(
-    `SELECT argMinMerge(open) AS open, max(high) AS high, min(low) AS low, argMaxMerge(close) AS close, sum(volume) AS volume,
-            sum(quote_volume) AS quote_volume, sum(trade_count) AS trade_count
-     FROM candles_1m WHERE venue = 'binance' AND market = 'BTCUSDT' AND bucket = toDateTime({at:Int64}, 'UTC')`,
-    { at: at / 1000 },
-  );
-  expect([candle!.open, candle!.high, candle!.low, candle!.close]).toEqual(published.slice(1, 5).map(Number));
-  expect(candle!.trade_count).toBe(Number(published[8]));
+  const candle = await candleOf('binance', at);
+  expect([candle.open, candle.high, candle.low, candle.close]).toEqual(published.slice(1, 5).map(Number));
+  expect(candle.trade_count).toBe(Number(published[8]));
   // Sums of floats against Binance's decimals: equal to their last published digit (8 decimals).
-  expect(candle!.volume.toFixed(8)).toBe(published[5]);
-  expect(candle!.quote_volume.toFixed(8)).toBe(published[7]);
+  expect(candle.volume.toFixed(8)).toBe(published[5]);
+  expect(candle.quote_volume.toFixed(8)).toBe(published[7]);
 });
