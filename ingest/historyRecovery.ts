@@ -71,6 +71,12 @@ interface Paging {
   furthest?: TradeMessage;
 }
 
+/** The ids a gap closed at a time recovered from `from` (its end's second, as coarse as the history's times) on. */
+interface Seam {
+  from: number;
+  ids: Set<string>;
+}
+
 /** Queued gaps of one market closer than this are recovered in one pass (see takeNear). */
 export const togetherWithinMs = 120_000;
 
@@ -80,6 +86,12 @@ export class HistoryRecovery {
   /** How trades are ordered and placed against a gap's bounds: the venue's rule, the same for every gap. */
   readonly #place: ReturnType<typeof placement>;
   readonly #queue: (FoundGap & { gapId: string })[] = [];
+  /**
+   * Per market, the ids recovered in the last second of a gap closed at a time (TradeGaps.due): the
+   * market's next gap starts from that time with no id, so it takes that whole second again (the
+   * history's times may be coarse), and must not hand those trades on twice.
+   */
+  readonly #seams = new Map<string, Seam>();
   #running: Promise<void> | undefined;
   #lastRequestAt = -Infinity;
   readonly #stats: HistoryRecoveryStats = { pending: 0, requests: 0, failedRequests: 0, recoveredTrades: 0, gaps: { recovered: 0, partly_recovered: 0, unrecoverable: 0 } };
@@ -167,8 +179,10 @@ export class HistoryRecovery {
       ...(numbered ? { missing: { first: Math.min(...gaps.map((g) => g.missing!.first)), last: Math.max(...gaps.map((g) => g.missing!.last)) } } : {}),
     };
     // Trades between the gaps were stored live: only those inside one are handed on.
-    const inside = (t: TradeMessage) => gaps.some((g) => place.isAfter(t, g.after) && place.isWithin(t, g));
+    const notYet = this.#notHandedAtSeam(first);
+    const inside = (t: TradeMessage) => notYet(t) && gaps.some((g) => place.isAfter(t, g.after) && place.isWithin(t, g));
     const paging = await this.#page(span, rest, inside);
+    this.#keepSeam(last, paging.trades);
     for (const gap of gaps) {
       const own = paging.trades.filter((t) => place.isAfter(t, gap.after) && place.isWithin(t, gap));
       const reached = paging.reached || (paging.furthest !== undefined && place.reachesEnd(paging.furthest, gap));
@@ -184,7 +198,29 @@ export class HistoryRecovery {
       return;
     }
     // Ended, even where nothing was missing (a reconnect that missed nothing: recovered, 0 trades).
-    this.#endPaged(gap, await this.#page(gap, rest));
+    const paging = await this.#page(gap, rest, this.#notHandedAtSeam(gap));
+    this.#keepSeam(gap, paging.trades);
+    this.#endPaged(gap, paging);
+  }
+
+  /**
+   * Which trades a gap may hand on: where it starts from the time the market's last gap was closed
+   * at, not those that gap handed on from that second.
+   */
+  #notHandedAtSeam(gap: FoundGap): (trade: TradeMessage) => boolean {
+    const seam = this.#seams.get(gap.symbol);
+    const fromTime = gap.after.tradeId === undefined && gap.after.seq === undefined;
+    if (!seam || !fromTime || this.#place.coarse(gap.after.ts) !== seam.from) return () => true;
+    return (trade) => !seam.ids.has(trade.tradeId);
+  }
+
+  /** After a gap's pages: the ids it handed on from its last second, where it was closed at a time. */
+  #keepSeam(gap: FoundGap, handed: readonly TradeMessage[]): void {
+    this.#seams.delete(gap.symbol);
+    if (gap.until.tradeId !== undefined || gap.until.seq !== undefined) return;
+    const from = this.#place.coarse(gap.until.ts);
+    const ids = new Set(handed.filter((t) => t.ts >= from).map((t) => t.tradeId));
+    if (ids.size > 0) this.#seams.set(gap.symbol, { from, ids });
   }
 
   /** Ends a gap with what its pages gave: its state, and the last trade recovered. */
@@ -301,6 +337,7 @@ function placement(idsRise: boolean, timeResolutionMs: number) {
     return a === undefined || b === undefined ? undefined : a < b ? -1 : a > b ? 1 : 0;
   };
   return {
+    coarse,
     order(a: TradeMessage, b: TradeMessage): number {
       if (a.seq !== undefined && b.seq !== undefined) return a.seq - b.seq;
       const ia = idsRise ? idNumber(a.tradeId) : undefined;

@@ -469,3 +469,48 @@ describe('a history whose times are coarser than the live ones (timeResolutionMs
     expect(exact.emitted.flat().map((t) => t.tradeId)).toEqual(['next']);
   });
 });
+
+describe('two gaps of a market meeting where the first was closed at a time (a quiet market, TradeGaps.due)', () => {
+  // Bitstamp's way: integer ids rising with time, history times in whole seconds. The first gap is
+  // closed at second + 500 for want of a live trade; the next runs from that time to the first
+  // live trade. Trades printed in that second show the second's start in the history.
+  const second = 999_000;
+  const id = (n: number) => String(n);
+  const gaps = () => ({
+    first: { symbol: 'M', cause: 'reconnect', after: { ts: second - 3_000, tradeId: id(99) }, until: { ts: second + 500 } } satisfies FoundGap,
+    next: { symbol: 'M', cause: 'reconnect', after: { ts: second + 500 }, until: { ts: second + 2_000, tradeId: id(103) } } satisfies FoundGap,
+  });
+
+  it('each trade of the seam\'s second is handed on once: the next gap skips those the first handed on, and takes one printed after its pages', async () => {
+    const venue: ModelVenue = { trades: [trade(undefined, second - 2_000, id(100)), trade(undefined, second, id(101))], pageSize: 10, everything: true };
+    const { rule, getJson } = modelRule(venue, 'time', { timeResolutionMs: 1_000 });
+    const { r, emitted, reports } = recovery({ ...rule, idsRise: true }, getJson);
+    const { first, next } = gaps();
+    r.enqueue(first);
+    await r.idle();
+    // Printed at second + 600, after the first gap's pages: shown at the second's start.
+    venue.trades.push(trade(undefined, second, id(102)), trade(undefined, second + 2_000, id(103)));
+    r.enqueue(next);
+    await r.idle();
+    expect(emitted.map((page) => page.map((t) => t.tradeId))).toEqual([[id(100), id(101)], [id(102)]]);
+    expect(reports.filter((x) => x.state !== 'open').map((x) => [x.state, x.recovered])).toEqual([['recovered', 2], ['recovered', 1]]);
+  });
+
+  it('a gap from another second, or from a trade, is not touched by the seam: it hands on what it finds', async () => {
+    const afterFirst = async (other: FoundGap) => {
+      const venue: ModelVenue = { trades: [trade(undefined, second, id(101)), trade(undefined, second + 1_000, id(102)), trade(undefined, second + 2_000, id(103))], pageSize: 10, everything: true };
+      const { rule, getJson } = modelRule(venue, 'time', { timeResolutionMs: 1_000 });
+      const { r, emitted } = recovery({ ...rule, idsRise: true }, getJson);
+      r.enqueue(gaps().first);
+      await r.idle();
+      r.enqueue(other);
+      await r.idle();
+      return emitted.map((page) => page.map((t) => t.tradeId));
+    };
+    const until = { ts: second + 2_000, tradeId: id(103) };
+    expect(await afterFirst({ symbol: 'M', cause: 'reconnect', after: { ts: second + 1_200 }, until })).toEqual([[id(101)], [id(102)]]);
+    expect(await afterFirst({ symbol: 'M', cause: 'reconnect', after: { ts: second - 2_000, tradeId: id(100) }, until })).toEqual([[id(101)], [id(101), id(102)]]);
+    // The seam is the first gap's market's: another market's gap from that very time takes its second whole.
+    expect(await afterFirst({ symbol: 'N', cause: 'reconnect', after: { ts: second + 500 }, until })).toEqual([[id(101)], [id(101), id(102)]]);
+  });
+});
