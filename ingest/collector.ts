@@ -158,6 +158,9 @@ export async function startCollector(options: CollectorOptions): Promise<Collect
     unmapped: () => markets.unmapped,
     ready: () => started,
     refused: (trades) => missed.refused(trades),
+    resume: (gaps) => {
+      started.then(() => missed.resume(gaps.filter((g) => markets.has(g.symbol)))).catch((err: unknown) => log.error({ err }, 'gaps of an earlier run not resumed'));
+    },
     metrics: shell.metrics,
     stop: shell.stop,
   };

@@ -8,6 +8,7 @@ import type { Bus } from '../infra/bus/bus.ts';
 import type { BookEvent, TradeEvent } from '../infra/events.ts';
 import type { Logger } from '../infra/log.ts';
 import type { HistoryRecoveryStats } from './historyRecovery.ts';
+import type { FoundGap } from './tradeGaps.ts';
 import type { VenueDescriptor, VenueMarket } from './venue.ts';
 
 /** Timings every collector has; a deployment or a test may change them. */
@@ -76,6 +77,8 @@ export interface Collector<Venue = VenueDescriptor> {
   ready(): Promise<void>;
   /** Trades of this venue the bus refused: the collector recovers them where its venue can (absent: it cannot). */
   refused?(trades: readonly TradeEvent[]): void;
+  /** Gaps an earlier run left open, found after the start (absent: no recovery): recovered once the markets are known. */
+  resume?(gaps: readonly FoundGap[]): void;
   stop(): Promise<void>;
 }
 

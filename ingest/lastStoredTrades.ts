@@ -53,10 +53,11 @@ function lastOf(ids: readonly string[], ts: number, seqOf: ((tradeId: string) =>
  * `endedWithinMs` of which the store lacks recovered trades: they may have been on the in-process
  * bus when it died (a recovered trade can be older than live trades already stored, so the last
  * stored trade does not cover it). An ended gap whose trades are all stored costs no request to
- * the venue again. Recovering one again stores only what the table lacks. Venue -> gaps, each with
- * its id and its highest version.
+ * the venue again. Recovering one again stores only what the table lacks. Only gaps opened before
+ * `openedBefore` (an earlier run's; see watchLateGaps). Venue -> gaps, each with its id and its
+ * highest version.
  */
-export async function unfinishedGaps(store: StoreCalls, venueIds: readonly string[], withinMs: number, now = Date.now(), endedWithinMs = 10 * 60_000): Promise<Map<string, FoundGap[]>> {
+export async function unfinishedGaps(store: StoreCalls, venueIds: readonly string[], withinMs: number, now = Date.now(), endedWithinMs = 10 * 60_000, openedBefore = now): Promise<Map<string, FoundGap[]>> {
   const found = await store.rows<UnfinishedGapRow>(
     `SELECT venue, market, any(asset) AS asset, gap_id AS gapId, toString(any(cause)) AS cause,
             toUnixTimestamp64Milli(min(from_ts)) AS fromTs, toUnixTimestamp64Milli(max(to_ts)) AS toTs, any(from_seq) AS fromSeq, any(to_seq) AS toSeq,
@@ -64,8 +65,8 @@ export async function unfinishedGaps(store: StoreCalls, venueIds: readonly strin
      FROM trade_gaps
      WHERE venue IN {venues:Array(String)} AND ts >= fromUnixTimestamp64Milli({from:Int64}, 'UTC')
      GROUP BY venue, market, gap_id
-     HAVING lastState = 'open' OR max(ts) >= fromUnixTimestamp64Milli({endedFrom:Int64}, 'UTC')`,
-    { venues: venueIds, from: now - withinMs, endedFrom: now - endedWithinMs },
+     HAVING (lastState = 'open' OR max(ts) >= fromUnixTimestamp64Milli({endedFrom:Int64}, 'UTC')) AND min(ts) < fromUnixTimestamp64Milli({openedBefore:Int64}, 'UTC')`,
+    { venues: venueIds, from: now - withinMs, endedFrom: now - endedWithinMs, openedBefore },
   );
   const rows = await withoutStoredEnded(store, found);
   const out = new Map<string, FoundGap[]>();

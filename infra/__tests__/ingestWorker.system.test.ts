@@ -4,6 +4,7 @@
 import { pino } from 'pino';
 import { expect, test } from 'vitest';
 import { createMemoryBus } from '../bus/memoryBus.ts';
+import type { GapEvent } from '../events.ts';
 import { createMetrics } from '../metrics.ts';
 import { startIngestWorker } from '../roles/ingest.ts';
 import { Lifecycle } from '../roles/lifecycle.ts';
@@ -11,7 +12,7 @@ import type { RoleContext } from '../roles/context.ts';
 import { findNativeVenue } from '../../ingest/venues/registry.ts';
 import { startSimulator } from '../../simulator/simulator.ts';
 import { silentLog, testConfig } from '../../test/support/harness.ts';
-import { until } from '../../test/support/until.ts';
+import { until, untilValue } from '../../test/support/until.ts';
 
 /** Sum of a sampled series over its labels, as a scrape of /metrics would read it. */
 async function metricSum(ctx: RoleContext, name: string): Promise<number> {
@@ -29,22 +30,35 @@ test('events reach the bus of the parent thread, metrics and readiness are repor
   const bus = createMemoryBus();
   const trades = new Map<string, number>();
   let books = 0;
+  const gaps: GapEvent[] = [];
   const sub = await bus.subscribe({
     group: 'test',
-    topics: ['trades', 'books'],
+    topics: ['trades', 'books', 'gaps'],
     onBatch: async (records) => {
       for (const { event } of records) {
         if (event.type === 'trade') trades.set(event.venue, (trades.get(event.venue) ?? 0) + 1);
+        else if (event.type === 'gap') gaps.push(event);
         else books += 1;
       }
     },
   });
-  await startIngestWorker(ctx, bus, { venues: venues.map((id) => findNativeVenue(id)!), ccxtVenues: [], assets: undefined, endpointsOf: (v) => sim.endpoints(v.id as (typeof venues)[number]) });
+  const ingest = await startIngestWorker(ctx, bus, { venues: venues.map((id) => findNativeVenue(id)!), ccxtVenues: [], assets: undefined, endpointsOf: (v) => sim.endpoints(v.id as (typeof venues)[number]) });
 
   const collectorsCheck = () => ctx.checks.find((c) => c.name === 'collectors')!.check();
   await until(async () => (await metricSum(ctx, 'mds_venue_connected')) === venues.length, 'both venues connected, as the metrics say', 30_000);
   expect(await collectorsCheck()).toMatchObject({ ok: true, connected: 2, disconnected: [] });
   await until(() => [...trades.values()].reduce((a, b) => a + b, 0) > 300 && books > 0, 'trades and books on the bus', 30_000);
+
+  // A gap an earlier run left (watchLateGaps hands it over): the worker's collector of that venue
+  // recovers it from the venue's history and ends it under its id, after the versions it had.
+  const market = await new Promise<string>((resolve) => {
+    const stop = sim.onTradePrinted((t) => t.venue === 'binance' && (stop(), resolve(t.market)));
+  });
+  const earlier = Date.now() - 3_000;
+  ingest.resume('binance', [{ symbol: market, cause: 'restart', gapId: 'earlier-run', versionBase: 1, after: { ts: earlier }, until: { ts: earlier + 1_000 } }]);
+  const ended = await untilValue(() => gaps.find((g) => g.gapId === 'earlier-run' && g.state !== 'open'), 'the handed gap ended', 30_000);
+  expect(ended).toMatchObject({ venue: 'binance', market, version: 3, state: 'recovered' });
+  expect(ended.recovered).toBeGreaterThan(0);
 
   // The worker's own heap (its isolate, not this thread's): used within total, and its limit, reported.
   const heapOf = async () => (await ctx.metrics.registry.getSingleMetric('mds_thread_heap_bytes')!.get()).values.filter((v) => v.labels.thread === 'ingest');

@@ -8,6 +8,7 @@ import type { CcxtVenue } from '../../ingest/venues/ccxtVenues.ts';
 import type { Bus } from '../bus/bus.ts';
 import type { Config } from '../config.ts';
 import type { MarketEvent, TradeEvent } from '../events.ts';
+import type { Logger } from '../log.ts';
 import type { StoreCalls } from '../store.ts';
 import { sampledCounter, sampledGauge } from '../metrics.ts';
 import type { RoleContext } from './context.ts';
@@ -48,8 +49,14 @@ export type IngestWorkerMessage =
   | { type: 'metrics'; collectors: CollectorMetrics[] }
   /** The worker's thread, lowered to `nice` (INGEST_THREAD_NICE): the parent gives it the process's priority back to stop it. */
   | { type: 'priority'; threadId: number; nice: number };
-/** What the parent tells the collectors' worker, beside 'stop': trades the bus refused. */
-export type IngestParentMessage = { type: 'refused'; json: string };
+/** What the parent tells the collectors' worker, beside 'stop': trades the bus refused, gaps an earlier run left (watchLateGaps). */
+export type IngestParentMessage = { type: 'refused'; json: string } | { type: 'gaps'; venue: string; gaps: FoundGap[] };
+
+/** The running collectors, as the role's other parts reach them. */
+export interface RunningIngest {
+  /** Gaps an earlier run left open, for this venue's collector to recover (watchLateGaps). */
+  resume(venue: string, gaps: FoundGap[]): void;
+}
 
 /**
  * Where the collectors' recoveries start after a restart: the last trade `store` holds of each
@@ -60,15 +67,16 @@ export async function readLastStored(
   { config, log }: Pick<RoleContext, 'config' | 'log'>,
   store: StoreCalls | undefined,
   selection: Pick<IngestSelection, 'venues'>,
-): Promise<Pick<IngestSelection, 'lastStored' | 'unfinishedGaps'>> {
+): Promise<Pick<IngestSelection, 'lastStored' | 'unfinishedGaps'> & { readAt?: number }> {
   if (!store) {
     log.warn('no store to read the last stored trades from (CLICKHOUSE_URL): trades printed while the collectors were down are not recovered');
     return {};
   }
   const withinMs = config.INGEST_RECOVERY_START_HOURS * 3_600_000;
+  const readAt = Date.now();
   try {
-    const [lastStored, unfinished] = await Promise.all([lastStoredTrades(store, selection.venues, withinMs), unfinishedGaps(store, selection.venues.map((v) => v.id), withinMs)]);
-    return { lastStored, unfinishedGaps: unfinished };
+    const [lastStored, unfinished] = await Promise.all([lastStoredTrades(store, selection.venues, withinMs, readAt), unfinishedGaps(store, selection.venues.map((v) => v.id), withinMs, readAt)]);
+    return { lastStored, unfinishedGaps: unfinished, readAt };
   } catch (err) {
     log.warn({ err }, 'the last stored trades could not be read: trades printed while the collectors were down are not recovered');
     return {};
@@ -76,7 +84,7 @@ export async function readLastStored(
 }
 
 /** What the role keeps of a running collector. */
-export type RunningCollector = Pick<Collector<unknown>, 'metrics' | 'refused'>;
+export type RunningCollector = Pick<Collector<unknown>, 'metrics' | 'refused' | 'resume'>;
 
 /** Trades the bus refused go back to their venue's collector, which recovers them where it can. */
 export function routeRefused(collectors: readonly RunningCollector[], events: readonly MarketEvent[]): void {
@@ -90,12 +98,79 @@ export function routeRefused(collectors: readonly RunningCollector[], events: re
   }
 }
 
+/** Gaps an earlier run left go to their venue's collector. */
+export function routeGaps(collectors: readonly RunningCollector[], venue: string, gaps: FoundGap[]): void {
+  collectors.find((c) => c.metrics().venue === venue)?.resume?.(gaps);
+}
+
 /** The ingest role in this thread: one collector per selected venue, publishing to the bus; their metrics and readiness check. */
-export async function startIngest(ctx: RoleContext, bus: Bus, selection: IngestSelection): Promise<void> {
+export async function startIngest(ctx: RoleContext, bus: Bus, selection: IngestSelection): Promise<RunningIngest> {
   const collectors = await startCollectors(ctx, bus, selection);
   const stopRouting = bus.onRefused((events) => routeRefused(collectors, events));
   ctx.life.add('refused trades to their collectors', 'sources', async () => stopRouting());
   observeCollectors(ctx, () => collectors.map((c) => c.metrics()));
+  return { resume: (venue, gaps) => routeGaps(collectors, venue, gaps) };
+}
+
+/** How often the ingest role reads the store again for gaps an earlier run left open (watchLateGaps). */
+export const lateGapsEveryMs = 60_000;
+
+export interface LateGapsOptions {
+  venueIds: readonly string[];
+  /** How far back a gap is recovered (INGEST_RECOVERY_START_HOURS). */
+  withinMs: number;
+  /** When the start read the store: gaps opened since are this run's own. */
+  readAt: number;
+  /** Gaps already handed to the collectors (those the start read). */
+  known: Iterable<string>;
+  resume(venue: string, gaps: FoundGap[]): void;
+  log: Logger;
+  everyMs?: number;
+}
+
+/**
+ * Reads the store again every `everyMs` for gaps an earlier run opened and left open, and hands each
+ * one its collectors have not had to them. With the aggregators in other processes (Kafka), a gap
+ * and the live trade after it can be stored by two of them, the trade first: a restart that read
+ * the store between the two starts its recovery past the gap, and its row comes too late for the
+ * start's read. Returns the stop.
+ */
+export function watchLateGaps(store: StoreCalls, options: LateGapsOptions): () => Promise<void> {
+  const known = new Set(options.known);
+  let reading: Promise<void> | undefined;
+  const read = async () => {
+    const found = await unfinishedGaps(store, options.venueIds, options.withinMs, Date.now(), 0, options.readAt);
+    for (const [venue, gaps] of found) {
+      const late = gaps.filter((g) => !known.has(g.gapId!));
+      if (late.length === 0) continue;
+      for (const g of late) known.add(g.gapId!);
+      options.log.warn({ venue, gaps: late.length, markets: [...new Set(late.map((g) => g.symbol))].slice(0, 10) }, 'gaps of an earlier run reached the store after this start read it: recovering them');
+      options.resume(venue, late);
+    }
+  };
+  const timer = setInterval(() => {
+    reading ??= read()
+      .catch((err: unknown) => options.log.warn({ err }, 'the open gaps of earlier runs could not be read again'))
+      .finally(() => (reading = undefined));
+  }, options.everyMs ?? lateGapsEveryMs);
+  timer.unref();
+  return async () => {
+    clearInterval(timer);
+    await reading;
+  };
+}
+
+/** Starts watchLateGaps for a role whose start read the store (readLastStored), stopped with the collectors. */
+export function startLateGaps(ctx: Pick<RoleContext, 'config' | 'log' | 'life'>, store: StoreCalls, selection: Pick<IngestSelection, 'venues' | 'unfinishedGaps'>, readAt: number, ingest: RunningIngest): void {
+  const stop = watchLateGaps(store, {
+    venueIds: selection.venues.map((v) => v.id),
+    withinMs: ctx.config.INGEST_RECOVERY_START_HOURS * 3_600_000,
+    readAt,
+    known: [...(selection.unfinishedGaps?.values() ?? [])].flat().map((g) => g.gapId!),
+    resume: (venue, gaps) => ingest.resume(venue, gaps),
+    log: ctx.log.child({ part: 'late-gaps' }),
+  });
+  ctx.life.add('late gaps of earlier runs', 'sources', stop);
 }
 
 /** Starts the selected collectors; each one's stop (then a flush of the bus) is registered in `ctx.life`. */
@@ -137,7 +212,7 @@ export async function startCollectors({ config, log, life }: Pick<RoleContext, '
  * collectors' events in batches, published here to `bus`, and their metrics every second. Stopping
  * stops the collectors and waits for their last events before the bus is stopped.
  */
-export async function startIngestWorker(ctx: RoleContext, bus: Bus, selection: IngestSelection): Promise<void> {
+export async function startIngestWorker(ctx: RoleContext, bus: Bus, selection: IngestSelection): Promise<RunningIngest> {
   const { config } = ctx;
   const data: IngestWorkerData = {
     config,
@@ -180,6 +255,7 @@ export async function startIngestWorker(ctx: RoleContext, bus: Bus, selection: I
   ctx.life.add('refused trades to the collectors worker', 'sources', async () => stopRouting());
   // The last report, its ages brought up to now.
   observeCollectors(ctx, () => collectors.map((m) => (m.lastMessageAgeMs === undefined ? m : { ...m, lastMessageAgeMs: m.lastMessageAgeMs + Date.now() - receivedAt })));
+  return { resume: (venue, gaps) => worker.postMessage({ type: 'gaps', venue, gaps } satisfies IngestParentMessage) };
 }
 
 /** Per venue, what its collector says of itself, read at every scrape; the readiness check on their connections. */

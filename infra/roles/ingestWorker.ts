@@ -7,7 +7,7 @@ import { findCcxtVenue, findNativeVenue } from '../../ingest/venues/registry.ts'
 import type { Bus } from '../bus/bus.ts';
 import type { MarketEvent } from '../events.ts';
 import { createLogger } from '../log.ts';
-import { routeRefused, startCollectors, type IngestParentMessage, type IngestWorkerData, type IngestWorkerMessage } from './ingest.ts';
+import { routeGaps, routeRefused, startCollectors, type IngestParentMessage, type IngestWorkerData, type IngestWorkerMessage } from './ingest.ts';
 import { Lifecycle } from './lifecycle.ts';
 import { currentThreadId, lowerThreadPriority } from './threadPriority.ts';
 import { answerParent, type WorkerLifeMessage } from './workerThread.ts';
@@ -66,6 +66,7 @@ const collectors = await startCollectors({ config: data.config, log, life }, bus
 });
 port.on('message', (message: IngestParentMessage | { type: 'stop' }) => {
   if (message.type === 'refused') routeRefused(collectors, JSON.parse(message.json) as MarketEvent[]);
+  if (message.type === 'gaps') routeGaps(collectors, message.venue, message.gaps);
 });
 report = () => post({ type: 'metrics', collectors: collectors.map((c) => c.metrics()) });
 report();

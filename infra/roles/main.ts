@@ -148,10 +148,12 @@ async function startParts(role: Role, parts: Parts, ctx: RoleContext, { selectio
   // And its read-only SQL endpoint, when SQL_PORT asks for it.
   const sql = opened ? await (await import('./sql.ts')).startSql(ctx, { portOptional: sqlPortOptional }) : undefined;
   if (parts.ingest && bus && selection) {
-    const { readLastStored, startIngest, startIngestWorker } = await import('./ingest.ts');
-    const where = await readLastStored(ctx, opened?.store ?? (await storeToRead(ctx)), selection);
+    const { readLastStored, startIngest, startIngestWorker, startLateGaps } = await import('./ingest.ts');
+    const store = opened?.store ?? (await storeToRead(ctx));
+    const { readAt, ...where } = await readLastStored(ctx, store, selection);
     // Beside the API, the collectors get a thread of their own: their frames must not hold its event loop.
-    await (parts.api ? startIngestWorker : startIngest)(ctx, bus, { ...selection, endpointsOf: demo?.endpointsOf, ...where });
+    const ingest = await (parts.api ? startIngestWorker : startIngest)(ctx, bus, { ...selection, endpointsOf: demo?.endpointsOf, ...where });
+    if (store && readAt !== undefined) startLateGaps(ctx, store, { ...selection, ...where }, readAt, ingest);
   }
   if (parts.jobs && opened) {
     const [{ startJobs }, { serviceJobs }] = await Promise.all([import('../jobs.ts'), import('./jobList.ts')]);

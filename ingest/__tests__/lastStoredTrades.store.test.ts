@@ -94,3 +94,31 @@ test('a gap that ended recovered with every trade it recovered in the store is n
   const again = await unfinishedGaps(store, ['kraken'], 3_600_000, at);
   expect(again.get('kraken')!.map((g) => g.gapId)).toEqual(['one-missing']);
 });
+
+test('opened before a time, open only: the gaps an earlier run left open, read again after a start (watchLateGaps)', async () => {
+  const at = now + 2 * 86_400_000; // a day of its own
+  const readAt = at - 5_000;
+  const gap = (gapId: string, version: number, state: GapEvent['state'], ts: number, recovered = 0): GapEvent => ({
+    type: 'gap', venue: 'bitstamp', market: 'btcusd', asset: 'bitcoin', quote: 'USD', ts, receivedAt: ts,
+    gapId, version, cause: 'restart', state, fromTs: at - 60_000, toTs: at - 50_000, recovered,
+  });
+  const bus = createMemoryBus();
+  const sink = await startGapSink({ bus, store, log: silentLog, batchRows: 1, batchMs: 10 });
+  const events = [
+    gap('earlier-open', 1, 'open', readAt - 1),
+    gap('earlier-ended', 1, 'open', readAt - 3),
+    // Ended with two trades the store does not hold: the start's read takes it again, the late read does not.
+    gap('earlier-ended', 2, 'recovered', readAt - 2, 2),
+    // This run's own, opened at the start read's time and after it.
+    gap('own-at-read', 1, 'open', readAt),
+    gap('own-later', 1, 'open', readAt + 1_000),
+  ];
+  bus.publish(events);
+  await until(() => sink.stats().inserted === events.length, 'the gaps stored');
+  await sink.stop();
+  const late = await unfinishedGaps(store, ['bitstamp'], 3_600_000, at, 0, readAt);
+  expect(late.get('bitstamp')!.map((g) => g.gapId)).toEqual(['earlier-open']);
+  // The start's own read (ended ones of the last 10 minutes too, everything opened before now).
+  const atStart = await unfinishedGaps(store, ['bitstamp'], 3_600_000, at);
+  expect(atStart.get('bitstamp')!.map((g) => g.gapId).sort()).toEqual(['earlier-ended', 'earlier-open', 'own-at-read', 'own-later']);
+});
