@@ -117,6 +117,14 @@ export class HistoryRecovery {
     this.#running ??= this.#drain().finally(() => (this.#running = undefined));
   }
 
+  /**
+   * Trades of this market were refused by the bus: those a gap handed on may be among them, and the
+   * gap found from the refusal must hand them on again (see #notHandedAtSeam).
+   */
+  refused(symbol: string): void {
+    this.#seams.delete(symbol);
+  }
+
   /** Resolves once every queued gap has ended (or the collector stopped). */
   async idle(): Promise<void> {
     while (this.#running) await this.#running;
@@ -219,8 +227,8 @@ export class HistoryRecovery {
     this.#seams.delete(gap.symbol);
     if (gap.until.tradeId !== undefined || gap.until.seq !== undefined) return;
     const from = this.#place.coarse(gap.until.ts);
-    const ids = new Set(handed.filter((t) => t.ts >= from).map((t) => t.tradeId));
-    if (ids.size > 0) this.#seams.set(gap.symbol, { from, ids });
+    // Those of that second only: a long gap hands on many.
+    this.#seams.set(gap.symbol, { from, ids: new Set(handed.filter((t) => t.ts >= from).map((t) => t.tradeId)) });
   }
 
   /** Ends a gap with what its pages gave: its state, and the last trade recovered. */

@@ -91,6 +91,7 @@ export class MissedTrades {
     for (const t of trades) {
       const seq = seqOf?.(t.tradeId);
       this.#gaps.refused(t.market, { ts: t.ts, ...(seq === undefined ? {} : { seq }) }, this.#now());
+      this.#recovery.refused(t.market);
     }
   }
 

@@ -496,6 +496,21 @@ describe('two gaps of a market meeting where the first was closed at a time (a q
     expect(reports.filter((x) => x.state !== 'open').map((x) => [x.state, x.recovered])).toEqual([['recovered', 2], ['recovered', 1]]);
   });
 
+  it('trades of the market refused by the bus since: the next gap hands them on again (they may be the refused ones)', async () => {
+    // A history whose times are finer than the resolution its rule states: 101 shows second + 300.
+    const venue: ModelVenue = { trades: [trade(undefined, second + 300, id(101)), trade(undefined, second + 2_000, id(103))], pageSize: 10, everything: true };
+    const { rule, getJson } = modelRule(venue, 'time', { timeResolutionMs: 1_000 });
+    const { r, emitted } = recovery({ ...rule, idsRise: true }, getJson);
+    const { first, next } = gaps();
+    r.enqueue(first);
+    await r.idle();
+    r.refused('M');
+    // The gap the refusal opens starts a millisecond before the refused trade, with no id: in the seam's second.
+    r.enqueue({ ...next, cause: 'overload', after: { ts: second + 299 } });
+    await r.idle();
+    expect(emitted.map((page) => page.map((t) => t.tradeId))).toEqual([[id(101)], [id(101)]]);
+  });
+
   it('a gap from another second, or from a trade, is not touched by the seam: it hands on what it finds', async () => {
     const afterFirst = async (other: FoundGap) => {
       const venue: ModelVenue = { trades: [trade(undefined, second, id(101)), trade(undefined, second + 1_000, id(102)), trade(undefined, second + 2_000, id(103))], pageSize: 10, everything: true };
@@ -510,7 +525,37 @@ describe('two gaps of a market meeting where the first was closed at a time (a q
     const until = { ts: second + 2_000, tradeId: id(103) };
     expect(await afterFirst({ symbol: 'M', cause: 'reconnect', after: { ts: second + 1_200 }, until })).toEqual([[id(101)], [id(102)]]);
     expect(await afterFirst({ symbol: 'M', cause: 'reconnect', after: { ts: second - 2_000, tradeId: id(100) }, until })).toEqual([[id(101)], [id(101), id(102)]]);
+    // From an earlier second with no id (a gap a previous run left): not the seam's continuation, 101 again.
+    expect(await afterFirst({ symbol: 'M', cause: 'restart', after: { ts: second - 1_500 }, until })).toEqual([[id(101)], [id(101), id(102)]]);
     // The seam is the first gap's market's: another market's gap from that very time takes its second whole.
     expect(await afterFirst({ symbol: 'N', cause: 'reconnect', after: { ts: second + 500 }, until })).toEqual([[id(101)], [id(101), id(102)]]);
+  });
+
+  it('only the market\'s last gap leaves a seam, and only a gap closed at a time; a pass over several gaps leaves its last one\'s', async () => {
+    const run = async (steps: FoundGap[][]) => {
+      const venue: ModelVenue = { trades: [trade(undefined, second - 2_000, id(100)), trade(undefined, second, id(101)), trade(undefined, second, id(102)), trade(undefined, second + 2_000, id(103))], pageSize: 10, everything: true };
+      const { rule, getJson } = modelRule(venue, 'time', { timeResolutionMs: 1_000 });
+      const { r, emitted } = recovery({ ...rule, idsRise: true }, getJson);
+      for (const step of steps) {
+        // Another market's gap first: the drain is busy with it while the step's gaps queue up together.
+        r.enqueue({ symbol: 'X', cause: 'reconnect', after: { ts: 0, tradeId: id(1) }, until: { ts: 1, tradeId: id(2) } });
+        for (const g of step) r.enqueue(g);
+        await r.idle();
+      }
+      return emitted.filter((page) => page[0]!.symbol === 'M').map((page) => page.map((t) => t.tradeId));
+    };
+    const fromSeam: FoundGap = { symbol: 'M', cause: 'reconnect', after: { ts: second + 500 }, until: { ts: second + 2_000, tradeId: id(103) } };
+    const { first } = gaps();
+    // A gap between the closed one and the one from its time (here ending at the live trade 102): the seam is gone.
+    const between: FoundGap = { symbol: 'M', cause: 'sequence', after: { ts: second, tradeId: id(101) }, until: { ts: second, tradeId: id(102) } };
+    expect(await run([[first], [between], [fromSeam]])).toEqual([[id(100), id(101), id(102)], [id(101), id(102)]]);
+    // A gap ending at a live trade leaves no seam, though a gap then starts from a time of its second.
+    const toTrade: FoundGap = { ...first, until: { ts: second + 500, tradeId: id(103) } };
+    expect(await run([[toTrade], [fromSeam]])).toEqual([[id(100), id(101), id(102)], [id(101), id(102)]]);
+    // Two gaps in one pass, the last closed at a time: its second's trades are not handed on again.
+    const before: FoundGap = { symbol: 'M', cause: 'reconnect', after: { ts: second - 4_000, tradeId: id(97) }, until: { ts: second - 3_500, tradeId: id(98) } };
+    expect(await run([[before, first], [fromSeam]])).toEqual([[id(100), id(101), id(102)]]);
+    // From a trade of the seam's own second: ids after it are taken, the seam is not the start.
+    expect(await run([[first], [{ ...fromSeam, after: { ts: second + 300, tradeId: id(101) } }]])).toEqual([[id(100), id(101), id(102)], [id(102)]]);
   });
 });

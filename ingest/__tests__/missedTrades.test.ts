@@ -85,3 +85,56 @@ test('a market quiet after its socket came back: closed at a time, and the first
     ['recovered', 'reconnect', 10, 11, 2],
   ]);
 });
+
+test('a recovered trade the bus refused is recovered again, though the gap that handed it was closed at a time in its second', async () => {
+  // Ids that rise with time, history times stated as whole seconds (here finer: 2 shows S + 300).
+  const byTime: TradeHistoryRule = {
+    continuity: 'time',
+    idsRise: true,
+    rest: { requestsPerSecond: 1_000, timeResolutionMs: 1_000, url: (base, symbol, after) => `${base}/trades?symbol=${symbol}&ts=${after.ts}`, parse: (json) => json as HistoryPage },
+  };
+  const S = 1_000_000_000;
+  let now = S - 5_000;
+  const at = (id: number, ts: number): TradeMessage => ({ kind: 'trade', symbol: 'BTCUSDT', tradeId: String(id), price: '1', quantity: '1', side: 'buy', ts });
+  const printed = [at(1, S - 4_000), at(2, S + 300), at(3, S + 2_000)];
+  const events: MarketEvent[] = [];
+  const counters = { trades: 0, liquidations: 0, unknownMessages: 0 };
+  let stopped = false;
+  const emitPath = new EmitPath({ venueId: 'model', bus: { publish: (e) => void events.push(...e) }, log: silentLog, market: () => btc, counters, onLiveTrade: (t) => missed.onLiveTrade(t) });
+  const missed = new MissedTrades({
+    venue: { id: 'model', history: byTime },
+    restBase: 'http://venue',
+    io: { getJson: async () => ({ trades: printed, more: false }) },
+    emitPath,
+    onGap: (report) => events.push(toGapEvent('model', btc, report, now)),
+    log: silentLog,
+    wait: async () => {},
+    stopped: () => stopped,
+    quietMs: 200,
+    now: () => now,
+  });
+  stop = async () => {
+    stopped = true;
+    await missed.close();
+  };
+  const gapsEnded = () => events.filter((e): e is GapEvent => e.type === 'gap' && e.state !== 'open');
+  const handed = (id: string) => events.filter((e): e is TradeEvent => e.type === 'trade' && e.tradeId === id).length;
+
+  missed.watching(['BTCUSDT']);
+  emitPath.emit([printed[0]!], now);
+  now = S - 3_000;
+  missed.interrupted(['BTCUSDT']);
+  // Back at S + 100, quiet until S + 500: the gap is closed at that time and hands on 2.
+  now = S + 100;
+  missed.watching(['BTCUSDT']);
+  missed.streaming('BTCUSDT');
+  now = S + 500;
+  await until(() => gapsEnded().length === 1, 'the quiet market closed and recovered', 5_000);
+  expect(handed('2')).toBe(1);
+  // The bus refused it; the first live trade after finds the gap from just before it.
+  missed.refused([{ market: 'BTCUSDT', ts: S + 300, tradeId: '2' }]);
+  now = S + 2_100;
+  emitPath.emit([printed[2]!], now);
+  await until(() => gapsEnded().length === 2, 'the gap the refusal opened recovered', 5_000);
+  expect(handed('2')).toBe(2);
+});
