@@ -51,11 +51,16 @@ test('events reach the bus of the parent thread, metrics and readiness are repor
 
   // A gap an earlier run left (watchLateGaps hands it over): the worker's collector of that venue
   // recovers it from the venue's history and ends it under its id, after the versions it had.
-  const market = await new Promise<string>((resolve) => {
-    const stop = sim.onTradePrinted((t) => t.venue === 'binance' && (stop(), resolve(t.market)));
-  });
-  const earlier = Date.now() - 3_000;
-  ingest.resume('binance', [{ symbol: market, cause: 'restart', gapId: 'earlier-run', versionBase: 1, after: { ts: earlier }, until: { ts: earlier + 1_000 } }]);
+  // Its span: trades the simulator printed of one Binance market (a span before the simulator's start would hold none).
+  const printedOf: { market: string; ts: number }[] = [];
+  const stopPrinted = sim.onTradePrinted((t) => t.venue === 'binance' && printedOf.push({ market: t.market, ts: t.trade.time }));
+  const market = await untilValue(() => printedOf[0]?.market, 'a Binance trade printed');
+  const span = await untilValue(() => {
+    const own = printedOf.filter((t) => t.market === market);
+    return own.length >= 20 ? { from: own[4]!.ts, to: own[19]!.ts } : undefined;
+  }, 'twenty trades of the market printed');
+  stopPrinted();
+  ingest.resume('binance', [{ symbol: market, cause: 'restart', gapId: 'earlier-run', versionBase: 1, after: { ts: span.from - 1 }, until: { ts: span.to } }]);
   const ended = await untilValue(() => gaps.find((g) => g.gapId === 'earlier-run' && g.state !== 'open'), 'the handed gap ended', 30_000);
   expect(ended).toMatchObject({ venue: 'binance', market, version: 3, state: 'recovered' });
   expect(ended.recovered).toBeGreaterThan(0);
