@@ -117,6 +117,8 @@ export async function startCollector(options: CollectorOptions): Promise<Collect
     if (market) bus.publish([toGapEvent(venue.id, market, report, Date.now())]);
   };
   const missed = new MissedTrades({ venue, restBase: endpoints.rest, io: venueIo, emitPath, onGap: publishGap, log, wait: shell.wait, stopped: shell.stopped, ...(options.lastStored ? { lastStored: options.lastStored } : {}) });
+  /** Gaps an earlier run left open, of the markets followed (once they are known). */
+  const resumeFollowed = (gaps: readonly FoundGap[]) => missed.resume(gaps.filter((g) => markets.has(g.symbol)));
   const parts: NativeParts = {
     venue,
     endpoints,
@@ -138,7 +140,7 @@ export async function startCollector(options: CollectorOptions): Promise<Collect
     if (shell.stopped() || !listings) return;
     const { added } = markets.apply(listings);
     for (const m of added) parts.books.follow(m);
-    missed.resume((options.unfinishedGaps ?? []).filter((g) => markets.has(g.symbol)));
+    resumeFollowed(options.unfinishedGaps ?? []);
     logResolved(log, markets);
     openSockets(parts, added);
   })();
@@ -159,7 +161,7 @@ export async function startCollector(options: CollectorOptions): Promise<Collect
     ready: () => started,
     refused: (trades) => missed.refused(trades),
     resume: (gaps) => {
-      started.then(() => missed.resume(gaps.filter((g) => markets.has(g.symbol)))).catch((err: unknown) => log.error({ err }, 'gaps of an earlier run not resumed'));
+      started.then(() => resumeFollowed(gaps)).catch((err: unknown) => log.error({ err }, 'gaps of an earlier run not resumed'));
     },
     metrics: shell.metrics,
     stop: shell.stop,

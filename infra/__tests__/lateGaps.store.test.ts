@@ -25,13 +25,13 @@ test('a gap of an earlier run stored after the start read is handed over once; k
   });
   const bus = createMemoryBus();
   const sink = await startGapSink({ bus, store, log: silentLog, batchRows: 1, batchMs: 10 });
-  const store$ = (events: GapEvent[]) => {
+  const storeGaps = (events: GapEvent[]) => {
     const before = sink.stats().inserted;
     bus.publish(events);
     return until(() => sink.stats().inserted === before + events.length, 'the gaps stored');
   };
   // What the start read: one gap, handed over then.
-  await store$([gap('known', readAt - 30_000)]);
+  await storeGaps([gap('known', readAt - 30_000)]);
   let reads = 0;
   const counted: StoreCalls = { insert: (...args) => store.insert(...args), rows: (...args) => ((reads += 1), store.rows(...args)) };
   const resumed: [string, string[]][] = [];
@@ -45,13 +45,13 @@ test('a gap of an earlier run stored after the start read is handed over once; k
     everyMs: 50,
   });
   // After the start: a gap of the earlier run arrives late, one ended late (open, then ended), and this run's own.
-  await store$([gap('late', readAt - 20_000), gap('ended', readAt - 10_000), gap('ended', readAt - 9_000, 'recovered'), gap('own', readAt + 500), gap('late-kraken', readAt - 5_000, 'open', 'kraken')]);
+  await storeGaps([gap('late', readAt - 20_000), gap('ended', readAt - 10_000), gap('ended', readAt - 9_000, 'recovered'), gap('own', readAt + 500), gap('late-kraken', readAt - 5_000, 'open', 'kraken')]);
   await until(() => resumed.length >= 2, 'the late gaps handed over');
   const afterHanded = reads;
   await until(() => reads >= afterHanded + 3, 'three more reads');
   expect(resumed.sort()).toEqual([['bitstamp', ['late']], ['kraken', ['late-kraken']]]);
   // One more, later: handed over alone.
-  await store$([gap('later', readAt - 1_000)]);
+  await storeGaps([gap('later', readAt - 1_000)]);
   await until(() => resumed.length === 3, 'the next late gap handed over');
   expect(resumed[2]).toEqual(['bitstamp', ['later']]);
   await stop();
