@@ -233,6 +233,18 @@ function constituentRow(asset: string, m: IndexSecond['markets'][number], ts: nu
   };
 }
 
+/** What sweepIndex is given. */
+export interface SweepArgs {
+  range: SweepRange;
+  inputs: IndexInputs;
+  prior: IndexState;
+  params: IndexParams;
+  rates: QuoteRates;
+  writes: TickWrites;
+  /** computed_at of the rows: the newest computation of a second wins. */
+  computedAt: number;
+}
+
 /**
  * The index of every asset for the seconds of `range`, starting from `prior` (the state at the
  * end of `from - 1`). Rows: one for a second in which a constituent traded or anything else of the
@@ -242,131 +254,237 @@ function constituentRow(asset: string, m: IndexSecond['markets'][number], ts: nu
  * readers take the latest row at or before a second. Constituents: the verdict on every candidate
  * market at `to`.
  */
-export function sweepIndex(args: {
-  range: SweepRange;
-  inputs: IndexInputs;
-  prior: IndexState;
-  params: IndexParams;
-  rates: QuoteRates;
-  writes: TickWrites;
-  /** computed_at of the rows: the newest computation of a second wins. */
-  computedAt: number;
-}): SweepResult {
-  const { range, inputs, prior, params, rates, writes, computedAt } = args;
-  const { from, to } = range;
-  const firstMinute = Math.floor(from / 60) * 60;
-  const lastMinute = Math.floor(to / 60) * 60;
-  const volumeWindowS = params.volumeWindowMinutes * 60;
-  const intervalWindowS = params.intervalWindowMinutes * 60;
+export function sweepIndex(args: SweepArgs): SweepResult {
+  return new RangeSweep(args).run();
+}
 
-  const states = new Map<string, Map<string, MarketState>>();
-  const stateOf = (r: QuotedMarket): MarketState => {
-    let markets = states.get(r.asset);
-    if (!markets) states.set(r.asset, (markets = new Map()));
+/** The key of an asset's market in the sets of crossed books and disconnected markets. */
+const assetMarketKey = (asset: string, m: { venue: string; market: string }) => `${asset}\u0000${marketKey(m)}`;
+
+/**
+ * One walk over a range's seconds: the markets' state as the seconds go by (RangeSweep's market
+ * part), the seconds at which something can change (its schedule), and the rows written so far.
+ */
+class RangeSweep {
+  private readonly range: SweepRange;
+  private readonly inputs: IndexInputs;
+  private readonly params: IndexParams;
+  private readonly rates: QuoteRates;
+  private readonly writes: TickWrites;
+  private readonly computedAt: number;
+  private readonly firstMinute: number;
+  private readonly lastMinute: number;
+  private readonly volumeWindowS: number;
+  private readonly intervalWindowS: number;
+
+  // The markets.
+  private readonly states = new Map<string, Map<string, MarketState>>();
+  private readonly bucketsByStart: Map<number, BucketRow[]>;
+  private readonly secondsByStart: Map<number, SecondRow[]>;
+  private readonly crossedAt: Map<string, number>;
+  /** asset + venue:market of the markets whose collector last said their socket is down, at the second being evaluated. */
+  private readonly disconnected: Set<string>;
+  private statusesApplied = 0;
+  private readonly assets: string[];
+  /** Per asset, its markets in key order, so the stored constituents and verdicts do not depend on the order rows arrived in. */
+  private readonly marketsOf: Map<string, MarketState[]>;
+  private readonly valuedThroughIndexPrice: Set<string>;
+
+  // What is written and kept.
+  private readonly rows: TickRow[] = [];
+  private readonly constituents: ConstituentRow[] = [];
+  private readonly kept = new Map<number, IndexState>();
+  private readonly written = new Map<string, string>();
+  private published: Map<string, PublishedIndex>;
+  /** Per asset: its result at the last second it was evaluated (the verdicts written at `to`). */
+  private readonly lastResult = new Map<string, IndexSecond>();
+
+  // The schedule: only the seconds at which something can change are evaluated (see nextEvent);
+  // every other second equals the one before it and has no trade, so it would store nothing.
+  private readonly tradeSeconds: number[];
+  private readonly crossedEdges: number[];
+  private readonly forcedSeconds: number[];
+  /** A status takes effect in the second it was published in (the state at the end of that second). */
+  private readonly statusSeconds: number[];
+  /** A minute matters when a candle joins the windows (the minute before traded) or leaves one of them. */
+  private readonly changedMinutes: number[];
+  private readonly tradedAt = new Map<number, Set<string>>();
+  private readonly crossedEdgeAt = new Map<number, Set<string>>();
+  private readonly forcedAt = new Map<number, Set<string>>();
+  /** Per asset: the next second one of its markets may turn stale (set when it is evaluated). */
+  private readonly recheckAt = new Map<string, number>();
+  private readonly refreshS: number;
+  /** Per asset with a price: the second its row is written again though unchanged (rowRefreshSeconds). */
+  private readonly refreshAt: Map<string, number>;
+
+  constructor(args: SweepArgs) {
+    const { range, inputs, prior, params, rates, writes, computedAt } = args;
+    this.range = range;
+    this.inputs = inputs;
+    this.params = params;
+    this.rates = rates;
+    this.writes = writes;
+    this.computedAt = computedAt;
+    this.firstMinute = Math.floor(range.from / 60) * 60;
+    this.lastMinute = Math.floor(range.to / 60) * 60;
+    this.volumeWindowS = params.volumeWindowMinutes * 60;
+    this.intervalWindowS = params.intervalWindowMinutes * 60;
+
+    for (const r of inputs.lastTrades) Object.assign(this.stateOf(r), { lastPrice: r.price, lastTradeAt: r.lastTradeAt });
+    for (const r of inputs.windows) {
+      Object.assign(this.stateOf(r), { windowNotional: r.windowNotional, windowTrades: r.windowTrades, intervalTrades: r.intervalTrades });
+      if (r.windowTrades > 0) this.stateOf(r).windowClose = r.close;
+    }
+    this.bucketsByStart = Map.groupBy(inputs.buckets, (r) => r.bucket);
+    this.secondsByStart = Map.groupBy(inputs.seconds, (r) => r.second);
+    this.crossedAt = new Map(inputs.books.filter((b) => Boolean(b.crossed)).map((b) => [assetMarketKey(b.asset, b), b.ts]));
+    this.disconnected = new Set(inputs.statusBefore.filter((r) => !r.connected).map((r) => assetMarketKey(r.asset, r)));
+    for (const r of [...inputs.buckets, ...inputs.seconds]) this.stateOf(r);
+    for (const asset of prior.keys()) if (!this.states.has(asset)) this.states.set(asset, new Map());
+    this.assets = [...this.states.keys()].sort(assetOrder);
+    this.marketsOf = new Map(this.assets.map((a) => [a, [...this.states.get(a)!.entries()].sort(([x], [y]) => (x < y ? -1 : 1)).map(([, st]) => st)]));
+    this.valuedThroughIndexPrice = new Set(this.assets.filter((a) => this.marketsOf.get(a)!.some((st) => valuedThroughIndex(st.quote))));
+    this.published = new Map(prior);
+
+    this.tradeSeconds = [...this.secondsByStart.keys()].sort((x, y) => x - y);
+    this.crossedEdges = [...this.crossedAt.values()].flatMap((at) => edges(at, params.crossedBookMaxAgeMs)).sort((x, y) => x - y);
+    const forced = new Set<number>();
+    for (let t = range.from; t <= Math.min(range.to, writes.storedThrough); t++) forced.add(t);
+    for (const key of writes.written.keys()) forced.add(Number(key.split('\u0000')[1]));
+    this.forcedSeconds = [...forced].filter((t) => t >= range.from && t <= range.to).sort((x, y) => x - y);
+    this.statusSeconds = [...new Set(inputs.statusChanges.map((r) => Math.floor(r.at / 1000)))].sort((x, y) => x - y);
+    this.changedMinutes = [...new Set(inputs.buckets.flatMap((r) => [r.bucket + 60, r.bucket + 60 + this.volumeWindowS, r.bucket + 60 + this.intervalWindowS]))]
+      .filter((m) => m > this.firstMinute && m <= this.lastMinute)
+      .sort((x, y) => x - y);
+    // An asset whose inputs did not change since it was last evaluated has the same index, the same
+    // verdicts and no trade in the second (computeIndexSecond settles after one second on unchanged
+    // inputs, outlier hysteresis included): it is carried, not computed again. Its inputs change with
+    // its trades, its crossed books' windows, its connection statuses, a market turning stale, a row
+    // to replace, a new minute (every asset), and for markets quoted in BTC or ETH, that index moving.
+    for (const r of inputs.seconds) addAt(this.tradedAt, r.second, r.asset);
+    for (const [key, at] of this.crossedAt) for (const e of edges(at, params.crossedBookMaxAgeMs)) addAt(this.crossedEdgeAt, e, key.split('\u0000')[0]!);
+    for (const key of writes.written.keys()) {
+      const [asset, second] = key.split('\u0000');
+      addAt(this.forcedAt, Number(second), asset!);
+    }
+    this.refreshS = rowRefreshSeconds(params);
+    this.refreshAt = new Map([...prior].map(([a, p]) => [a, p.writtenAt + this.refreshS]));
+  }
+
+  run(): SweepResult {
+    const { range } = this;
+    let minute = this.firstMinute;
+    let evaluated = range.from - 1;
+    for (let s = this.firstMinute; s <= range.to; s = this.nextEvent(s)) {
+      const newMinute = Math.floor(s / 60) * 60 !== minute;
+      if (newMinute) {
+        for (let m = minute + 60; m <= Math.floor(s / 60) * 60; m += 60) this.advanceWindows(m);
+        minute = Math.floor(s / 60) * 60;
+      }
+      this.enterSecond(s, newMinute);
+      if (s < range.from) continue;
+      const statusAssets = this.applyStatuses(s);
+      const changed = evaluated < range.from || newMinute || s <= this.writes.storedThrough ? undefined : this.changedAt(s, statusAssets);
+      // The skipped seconds had the state of the last one evaluated.
+      for (let t = Math.max(evaluated + 1, range.keepFrom); t < s; t++) this.kept.set(t, this.published);
+      evaluated = s;
+      this.evaluateSecond(s, changed);
+      if (s === range.to) {
+        for (const asset of this.assets) for (const m of this.lastResult.get(asset)?.markets ?? []) this.constituents.push(constituentRow(asset, m, (s + 1) * 1000));
+      }
+      if (s >= range.keepFrom) this.kept.set(s, this.published);
+    }
+    const assets = [...this.states.values()].filter((m) => m.size > 0).length;
+    return { rows: this.rows, written: this.written, constituents: this.constituents, states: this.kept, assets };
+  }
+
+  private stateOf(r: QuotedMarket): MarketState {
+    let markets = this.states.get(r.asset);
+    if (!markets) this.states.set(r.asset, (markets = new Map()));
     const key = marketKey(r);
     let s = markets.get(key);
     if (!s) {
       s = {
-        venue: r.venue, market: r.market, quote: r.quote, contract: inputs.perpetualVenues.has(r.venue) ? 'perpetual' : 'spot',
+        venue: r.venue, market: r.market, quote: r.quote, contract: this.inputs.perpetualVenues.has(r.venue) ? 'perpetual' : 'spot',
         lastPrice: undefined, lastTradeAt: null,
         windowNotional: 0, windowTrades: 0, windowClose: undefined, intervalTrades: 0, minuteNotional: 0, inSecond: noTrades,
       };
       markets.set(key, s);
     }
     return s;
-  };
-  for (const r of inputs.lastTrades) Object.assign(stateOf(r), { lastPrice: r.price, lastTradeAt: r.lastTradeAt });
-  for (const r of inputs.windows) {
-    Object.assign(stateOf(r), { windowNotional: r.windowNotional, windowTrades: r.windowTrades, intervalTrades: r.intervalTrades });
-    if (r.windowTrades > 0) stateOf(r).windowClose = r.close;
   }
-  const bucketsByStart = Map.groupBy(inputs.buckets, (r) => r.bucket);
-  const secondsByStart = Map.groupBy(inputs.seconds, (r) => r.second);
-  const crossedAt = new Map(inputs.books.filter((b) => Boolean(b.crossed)).map((b) => [`${b.asset}\u0000${marketKey(b)}`, b.ts]));
-  /** asset + venue:market of the markets whose collector last said their socket is down, at the second being evaluated. */
-  const disconnected = new Set(inputs.statusBefore.filter((r) => !r.connected).map((r) => `${r.asset}\u0000${marketKey(r)}`));
-  const { statusChanges } = inputs;
-  let statusesApplied = 0;
-  for (const r of [...inputs.buckets, ...inputs.seconds]) stateOf(r);
-  for (const asset of prior.keys()) if (!states.has(asset)) states.set(asset, new Map());
-  const assets = [...states.keys()].sort(assetOrder);
-  // In key order, so the stored constituents and verdicts do not depend on the order rows arrived in.
-  const marketsOf = new Map(assets.map((a) => [a, [...states.get(a)!.entries()].sort(([x], [y]) => (x < y ? -1 : 1)).map(([, st]) => st)]));
 
-  const rows: TickRow[] = [];
-  const constituents: ConstituentRow[] = [];
-  const kept = new Map<number, IndexState>();
-  let published = new Map(prior);
-  const written = new Map<string, string>();
-  const write = (row: TickRow) => {
+  private write(row: TickRow): void {
     const key = tickKey(row);
     const content = writtenContent(row);
-    if (writes.written.get(key) === content) return;
-    written.set(key, content);
-    rows.push(row);
-  };
-  // Only the seconds at which something can change are evaluated (see nextEvent); every other
-  // second equals the one before it and has no trade, so it would store nothing.
-  const tradeSeconds = [...secondsByStart.keys()].sort((x, y) => x - y);
-  const crossedEdges = [...crossedAt.values()].flatMap((at) => edges(at, params.crossedBookMaxAgeMs)).sort((x, y) => x - y);
-  const forced = new Set<number>();
-  for (let t = from; t <= Math.min(to, writes.storedThrough); t++) forced.add(t);
-  for (const key of writes.written.keys()) forced.add(Number(key.split('\u0000')[1]));
-  const forcedSeconds = [...forced].filter((t) => t >= from && t <= to).sort((x, y) => x - y);
+    if (this.writes.written.get(key) === content) return;
+    this.written.set(key, content);
+    this.rows.push(row);
+  }
+
   /** A row is written for an asset in a second that may hold one already: the recomputation replaces it. */
-  const mustWrite = (asset: string, t: number) => t <= writes.storedThrough || writes.written.has(tickKey({ asset, second: t }));
-  // A status takes effect in the second it was published in (the state at the end of that second).
-  const statusSeconds = [...new Set(statusChanges.map((r) => Math.floor(r.at / 1000)))].sort((x, y) => x - y);
-  // A minute matters when a candle joins the windows (the minute before traded) or leaves one of them.
-  const changedMinutes = [...new Set(inputs.buckets.flatMap((r) => [r.bucket + 60, r.bucket + 60 + volumeWindowS, r.bucket + 60 + intervalWindowS]))]
-    .filter((m) => m > firstMinute && m <= lastMinute)
-    .sort((x, y) => x - y);
+  private mustWrite(asset: string, t: number): boolean {
+    return t <= this.writes.storedThrough || this.writes.written.has(tickKey({ asset, second: t }));
+  }
+
   /** Rolls every market's windows forward from the start of minute `m - 60` to the start of `m`. */
-  const advanceWindows = (m: number) => {
-    for (const r of bucketsByStart.get(m - 60) ?? []) {
-      const st = stateOf(r);
+  private advanceWindows(m: number): void {
+    for (const r of this.bucketsByStart.get(m - 60) ?? []) {
+      const st = this.stateOf(r);
       st.windowNotional += r.notional;
       st.windowTrades += r.trades;
       st.windowClose = r.close;
       st.intervalTrades += r.trades;
     }
-    for (const r of bucketsByStart.get(m - 60 - volumeWindowS) ?? []) {
-      const st = stateOf(r);
+    for (const r of this.bucketsByStart.get(m - 60 - this.volumeWindowS) ?? []) {
+      const st = this.stateOf(r);
       st.windowTrades -= r.trades;
       // Exactly 0 once the last candle left: sums of floats would leave a residue.
       st.windowNotional = st.windowTrades > 0 ? st.windowNotional - r.notional : 0;
     }
-    for (const r of bucketsByStart.get(m - 60 - intervalWindowS) ?? []) stateOf(r).intervalTrades -= r.trades;
-  };
-  // An asset whose inputs did not change since it was last evaluated has the same index, the same
-  // verdicts and no trade in the second (computeIndexSecond settles after one second on unchanged
-  // inputs, outlier hysteresis included): it is carried, not computed again. Its inputs change with
-  // its trades, its crossed books' windows, its connection statuses, a market turning stale, a row
-  // to replace, a new minute (every asset), and for markets quoted in BTC or ETH, that index moving.
-  const tradedAt = new Map<number, Set<string>>();
-  for (const r of inputs.seconds) addAt(tradedAt, r.second, r.asset);
-  const crossedEdgeAt = new Map<number, Set<string>>();
-  for (const [key, at] of crossedAt) for (const e of edges(at, params.crossedBookMaxAgeMs)) addAt(crossedEdgeAt, e, key.split('\u0000')[0]!);
-  const forcedAt = new Map<number, Set<string>>();
-  for (const key of writes.written.keys()) {
-    const [asset, second] = key.split('\u0000');
-    addAt(forcedAt, Number(second), asset!);
+    for (const r of this.bucketsByStart.get(m - 60 - this.intervalWindowS) ?? []) this.stateOf(r).intervalTrades -= r.trades;
   }
-  const valuedThroughIndexPrice = new Set(assets.filter((a) => marketsOf.get(a)!.some((st) => valuedThroughIndex(st.quote))));
-  /** Per asset: the next second one of its markets may turn stale (set when it is evaluated). */
-  const recheckAt = new Map<string, number>();
-  const refreshS = rowRefreshSeconds(params);
-  /** Per asset with a price: the second its row is written again though unchanged (rowRefreshSeconds). */
-  const refreshAt = new Map([...prior].map(([a, p]) => [a, p.writtenAt + refreshS]));
-  /** Per asset: its result at the last second it was evaluated (the verdicts written at `to`). */
-  const lastResult = new Map<string, IndexSecond>();
+
+  /** The markets' state as second `s` starts (a new minute clears the minute's value), then its trades. */
+  private enterSecond(s: number, newMinute: boolean): void {
+    for (const markets of this.states.values()) {
+      for (const st of markets.values()) {
+        if (newMinute) st.minuteNotional = 0;
+        // The last trade before this minute, for a market whose last trade is older than the stale look-back.
+        if (st.lastPrice === undefined && st.windowTrades > 0) st.lastPrice = st.windowClose;
+        st.inSecond = noTrades;
+      }
+    }
+    for (const r of this.secondsByStart.get(s) ?? []) {
+      const st = this.stateOf(r);
+      st.lastPrice = r.price;
+      st.lastTradeAt = r.lastTradeAt;
+      st.minuteNotional += r.notional;
+      st.inSecond = { notional: r.notional, volume: r.volume, trades: r.trades };
+    }
+  }
+
+  /** Applies the connection statuses published up to the end of `s`; returns the assets they name. */
+  private applyStatuses(s: number): Set<string> {
+    const { statusChanges } = this.inputs;
+    const statusAssets = new Set<string>();
+    for (; this.statusesApplied < statusChanges.length && statusChanges[this.statusesApplied]!.at < (s + 1) * 1000; this.statusesApplied++) {
+      const r = statusChanges[this.statusesApplied]!;
+      const key = assetMarketKey(r.asset, r);
+      if (r.connected) this.disconnected.delete(key);
+      else this.disconnected.add(key);
+      statusAssets.add(r.asset);
+    }
+    return statusAssets;
+  }
+
   /** The assets whose index may differ at `s` from the last second evaluated (a new minute or the first second: every asset, decided by the caller). */
-  const changedAt = (s: number, statusAssets: ReadonlySet<string>): Set<string> => {
+  private changedAt(s: number, statusAssets: ReadonlySet<string>): Set<string> {
     const changed = new Set<string>(statusAssets);
-    for (const bySecond of [tradedAt, crossedEdgeAt, forcedAt]) for (const asset of bySecond.get(s) ?? []) changed.add(asset);
-    for (const dueAt of [recheckAt, refreshAt]) for (const [asset, at] of dueAt) if (at <= s) changed.add(asset);
+    for (const bySecond of [this.tradedAt, this.crossedEdgeAt, this.forcedAt]) for (const asset of bySecond.get(s) ?? []) changed.add(asset);
+    for (const dueAt of [this.recheckAt, this.refreshAt]) for (const [asset, at] of dueAt) if (at <= s) changed.add(asset);
     return changed;
-  };
+  }
 
   /**
    * The next second whose index may differ from `t`'s: a trade, a minute, a market turning stale, a
@@ -374,105 +492,82 @@ export function sweepIndex(args: {
    * market's stale turn is its asset's recheckAt: its state changes only with a trade or a new
    * minute, which evaluate the asset again. (Before `from` no asset is evaluated, and none needs to be.)
    */
-  const nextEvent = (t: number): number => {
+  private nextEvent(t: number): number {
+    const { from, to } = this.range;
     const ahead = (sorted: number[]) => sorted[firstAbove(sorted, t)] ?? Infinity;
-    let next = Math.min(ahead(tradeSeconds), ahead(changedMinutes), ahead(crossedEdges), ahead(forcedSeconds), ahead(statusSeconds), t < from ? from : t < to ? to : Infinity);
-    for (const dueAt of [recheckAt, refreshAt]) for (const at of dueAt.values()) if (at > t && at < next) next = at;
+    let next = Math.min(ahead(this.tradeSeconds), ahead(this.changedMinutes), ahead(this.crossedEdges), ahead(this.forcedSeconds), ahead(this.statusSeconds), t < from ? from : t < to ? to : Infinity);
+    for (const dueAt of [this.recheckAt, this.refreshAt]) for (const at of dueAt.values()) if (at > t && at < next) next = at;
     return next;
-  };
+  }
 
-  let minute = firstMinute;
-  let evaluated = from - 1;
-  for (let s = firstMinute; s <= to; s = nextEvent(s)) {
-    const newMinute = Math.floor(s / 60) * 60 !== minute;
-    if (newMinute) {
-      for (let m = minute + 60; m <= Math.floor(s / 60) * 60; m += 60) advanceWindows(m);
-      minute = Math.floor(s / 60) * 60;
-      for (const markets of states.values()) for (const st of markets.values()) st.minuteNotional = 0;
-    }
-    // The last trade before this minute, for a market whose last trade is older than the stale look-back.
-    for (const markets of states.values()) for (const st of markets.values()) if (st.lastPrice === undefined && st.windowTrades > 0) st.lastPrice = st.windowClose;
-    for (const markets of states.values()) for (const st of markets.values()) st.inSecond = noTrades;
-    for (const r of secondsByStart.get(s) ?? []) {
-      const st = stateOf(r);
-      st.lastPrice = r.price;
-      st.lastTradeAt = r.lastTradeAt;
-      st.minuteNotional += r.notional;
-      st.inSecond = { notional: r.notional, volume: r.volume, trades: r.trades };
-    }
-    if (s < from) continue;
-    const statusAssets = new Set<string>();
-    for (; statusesApplied < statusChanges.length && statusChanges[statusesApplied]!.at < (s + 1) * 1000; statusesApplied++) {
-      const r = statusChanges[statusesApplied]!;
-      const key = `${r.asset}\u0000${marketKey(r)}`;
-      if (r.connected) disconnected.delete(key);
-      else disconnected.add(key);
-      statusAssets.add(r.asset);
-    }
-    const changed = evaluated < from || newMinute || s <= writes.storedThrough ? undefined : changedAt(s, statusAssets);
-
-    // The skipped seconds had the state of the last one evaluated.
-    for (let t = Math.max(evaluated + 1, range.keepFrom); t < s; t++) kept.set(t, published);
-    evaluated = s;
-    const before = published;
-    published = new Map(before);
+  /** Every asset at second `s`: computed where `changed` (undefined: all) says, or where a BTC or ETH index it is valued through moved; carried otherwise. */
+  private evaluateSecond(s: number, changed: Set<string> | undefined): void {
+    const before = this.published;
+    this.published = new Map(before);
     const indexNow = new Map<string, number>();
     let indexQuoteMoved = false;
-    for (const asset of assets) {
+    for (const asset of this.assets) {
       const previous = before.get(asset);
-      if (changed && !changed.has(asset) && !(indexQuoteMoved && valuedThroughIndexPrice.has(asset))) {
+      if (changed && !changed.has(asset) && !(indexQuoteMoved && this.valuedThroughIndexPrice.has(asset))) {
         if (previous) indexNow.set(asset, previous.price);
         continue;
       }
-      const candidates: MarketInput[] = [];
-      for (const st of marketsOf.get(asset)!) {
-        const windowNotional = st.windowNotional + st.minuteNotional;
-        if (!(windowNotional > 0) || st.lastPrice === undefined) continue;
-        const bookAt = crossedAt.get(`${asset}\u0000${marketKey(st)}`);
-        candidates.push({
-          venue: st.venue,
-          market: st.market,
-          quote: st.quote,
-          contract: st.contract,
-          usdPerQuote: quoteRate(st.quote, asset, rates, indexNow),
-          lastPrice: st.lastPrice,
-          lastTradeAt: st.lastTradeAt,
-          windowNotional,
-          meanIntervalMs: meanTradeIntervalMs(st.intervalTrades, params),
-          crossed: bookAt !== undefined && Math.abs(bookAt - (s + 1) * 1000) <= params.crossedBookMaxAgeMs,
-          disconnected: disconnected.has(`${asset}\u0000${marketKey(st)}`),
-          inSecond: st.inSecond,
-        });
-      }
-      const result = candidates.length > 0 ? computeIndexSecond(s, candidates, previous, params) : undefined;
-      if (result) lastResult.set(asset, result);
-      else lastResult.delete(asset);
-      recheckAt.set(asset, Math.min(...marketsOf.get(asset)!.map((st) => staleFlipsAfter(st, s, params))));
-      if (result?.price === undefined) {
-        published.delete(asset);
-        refreshAt.delete(asset);
-        if (previous || mustWrite(asset, s)) write(noPriceRow(asset, s, computedAt));
-      } else {
-        const row = tickRow(asset, s, result, computedAt);
-        const content = tickContent(row);
-        const unchangedSince = previous?.content === content && result.tradeCount === 0 && !mustWrite(asset, s) ? previous.writtenAt : undefined;
-        const writtenAt = unchangedSince !== undefined && s < unchangedSince + refreshS ? unchangedSince : s;
-        if (writtenAt === s) write(row);
-        indexNow.set(asset, result.price);
-        published.set(asset, {
-          price: result.price,
-          lastTradeAt: result.lastTradeAt!,
-          outliers: new Set(result.markets.filter((m) => m.reason === 'outlier').map(marketKey)),
-          content,
-          writtenAt,
-        });
-        refreshAt.set(asset, writtenAt + refreshS);
-      }
-      if (quoteIndexAssets.includes(asset) && published.get(asset)?.price !== previous?.price) indexQuoteMoved = true;
+      this.evaluateAsset(asset, s, previous, indexNow);
+      if (quoteIndexAssets.includes(asset) && this.published.get(asset)?.price !== previous?.price) indexQuoteMoved = true;
     }
-    if (s === to) for (const asset of assets) for (const m of lastResult.get(asset)?.markets ?? []) constituents.push(constituentRow(asset, m, (s + 1) * 1000));
-    if (s >= range.keepFrom) kept.set(s, published);
   }
 
-  return { rows, written, constituents, states: kept, assets: [...states.values()].filter((m) => m.size > 0).length };
+  /** The candidate markets of `asset` at second `s`, as computeIndexSecond takes them. */
+  private candidates(asset: string, s: number, indexNow: ReadonlyMap<string, number>): MarketInput[] {
+    const candidates: MarketInput[] = [];
+    for (const st of this.marketsOf.get(asset)!) {
+      const windowNotional = st.windowNotional + st.minuteNotional;
+      if (!(windowNotional > 0) || st.lastPrice === undefined) continue;
+      const bookAt = this.crossedAt.get(assetMarketKey(asset, st));
+      candidates.push({
+        venue: st.venue,
+        market: st.market,
+        quote: st.quote,
+        contract: st.contract,
+        usdPerQuote: quoteRate(st.quote, asset, this.rates, indexNow),
+        lastPrice: st.lastPrice,
+        lastTradeAt: st.lastTradeAt,
+        windowNotional,
+        meanIntervalMs: meanTradeIntervalMs(st.intervalTrades, this.params),
+        crossed: bookAt !== undefined && Math.abs(bookAt - (s + 1) * 1000) <= this.params.crossedBookMaxAgeMs,
+        disconnected: this.disconnected.has(assetMarketKey(asset, st)),
+        inSecond: st.inSecond,
+      });
+    }
+    return candidates;
+  }
+
+  /** Computes `asset` at `s`, writes its row where one is due, and publishes its index (or its loss). */
+  private evaluateAsset(asset: string, s: number, previous: PublishedIndex | undefined, indexNow: Map<string, number>): void {
+    const markets = this.candidates(asset, s, indexNow);
+    const result = markets.length > 0 ? computeIndexSecond(s, markets, previous, this.params) : undefined;
+    if (result) this.lastResult.set(asset, result);
+    else this.lastResult.delete(asset);
+    this.recheckAt.set(asset, Math.min(...this.marketsOf.get(asset)!.map((st) => staleFlipsAfter(st, s, this.params))));
+    if (result?.price === undefined) {
+      this.published.delete(asset);
+      this.refreshAt.delete(asset);
+      if (previous || this.mustWrite(asset, s)) this.write(noPriceRow(asset, s, this.computedAt));
+      return;
+    }
+    const row = tickRow(asset, s, result, this.computedAt);
+    const content = tickContent(row);
+    const unchangedSince = previous?.content === content && result.tradeCount === 0 && !this.mustWrite(asset, s) ? previous.writtenAt : undefined;
+    const writtenAt = unchangedSince !== undefined && s < unchangedSince + this.refreshS ? unchangedSince : s;
+    if (writtenAt === s) this.write(row);
+    indexNow.set(asset, result.price);
+    this.published.set(asset, {
+      price: result.price,
+      lastTradeAt: result.lastTradeAt!,
+      outliers: new Set(result.markets.filter((m) => m.reason === 'outlier').map(marketKey)),
+      content,
+      writtenAt,
+    });
+    this.refreshAt.set(asset, writtenAt + this.refreshS);
+  }
 }

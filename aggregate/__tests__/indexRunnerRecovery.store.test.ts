@@ -107,6 +107,9 @@ describe('index runner recovery', () => {
     expectTicks(await storedTicks(store, asset), referenceTicks(rows, asset, fromS, toS, { params }), fromS, toS);
   });
 
+});
+
+describe('index runner recovery, statuses and a stalled sink', () => {
   it('excludes a market from the second its collector says it is disconnected until it says connected', async () => {
     const asset = 'statuscoin';
     const epoch = Date.UTC(2026, 5, 3);

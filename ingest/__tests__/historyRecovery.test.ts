@@ -269,43 +269,44 @@ describe('several gaps of one market queued near each other (a restart after a b
   });
 });
 
-describe('which queued gaps share a pass: within togetherWithinMs of the span so far, same market, paging from its earliest start to its latest end', () => {
-  const gap = (symbol: string, after: number, until: number, gapId: string): FoundGap => ({
-    symbol, cause: 'overload', gapId, after: { ts: after, tradeId: `t${after}` }, until: { ts: until, tradeId: `t${until}` },
-  });
-  /** A venue with a trade every 10 s from 0 to 20 min, one page holding them all. */
-  const venue = (): ModelVenue => ({ trades: Array.from({ length: 121 }, (_, i) => trade(undefined, i * 10_000, `t${i * 10_000}`)), pageSize: 1_000 });
-  /** Runs the gaps of M behind a gap of X that keeps the drain busy while they queue; the start (ts) of each pass over M, and each gap's end. */
-  async function passes(gaps: FoundGap[], model = venue(), extra: Partial<NonNullable<TradeHistoryRule['rest']>> = {}, options: Partial<HistoryRecoveryOptions> = {}) {
-    const { rule, getJson, urls } = modelRule(model, 'time', extra);
-    const { r, reports } = recovery(rule, getJson, options);
-    r.enqueue(gap('X', 0, 5, 'busy'));
-    for (const g of gaps) r.enqueue(g);
-    await r.idle();
-    const starts = urls.filter((u) => u.includes('/M?')).map((u) => Number(new URL(u).searchParams.get('ts')));
-    const ended = Object.fromEntries(reports.filter((x) => x.state !== 'open' && x.gapId !== 'busy').map((x) => [x.gapId, [x.state, x.recovered, x.reason]]));
-    return { starts, ended };
-  }
+/** A gap of the pass tests below: its market, start and end (ms, each a trade numbered by its time) and id. */
+const passGap = (symbol: string, after: number, until: number, gapId: string): FoundGap => ({
+  symbol, cause: 'overload', gapId, after: { ts: after, tradeId: `t${after}` }, until: { ts: until, tradeId: `t${until}` },
+});
+/** A venue with a trade every 10 s from 0 to 20 min, one page holding them all. */
+const passVenue = (): ModelVenue => ({ trades: Array.from({ length: 121 }, (_, i) => trade(undefined, i * 10_000, `t${i * 10_000}`)), pageSize: 1_000 });
+/** Runs the gaps of M behind a gap of X that keeps the drain busy while they queue; the start (ts) of each pass over M, and each gap's end. */
+async function passesOverM(gaps: FoundGap[], model = passVenue(), extra: Partial<NonNullable<TradeHistoryRule['rest']>> = {}, options: Partial<HistoryRecoveryOptions> = {}) {
+  const { rule, getJson, urls } = modelRule(model, 'time', extra);
+  const { r, reports } = recovery(rule, getJson, options);
+  r.enqueue(passGap('X', 0, 5, 'busy'));
+  for (const g of gaps) r.enqueue(g);
+  await r.idle();
+  const starts = urls.filter((u) => u.includes('/M?')).map((u) => Number(new URL(u).searchParams.get('ts')));
+  const ended = Object.fromEntries(reports.filter((x) => x.state !== 'open' && x.gapId !== 'busy').map((x) => [x.gapId, [x.state, x.recovered, x.reason]]));
+  return { starts, ended };
+}
 
+describe('which queued gaps share a pass: within togetherWithinMs of the span so far, same market, paging from its earliest start to its latest end', () => {
   it('a gap starting exactly togetherWithinMs after the span ends joins it; one starting a millisecond later has its own pass', async () => {
     expect(togetherWithinMs).toBe(120_000);
-    expect((await passes([gap('M', 100_000, 200_000, 'a'), gap('M', 320_000, 400_000, 'b')])).starts).toEqual([100_000]);
-    expect((await passes([gap('M', 100_000, 200_000, 'a'), gap('M', 320_001, 400_000, 'b')])).starts).toEqual([100_000, 320_001]);
+    expect((await passesOverM([passGap('M', 100_000, 200_000, 'a'), passGap('M', 320_000, 400_000, 'b')])).starts).toEqual([100_000]);
+    expect((await passesOverM([passGap('M', 100_000, 200_000, 'a'), passGap('M', 320_001, 400_000, 'b')])).starts).toEqual([100_000, 320_001]);
   });
 
   it('a gap ending exactly togetherWithinMs before the span starts joins it; one ending a millisecond earlier has its own pass', async () => {
-    expect((await passes([gap('M', 400_000, 500_000, 'a'), gap('M', 200_000, 280_000, 'b')])).starts).toEqual([200_000]);
-    expect((await passes([gap('M', 400_000, 500_000, 'a'), gap('M', 200_000, 279_999, 'b')])).starts).toEqual([400_000, 200_000]);
+    expect((await passesOverM([passGap('M', 400_000, 500_000, 'a'), passGap('M', 200_000, 280_000, 'b')])).starts).toEqual([200_000]);
+    expect((await passesOverM([passGap('M', 400_000, 500_000, 'a'), passGap('M', 200_000, 279_999, 'b')])).starts).toEqual([400_000, 200_000]);
   });
 
   it('the span grows with each gap it takes, both ways: gaps each near the one before join, though far from the first; each ends with its own trades', async () => {
     // c is near a only once b has joined, d only once e has (each 100 s from its neighbour, 300 s or more from a).
-    const { starts, ended } = await passes([
-      gap('M', 500_000, 520_000, 'a'),
-      gap('M', 720_000, 740_000, 'c'),
-      gap('M', 620_000, 640_000, 'b'),
-      gap('M', 280_000, 300_000, 'd'),
-      gap('M', 400_000, 420_000, 'e'),
+    const { starts, ended } = await passesOverM([
+      passGap('M', 500_000, 520_000, 'a'),
+      passGap('M', 720_000, 740_000, 'c'),
+      passGap('M', 620_000, 640_000, 'b'),
+      passGap('M', 280_000, 300_000, 'd'),
+      passGap('M', 400_000, 420_000, 'e'),
     ]);
     expect(starts).toEqual([280_000]);
     // A trade every 10 s: 10 s, 510 s, 630 s (...) inside each 20 s gap.
@@ -314,18 +315,18 @@ describe('which queued gaps share a pass: within togetherWithinMs of the span so
 
   it('the pass starts at the earliest start and reaches the latest end, wherever those gaps are in the queue', async () => {
     // Taken as b, a, d, c: the earliest start (a) and the latest end (d) are neither first nor last.
-    const { starts, ended } = await passes([gap('M', 400_000, 425_000, 'b'), gap('M', 300_000, 325_000, 'a'), gap('M', 600_000, 625_000, 'd'), gap('M', 500_000, 525_000, 'c')]);
+    const { starts, ended } = await passesOverM([passGap('M', 400_000, 425_000, 'b'), passGap('M', 300_000, 325_000, 'a'), passGap('M', 600_000, 625_000, 'd'), passGap('M', 500_000, 525_000, 'c')]);
     expect(starts).toEqual([300_000]);
     expect(ended).toEqual({ a: ['recovered', 2, undefined], b: ['recovered', 2, undefined], c: ['recovered', 2, undefined], d: ['recovered', 2, undefined] });
   });
 
   it('another market\'s gaps queued between them are not taken: each market has its own pass', async () => {
-    const { rule, getJson, urls } = modelRule(venue(), 'time');
+    const { rule, getJson, urls } = modelRule(passVenue(), 'time');
     const { r, reports, emitted } = recovery(rule, getJson);
-    r.enqueue(gap('X', 0, 5, 'busy'));
-    r.enqueue(gap('M', 100_000, 125_000, 'm1'));
-    r.enqueue(gap('Y', 130_000, 155_000, 'y'));
-    r.enqueue(gap('M', 160_000, 185_000, 'm2'));
+    r.enqueue(passGap('X', 0, 5, 'busy'));
+    r.enqueue(passGap('M', 100_000, 125_000, 'm1'));
+    r.enqueue(passGap('Y', 130_000, 155_000, 'y'));
+    r.enqueue(passGap('M', 160_000, 185_000, 'm2'));
     await r.idle();
     expect(urls.map((u) => new URL(u).pathname)).toEqual(['/X', '/M', '/Y']);
     expect(emitted.map((batch) => batch.map((t) => t.tradeId))).toEqual([['t110000', 't120000', 't170000', 't180000'], ['t140000', 't150000']]);
@@ -336,16 +337,18 @@ describe('which queued gaps share a pass: within togetherWithinMs of the span so
 
   it('a venue with a bounded reach pages each gap on its own, and says which ones it could not reach back to', async () => {
     // Near each other (old ends 75 s before reached starts). now is 1 000 s: a start more than 650 s ago (300 s) is beyond reach.
-    const { starts, ended } = await passes([gap('M', 400_000, 425_000, 'reached'), gap('M', 300_000, 325_000, 'old')], venue(), { reachMs: 650_000 });
+    const { starts, ended } = await passesOverM([passGap('M', 400_000, 425_000, 'reached'), passGap('M', 300_000, 325_000, 'old')], passVenue(), { reachMs: 650_000 });
     expect(starts).toEqual([400_000, 300_000]);
     expect(ended).toEqual({ reached: ['recovered', 2, undefined], old: ['partly_recovered', 2, 'beyond_rest_reach'] });
   });
 
   it('a venue that refuses the first page of a pass: every gap of it unrecoverable, refused', async () => {
-    const { ended } = await passes([gap('M', 100_000, 125_000, 'a'), gap('M', 200_000, 225_000, 'b')], { ...venue(), refuseAfter: 1 }, {}, { attempts: 2 });
+    const { ended } = await passesOverM([passGap('M', 100_000, 125_000, 'a'), passGap('M', 200_000, 225_000, 'b')], { ...passVenue(), refuseAfter: 1 }, {}, { attempts: 2 });
     expect(ended).toEqual({ a: ['unrecoverable', 0, 'venue_refused'], b: ['unrecoverable', 0, 'venue_refused'] });
   });
+});
 
+describe('which queued gaps share a pass, numbered and by time: each by its own bounds, the pass from the earliest start to the latest end', () => {
   it('numbered gaps starting in the same millisecond, queued in either order (a restart reads them in any order): the pass starts at the lower number', async () => {
     // Trades 1 to 12 in one millisecond; 6 and 8 missed live.
     const at = (seq: number) => ({ ts: 999_000, seq, tradeId: `t${seq}` });

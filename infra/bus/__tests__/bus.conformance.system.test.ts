@@ -52,9 +52,10 @@ function mixedFor(asset: string, steps: number, from = 0): MarketEvent[] {
 // The tests of each adapter run side by side (vitest starts five at a time): a Kafka test mostly
 // waits on the broker (a new group's first rebalance delay is 3 s), and each uses its own assets,
 // groups and bus.
-describe.concurrent.each(adapters)('%s bus', (name, open, acrossProcesses) => {
-  const unique = () => randomUUID().slice(0, 8);
+/** A short name part unique to one test: its assets and groups. */
+const unique = () => randomUUID().slice(0, 8);
 
+describe.concurrent.each(adapters)('%s bus', (name, open, acrossProcesses) => {
   test('says whether members of a group may run in other processes', async () => {
     const bus = await open();
     expect(bus.membersAcrossProcesses).toBe(acrossProcesses);
@@ -130,55 +131,57 @@ describe.concurrent.each(adapters)('%s bus', (name, open, acrossProcesses) => {
     await sub2.stop();
     await bus.close();
   });
+});
 
-  /**
-   * Ten trades of one asset to a new group: five, then five more whose first delivery fails. The
-   * first delivery is committed through its first `committed` records. What the group was handed,
-   * in order, up to an eleventh trade published once the redelivery came.
-   */
-  async function handedAroundAFailure(committed: number): Promise<{ trades: TradeEvent[]; got: string[] }> {
-    const bus = await open();
-    const asset = `f${unique()}`;
-    const trades = tradesFor([asset], 11);
-    let calls = 0;
-    const got: string[] = [];
-    let sub: Subscription | undefined;
-    sub = await bus.subscribe({
-      group: `fail-${unique()}`,
-      topics: ['trades'],
-      onBatch: async (records) => {
-        const mine = records.filter((r) => r.event.asset === asset);
-        if (mine.length === 0) return;
-        calls += 1;
-        if (calls === 2) throw new Error('second delivery fails');
-        got.push(...mine.map((r) => r.event.tradeId));
-        const last = mine[committed - 1];
-        if (calls === 1 && last) await sub!.commit([{ topic: 'trades', partition: last.partition, offset: last.offset + 1 }]);
-      },
-    });
-    bus.publish(trades.slice(0, 5));
-    await bus.flush();
-    await until(() => got.length >= 5, 'the first batch');
-    bus.publish(trades.slice(5, 10));
-    await bus.flush();
-    await until(() => got.length >= 15 - committed, 'redelivery after a failure');
-    // What comes before the eleventh in its partition has come by the time it does.
-    bus.publish(trades.slice(10));
-    await until(() => got.includes(trades[10]!.tradeId), 'the trade after the redelivery');
-    await sub.stop();
-    await bus.close();
-    return { trades, got };
-  }
+/**
+ * Ten trades of one asset to a new group of the bus `open` makes: five, then five more whose first
+ * delivery fails. The first delivery is committed through its first `committed` records. What the
+ * group was handed, in order, up to an eleventh trade published once the redelivery came.
+ */
+async function handedAroundAFailure(open: () => Promise<Bus>, committed: number): Promise<{ trades: TradeEvent[]; got: string[] }> {
+  const bus = await open();
+  const asset = `f${unique()}`;
+  const trades = tradesFor([asset], 11);
+  let calls = 0;
+  const got: string[] = [];
+  let sub: Subscription | undefined;
+  sub = await bus.subscribe({
+    group: `fail-${unique()}`,
+    topics: ['trades'],
+    onBatch: async (records) => {
+      const mine = records.filter((r) => r.event.asset === asset);
+      if (mine.length === 0) return;
+      calls += 1;
+      if (calls === 2) throw new Error('second delivery fails');
+      got.push(...mine.map((r) => r.event.tradeId));
+      const last = mine[committed - 1];
+      if (calls === 1 && last) await sub!.commit([{ topic: 'trades', partition: last.partition, offset: last.offset + 1 }]);
+    },
+  });
+  bus.publish(trades.slice(0, 5));
+  await bus.flush();
+  await until(() => got.length >= 5, 'the first batch');
+  bus.publish(trades.slice(5, 10));
+  await bus.flush();
+  await until(() => got.length >= 15 - committed, 'redelivery after a failure');
+  // What comes before the eleventh in its partition has come by the time it does.
+  bus.publish(trades.slice(10));
+  await until(() => got.includes(trades[10]!.tradeId), 'the trade after the redelivery');
+  await sub.stop();
+  await bus.close();
+  return { trades, got };
+}
 
+describe.concurrent.each(adapters)('%s bus, after a failure, across groups and at its bound', (name, open) => {
   test('a failed batch makes the bus deliver again from the committed position', async () => {
-    const { trades, got } = await handedAroundAFailure(0);
+    const { trades, got } = await handedAroundAFailure(open, 0);
     // Nothing was committed, so the redelivery starts at the first trade, not at the failed batch.
     expect(got).toEqual([...trades.slice(0, 5), ...trades].map((t) => t.tradeId));
     expect(got).toHaveLength(16);
   }, 60_000);
 
   test('a failed batch after a commit within the delivery makes the bus deliver again from that commit', async () => {
-    const { trades, got } = await handedAroundAFailure(4);
+    const { trades, got } = await handedAroundAFailure(open, 4);
     // Redelivered from the commit: the first batch's last trade, then the failed batch's.
     expect(got).toEqual([...trades.slice(0, 5), ...trades.slice(4)].map((t) => t.tradeId));
     expect(got).toHaveLength(12);
