@@ -6,6 +6,7 @@ import type { BookEvent, LiquidationEvent, TradeEvent } from '../../events.ts';
 import type { Logger } from '../../log.ts';
 import { commitPositionsAfter, type BusRecord, type Subscription } from '../bus.ts';
 import { createMemoryBus, heldBytesOf } from '../memoryBus.ts';
+import { until } from '../../../test/support/until.ts';
 
 const base = (i: number, market = 'BTCUSDT') => ({ venue: 'v', market, asset: 'bitcoin', quote: 'USDT', ts: 1_700_000_000_000 + i, receivedAt: 1_700_000_000_000 + i });
 const trade = (i: number, asset = 'bitcoin'): TradeEvent => ({ type: 'trade', ...base(i), asset, tradeId: String(i), price: 1, quantity: 1, side: 'buy' });
@@ -414,4 +415,33 @@ test('a failed batch is handed again from the group\'s commit 200 ms later, with
 test('without a logger a failed batch is handed again all the same', async () => {
   const { after } = await failingSecondBatch();
   expect(after).toEqual([['0', '1'], ['2', '3'], ['2', '3', '4']]);
+});
+
+/** FNV-1a (32 bits) of `text`'s UTF-16 code units, in BigInt arithmetic: the partition rule, computed apart from the bus's own code. */
+function fnv1a(text: string): bigint {
+  let h = 0x811c9dc5n;
+  for (const unit of Array.from({ length: text.length }, (_, i) => text.charCodeAt(i))) h = ((h ^ BigInt(unit)) * 0x01000193n) & 0xffffffffn;
+  return h;
+}
+
+test('an asset\'s events all go to partition FNV-1a(asset) mod partitions, and members may not run in other processes', async () => {
+  const partitions = 5;
+  const bus = createMemoryBus({ partitions });
+  expect(bus.membersAcrossProcesses).toBe(false);
+  const assets = ['bitcoin', 'ethereum', 'solana', 'dogecoin', 'cardano', 'x', 'a-much-longer-asset-id--venue'];
+  const expected = Object.fromEntries(assets.map((a) => [a, Number(fnv1a(a) % BigInt(partitions))]));
+  // The assets spread over more than one partition, so a rule that put every asset in one would fail.
+  expect(new Set(Object.values(expected)).size).toBeGreaterThan(2);
+  const got: Record<string, Set<number>> = {};
+  await bus.subscribe({
+    group: 'partitions',
+    topics: ['trades'],
+    onBatch: async (records: BusRecord<'trades'>[]) => {
+      for (const r of records) (got[r.event.asset] ??= new Set()).add(r.partition);
+    },
+  });
+  bus.publish(assets.flatMap((asset) => [trade(1, asset), trade(2, asset)]));
+  await until(() => Object.keys(got).length === assets.length, 'every asset delivered');
+  expect(Object.fromEntries(Object.entries(got).map(([a, p]) => [a, [...p]]))).toEqual(Object.fromEntries(assets.map((a) => [a, [expected[a]]])));
+  await bus.close();
 });

@@ -33,6 +33,8 @@ test('releasing before an offset frees exactly the records before it, and their 
   expect([log.base, log.end]).toEqual([2, 5]);
   // Offsets do not move: reading from the new base gives the third record.
   expect(ids(log, 2, 5)).toEqual(['2', '3', '4']);
+  expect(ids(log, 2, 3)).toEqual(['2']);
+  expect(ids(log, 3, 4)).toEqual(['3']);
   expect(log.holds(1)).toBe(false);
   expect(log.holds(2)).toBe(true);
   expect(log.holds(5)).toBe(false);

@@ -65,3 +65,17 @@ test('a refusal is logged at error level with its topic, the count so far and th
   gate.refuse('trades', {});
   expect(lines.map((l) => [l.topic, l.dropped])).toEqual([['trades', 2], ['books', 1], ['trades', 4]]);
 });
+
+test('refusal listeners are called with the refused events an adapter still has, and not for a refusal without them', () => {
+  const gate = new PublishGate();
+  const heard: (readonly unknown[])[] = [];
+  const stop = gate.onRefused((events) => heard.push(events));
+  gate.refuse('trades', {}, 3);
+  expect(heard).toEqual([]);
+  gate.refuse('trades', {}, 1, [trade]);
+  expect(heard).toEqual([[trade]]);
+  stop();
+  gate.refuse('trades', {}, 1, [trade]);
+  expect(heard).toHaveLength(1);
+  expect(gate.totals().dropped).toBe(5);
+});
