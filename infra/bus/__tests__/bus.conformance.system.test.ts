@@ -49,12 +49,12 @@ function mixedFor(asset: string, steps: number, from = 0): MarketEvent[] {
   return out;
 }
 
-// The tests of each adapter run side by side (vitest starts five at a time): a Kafka test mostly
-// waits on the broker (a new group's first rebalance delay is 3 s), and each uses its own assets,
-// groups and bus.
 /** A short name part unique to one test: its assets and groups. */
 const unique = () => randomUUID().slice(0, 8);
 
+// The tests of each adapter run side by side (vitest starts five at a time): a Kafka test mostly
+// waits on the broker (a new group's first rebalance delay is 3 s), and each uses its own assets,
+// groups and bus.
 describe.concurrent.each(adapters)('%s bus', (name, open, acrossProcesses) => {
   test('says whether members of a group may run in other processes', async () => {
     const bus = await open();
