@@ -7,8 +7,9 @@ import path from 'node:path';
 // it in the dry run (perTest), and only those files take part in the dry run (`testFiles`, then
 // vitest's `related` keeps the ones that import the mutated files).
 
-// Each test file in a process of its own during mutation runs (vitest.config.ts reads this): with
-// files sharing a process, mutants their tests kill were reported survived.
+// A mutation run: vitest.config.ts then gives each test file a process of its own and runs one test
+// at a time. With files sharing a process, or concurrent tests, mutants their tests kill were
+// reported survived.
 process.env.MDS_MUTATION_RUN = '1';
 
 /** The native venues' unit tests (recorded and hand-written frames; the socket tests are end-to-end). */

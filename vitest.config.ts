@@ -10,11 +10,13 @@ import { defineConfig } from 'vitest/config';
 // `npm test` runs them all; `npm test -- --project unit` the first alone.
 const exclude = ['node_modules/**', 'data/**', '.tmp/**', '.stryker-tmp*/**'];
 /**
- * Whether files share their worker's process (below). Not under mutation testing
- * (stryker.config.mjs sets MDS_MUTATION_RUN): there, with shared processes, a mutant was reported
- * survived that its own tests kill (partitionLog.ts's `end`, killed alone and by hand).
+ * A mutation run (stryker.config.mjs sets MDS_MUTATION_RUN): each file in a process of its own and
+ * one test at a time. Stryker runs a mutant against the tests that covered it in its dry run, and
+ * tells them apart only when they run alone: with files sharing a process, and with
+ * `describe.concurrent` tests side by side, it reported survived mutants their own tests kill
+ * (partitionLog.ts's `end`; kafkaBus.ts's `membersAcrossProcesses`, planted by hand).
  */
-const shareProcesses = process.env.MDS_MUTATION_RUN !== '1';
+const mutationRun = process.env.MDS_MUTATION_RUN === '1';
 const soakTest = 'test/soak.system.test.ts';
 
 /** System files that take minutes: started first, so the run does not end waiting on one of them. */
@@ -59,6 +61,8 @@ export default defineConfig({
     // (on chDB, sockets, child processes); with four, the load generator's and the demo's timed
     // system tests failed (load average 9).
     maxWorkers: 3,
+    // vitest's default, five concurrent tests of a file at once; one in a mutation run (above).
+    maxConcurrency: mutationRun ? 1 : 5,
     sequence: { sequencer: LongFirstSequencer },
     testTimeout: 60_000,
     hookTimeout: 120_000,
@@ -69,7 +73,7 @@ export default defineConfig({
           name: 'unit',
           // No store, socket or process to keep apart: files share their worker's process and its
           // imported modules (a fork and a fresh import per file cost more than most files' tests).
-          isolate: !shareProcesses,
+          isolate: mutationRun,
           include: ['**/*.test.ts'],
           exclude: [...exclude, '**/*.store.test.ts', '**/*.system.test.ts'],
           setupFiles: ['test/support/unitGuard.ts'],
@@ -82,7 +86,7 @@ export default defineConfig({
           // Files share their worker's process as unit files do: chDB opens one data directory at a
           // time, and each file closes its store before the next opens its own copy of the template
           // (test/support/harness.ts). The project's CPU time fell from 489 s to 410 s.
-          isolate: !shareProcesses,
+          isolate: mutationRun,
           include: ['**/*.store.test.ts'],
           exclude,
           globalSetup: ['test/support/storeTemplate.ts'],
@@ -96,7 +100,7 @@ export default defineConfig({
           // Files share their worker's process too: each starts its own servers, processes and
           // stores, and stops them. `--project system`: 519 → 460 CPU-s, 335 → 304 s (vitest's
           // import time 68 → 20 s).
-          isolate: !shareProcesses,
+          isolate: mutationRun,
           include: ['**/*.system.test.ts'],
           exclude: [...exclude, soakTest],
           globalSetup: ['test/support/storeTemplate.ts'],
