@@ -21,6 +21,7 @@ const connectionsTable: DedupedTable<'statuses'> = {
     received_at: e.receivedAt,
     connected: e.connected,
     base_name: e.baseName ?? '',
+    base_contracts: Object.fromEntries((e.baseContracts ?? []).map((c) => [c.platform, c.address])),
   }),
 };
 

@@ -54,6 +54,17 @@ export const liquidationEvent = z.object({
 
 /** Longer than any coin's name: anything longer is not one. */
 export const maxBaseNameLength = 100;
+/** More platforms than a venue lists one token on (KuCoin's USDT: 12 chains, 6 of them ones we map). */
+export const maxBaseContracts = 16;
+/** Longer than any address we map (EVM 42 characters, Solana up to 44, Tron 34). */
+export const maxContractAddressLength = 100;
+
+/** Where a token is issued: a CoinGecko platform id (`ethereum`, `binance-smart-chain`...) and its contract there. */
+export const baseContract = z.object({
+  platform: z.string().regex(/^[a-z0-9]+(?:-[a-z0-9]+)*$/).max(40),
+  address: z.string().min(1).max(maxContractAddressLength),
+});
+export type BaseContract = z.infer<typeof baseContract>;
 
 /**
  * Whether the collector is receiving a market's stream: false when the socket that carries it
@@ -67,6 +78,13 @@ export const statusEvent = z.object({
   connected: z.boolean(),
   /** The base asset's full name as the venue lists the market, where the venue gives one: what a discovered asset is called. */
   baseName: z.string().min(1).max(maxBaseNameLength).optional(),
+  /** The base token's contracts as the venue's listing gives them, one per platform: a discovered asset's `platforms`. */
+  baseContracts: z
+    .array(baseContract)
+    .min(1)
+    .max(maxBaseContracts)
+    .refine((cs) => new Set(cs.map((c) => c.platform)).size === cs.length, 'one contract per platform')
+    .optional(),
 });
 
 /**

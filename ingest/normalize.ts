@@ -89,7 +89,18 @@ export function eventTimeCheck(log: Logger): (event: { market: string; ts: numbe
 
 /** The connection status of markets, as published on the `statuses` topic. */
 export function statusEvents(venue: string, markets: readonly VenueMarket[], connected: boolean, at: number): StatusEvent[] {
-  return markets.map((m) => ({ type: 'status', venue, market: m.symbol, asset: m.asset, quote: m.quote, ts: at, receivedAt: at, connected, ...(m.baseName ? { baseName: m.baseName } : {}) }));
+  return markets.map((m) => ({
+    type: 'status',
+    venue,
+    market: m.symbol,
+    asset: m.asset,
+    quote: m.quote,
+    ts: at,
+    receivedAt: at,
+    connected,
+    ...(m.baseName ? { baseName: m.baseName } : {}),
+    ...(m.baseContracts ? { baseContracts: m.baseContracts } : {}),
+  }));
 }
 
 /**

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { findVenue, type CatalogVenue } from '../infra/catalog/catalog.ts';
 import { ConfigError } from '../infra/config.ts';
 import type { ConnectLimit } from './connectBudget.ts';
-import { maxBaseNameLength, type Channel } from '../infra/events.ts';
+import { baseContract, maxBaseContracts, maxBaseNameLength, type BaseContract, type Channel } from '../infra/events.ts';
 import type { OrderBook, RawLevel } from './orderBook.ts';
 
 /** A market as the venue lists it, before it is matched to the catalog. */
@@ -18,6 +18,8 @@ export interface MarketListing {
   quote: string;
   /** The base asset's full name, where the venue gives one (Coinbase's and Gate's `base_name`; KuCoin's and Bitfinex's currency lists). */
   baseName?: string;
+  /** The base token's contracts, one per platform, where the venue gives them (KuCoin's currency list), through `contracted()`. */
+  baseContracts?: BaseContract[];
   /**
    * Base units per unit of the quantities the venue reports, as a decimal string: "1" for base units.
    * Inverse markets: quote units per contract instead (BitMEX XBTUSD: 1 USD).
@@ -289,13 +291,42 @@ export function named(name: string | undefined): Pick<MarketListing, 'baseName'>
 }
 
 /**
- * Listings with their bases' full names, from a venue's separate name list (currency code to name),
- * fetched by `fetchNames`. A failed fetch lists the markets without names: a name is worth a later
- * re-listing, not a market.
+ * A listing's `baseContracts`, from the contracts a venue gave: EVM addresses (0x and 40 hex digits)
+ * in lower case, as chains compare them; the first contract of each platform; malformed ones and
+ * those past maxBaseContracts dropped; nothing when none is left.
  */
-export async function withBaseNames(listings: Promise<MarketListing[]>, fetchNames: () => Promise<ReadonlyMap<string, string>>): Promise<MarketListing[]> {
-  const [listed, names] = await Promise.all([listings, fetchNames().catch(() => new Map<string, string>())]);
-  return listed.map((l) => ({ ...l, ...named(names.get(l.base)) }));
+export function contracted(contracts: readonly BaseContract[] | undefined): Pick<MarketListing, 'baseContracts'> {
+  const byPlatform = new Map<string, BaseContract>();
+  for (const c of contracts ?? []) {
+    const address = c.address.trim();
+    const contract = { platform: c.platform, address: /^0x[0-9a-fA-F]{40}$/.test(address) ? address.toLowerCase() : address };
+    if (baseContract.safeParse(contract).success && !byPlatform.has(c.platform) && byPlatform.size < maxBaseContracts) byPlatform.set(c.platform, contract);
+  }
+  return byPlatform.size > 0 ? { baseContracts: [...byPlatform.values()] } : {};
+}
+
+/** What a venue's currency list says of one currency code. */
+export interface BaseCurrency {
+  name?: string;
+  contracts?: readonly BaseContract[];
+}
+
+/**
+ * Listings with what a venue's separate currency list (currency code to name and contracts), fetched
+ * by `fetchCurrencies`, says of their bases. A failed fetch lists the markets without either: a name
+ * or a contract is worth a later re-listing, not a market.
+ */
+export async function withBaseCurrencies(listings: Promise<MarketListing[]>, fetchCurrencies: () => Promise<ReadonlyMap<string, BaseCurrency>>): Promise<MarketListing[]> {
+  const [listed, currencies] = await Promise.all([listings, fetchCurrencies().catch(() => new Map<string, BaseCurrency>())]);
+  return listed.map((l) => {
+    const currency = currencies.get(l.base);
+    return { ...l, ...named(currency?.name), ...contracted(currency?.contracts) };
+  });
+}
+
+/** Listings with their bases' full names, from a venue's separate name list (currency code to name); see withBaseCurrencies. */
+export function withBaseNames(listings: Promise<MarketListing[]>, fetchNames: () => Promise<ReadonlyMap<string, string>>): Promise<MarketListing[]> {
+  return withBaseCurrencies(listings, async () => new Map([...(await fetchNames())].map(([code, name]) => [code, { name }])));
 }
 
 /** Splits `items` into runs of at most `size`. */

@@ -1,7 +1,8 @@
 // A SIMULATED EVM chain served over Ethereum JSON-RPC on loopback: blocks with hashes, parent
 // hashes and timestamps; Uniswap V2/V3 style factories creating pools and pools emitting Swap
 // logs, ABI-encoded exactly as the contracts encode them (viem's encodeEventTopics and
-// encodeAbiParameters); and reorgs on demand. The DEX indexer reads it as it reads a real node.
+// encodeAbiParameters); eth_call of its tokens' ERC-20 metadata; and reorgs on demand. The DEX
+// indexer reads it as it reads a real node.
 import { randomInt } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -18,6 +19,12 @@ export interface SimToken {
   decimals: number;
   /** The simulation's own USD value of one token: it only sizes swap amounts. */
   usd: number;
+  /** What name() answers (eth_call); the symbol when unset. */
+  name?: string;
+  /** What totalSupply() answers, in base units; 0 when unset. */
+  totalSupply?: bigint;
+  /** Every eth_call to it reverts, as a contract that is not ERC-20 does. */
+  reverts?: boolean;
 }
 
 export interface SimFactory {
@@ -387,6 +394,30 @@ const prunedHistory = { code: 4444, message: 'pruned history unavailable' };
 const quantity = (v: unknown) => (typeof v === 'string' && /^0x[0-9a-f]+$/i.test(v) ? Number(BigInt(v)) : undefined);
 const asList = (v: unknown) => (v === undefined || v === null ? undefined : Array.isArray(v) ? v.map((x) => String(x).toLowerCase()) : [String(v).toLowerCase()]);
 
+/**
+ * eth_call of the ERC-20 read-only functions (name, symbol, decimals, totalSupply: EIP-20) on the
+ * model's tokens, ABI-encoded as a contract returns them. Another address has no code: "0x", as a
+ * node answers. Any other function, or a token made to revert, reverts as geth says it (code 3).
+ */
+function ethCall(model: EvmChainModel, call: { to?: unknown; data?: unknown }, ok: (result: unknown) => object, fail: (code: number, message: string) => object): object {
+  const token = model.tokens.find((t) => t.address === String(call.to).toLowerCase());
+  if (!token) return ok('0x');
+  const reverted = fail(3, 'execution reverted');
+  if (token.reverts) return reverted;
+  switch (String(call.data).slice(0, 10).toLowerCase()) {
+    case '0x06fdde03':
+      return ok(encodeAbiParameters([{ type: 'string' }], [token.name ?? token.symbol]));
+    case '0x95d89b41':
+      return ok(encodeAbiParameters([{ type: 'string' }], [token.symbol]));
+    case '0x313ce567':
+      return ok(encodeAbiParameters([{ type: 'uint8' }], [token.decimals]));
+    case '0x18160ddd':
+      return ok(encodeAbiParameters([{ type: 'uint256' }], [token.totalSupply ?? 0n]));
+    default:
+      return reverted;
+  }
+}
+
 /** Serves `model` over HTTP JSON-RPC (single and batch requests). */
 export async function startEvmChainServer(options: EvmChainServerOptions): Promise<EvmChainServer> {
   const { model } = options;
@@ -434,6 +465,8 @@ export async function startEvmChainServer(options: EvmChainServerOptions): Promi
         }
         return ok(logs);
       }
+      case 'eth_call':
+        return ethCall(model, (params[0] ?? {}) as { to?: unknown; data?: unknown }, ok, fail);
       default:
         return fail(-32601, `the method ${method} does not exist/is not available`);
     }

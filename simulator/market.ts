@@ -4,6 +4,7 @@
 // agree up to the configured biases, as on real venues. Markets with a rate of their own (the
 // universe's long tail, simulator/universe.ts) trade on a schedule and move only when they trade.
 import { assetIdForVenueTicker, findAsset } from '../infra/catalog/catalog.ts';
+import { keccak256, stringToHex } from 'viem';
 import { TradeSchedule } from './tradeSchedule.ts';
 
 /** Simulator-only starting points: rough magnitudes so the demo looks plausible, nothing more. */
@@ -22,6 +23,15 @@ export const firstTradeIdFloor = 1_000_001;
 
 /** Tickers the simulator prices (the catalog's non-stablecoin assets). */
 export const simulatedTickers = Object.keys(startPrices);
+
+/**
+ * The SIMULATED token contract of a made-up asset: an address derived from its key, the same on
+ * every run, which the simulated KuCoin lists (a simulated EVM chain answers for it only when it is
+ * given as one of its tokens: the demo's chain is not).
+ */
+export function simulatedContract(key: string): string {
+  return `0x${keccak256(stringToHex(`simulated:token:${key}`)).slice(-40)}`;
+}
 
 /** mulberry32: small, fast, good enough for a simulation, and seedable. */
 export function seededRandom(seed: number): () => number {
@@ -64,6 +74,8 @@ export interface SimAsset {
   ticker: string;
   /** The full name venues publish with the ticker (Gate's base_name, Coinbase's base_name). */
   name: string;
+  /** A made-up asset's token contract (simulatedContract), which KuCoin's currency list publishes; none for the catalog's. */
+  contract?: string;
   mid: number;
   volatility: number;
   /**
@@ -149,6 +161,8 @@ export interface SimMarket {
   /** The full names of base and quote, as venues that publish names write them. */
   baseName: string;
   quoteName: string;
+  /** The base's token contract, for a made-up base (KuCoin's currency list publishes it as an ERC20 chain). */
+  baseContract?: string;
 }
 
 export interface SimTrade {
@@ -233,7 +247,12 @@ export class MarketModel {
   addAsset(key: string, asset: { ticker: string; name: string; startPrice: number }): void {
     if (this.assets.has(key)) throw new Error(`simulator: asset ${key} exists`);
     const volatility = 0.0004 + this.#lazyRandom() * 0.0008;
-    this.assets.set(key, { ticker: asset.ticker, name: asset.name, mid: asset.startPrice, volatility, movedAt: this.#clock });
+    this.assets.set(key, { ticker: asset.ticker, name: asset.name, contract: simulatedContract(key), mid: asset.startPrice, volatility, movedAt: this.#clock });
+  }
+
+  /** The token contract of an asset (by key), for the assets the simulator makes up. */
+  contract(key: string): string | undefined {
+    return this.assets.get(key)?.contract;
   }
 
   /** The full name of an asset (by key), or of a catalog ticker. */
@@ -375,6 +394,7 @@ export class VenueListing {
       nextTradeAt: Number.NaN,
       baseName: this.#model.name(asset),
       quoteName: this.#model.name(spec.quote),
+      ...(this.#model.contract(asset) === undefined ? {} : { baseContract: this.#model.contract(asset)! }),
     };
   }
 

@@ -18,19 +18,22 @@ import { startCollector } from '../ingest/collector.ts';
 import type { Collector } from '../ingest/collectorKit.ts';
 import { gate } from '../ingest/venues/gate.ts';
 import { kraken } from '../ingest/venues/kraken.ts';
+import { kucoin } from '../ingest/venues/kucoin.ts';
 import { createMemoryBus } from '../infra/bus/memoryBus.ts';
+import { loadAssetUniverse } from '../infra/catalog/assetUniverse.ts';
 import { parseDiscoveredId } from '../infra/catalog/discovered.ts';
 import { loadConfig } from '../infra/config.ts';
 import { createLogger } from '../infra/log.ts';
 import { migrate } from '../infra/migrate.ts';
 import { openStore, type Store } from '../infra/store.ts';
+import { simulatedContract } from '../simulator/market.ts';
 import { startSimulator, type Simulator } from '../simulator/simulator.ts';
 import { get } from './support/harness.ts';
 import { until, untilValue } from './support/until.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'mds-discovery-'));
 const log = createLogger('silent');
-const venues = [gate, kraken];
+const venues = [gate, kraken, kucoin];
 
 let sim: Simulator;
 let store: Store;
@@ -40,8 +43,8 @@ const collectors: Collector[] = [];
 const stops: (() => Promise<void>)[] = [];
 
 beforeAll(async () => {
-  // A small universe: 120 made-up assets over the two venues, a few listing while the test runs.
-  sim = await startSimulator({ venues: ['gate', 'kraken'], seed: 20261128, tradesPerSecondPerMarket: 1, universe: { assets: 120, tradesPerSecondScale: 20 } });
+  // A small universe: 120 made-up assets over the three venues, a few listing while the test runs.
+  sim = await startSimulator({ venues: ['gate', 'kraken', 'kucoin'], seed: 20261128, tradesPerSecondPerMarket: 1, universe: { assets: 120, tradesPerSecondScale: 20 } });
   const config = loadConfig({ MDS_DATA_DIR: dir, PORT: '0', LOG_LEVEL: 'silent', AGGREGATE_BATCH_MS: '100' });
   store = await openStore(config);
   await migrate(store);
@@ -53,7 +56,7 @@ beforeAll(async () => {
   stops.push(() => statuses.stop());
   for (const venue of venues) {
     // Re-listed every 2 s, so a listing made by the test is collected at once.
-    const collector = await startCollector({ venue, endpoints: sim.endpoints(venue.id as 'gate' | 'kraken'), bus, log, discover: true, tuning: { marketsRefreshMs: 2_000 } });
+    const collector = await startCollector({ venue, endpoints: sim.endpoints(venue.id as 'gate' | 'kraken' | 'kucoin'), bus, log, discover: true, tuning: { marketsRefreshMs: 2_000 } });
     collectors.push(collector);
   }
   const index = startIndexRunner({ store, log, ...indexSettingsFromConfig(config) });
@@ -129,4 +132,20 @@ describe('discovery on a simulated universe', () => {
     };
     await until(async () => (await served()) === expected, `both served, named ${expected}`, { timeoutMs: 75_000, everyMs: 500, context: () => `last: ${last}` });
   }, 200_000);
+
+  test("a brand-new KuCoin listing is served with the contract its currency list gives (the simulator's ERC20 chain: platform ethereum)", async () => {
+    const onKucoin = sim.universe!.listNow('kucoin', { tradesPerSecond: 2, quote: 'USDT' });
+    const id = `${onKucoin.asset.ticker.toLowerCase()}--kucoin`;
+    const contract = simulatedContract(onKucoin.asset.key);
+    // What /v1/coins/{id} serves as platforms (its page also needs the day's FX rates, which this store has not).
+    let last = '';
+    await until(
+      async () => {
+        last = JSON.stringify((await loadAssetUniverse(store)).find(id)?.platforms);
+        return last === JSON.stringify({ ethereum: { contract_address: contract, decimal_place: null } });
+      },
+      `${id} served with its contract ${contract}`,
+      { timeoutMs: 60_000, everyMs: 500, context: () => `last: ${last}` },
+    );
+  }, 90_000);
 });

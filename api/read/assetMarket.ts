@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { supplyAt, type CatalogAsset } from '../../infra/catalog/catalog.ts';
 import { assetUniverse } from '../../infra/catalog/assetUniverse.ts';
-import { supplyUnknown } from '../../infra/catalog/discovered.ts';
+import { circulatingUnknown } from '../../infra/catalog/discovered.ts';
 import { usdQuotes } from '../../aggregate/currency/currencies.ts';
 import { latestIndexPrices, percentChange, type LatestIndexPrice, type MeasuredRule, type PricePoint } from '../../aggregate/indexPrices/latestIndexPrices.ts';
 import type { StoreCalls } from '../../infra/store.ts';
@@ -164,11 +164,11 @@ export async function loadAssetMarkets(store: StoreCalls, now: number, options: 
 
 /**
  * Rank order: priced assets whose supply is known, largest cap first; then priced assets whose
- * supply is unknown (discovered ones: their market cap is 0, nobody knows it), largest 24 h volume
+ * circulating supply is unknown (discovered ones: their market cap is 0, nobody knows it), largest 24 h volume
  * first; then unpriced assets. Equal ones keep the universe's order (sort is stable).
  */
 function byRank(a: AssetMarket, b: AssetMarket): number {
-  const group = (m: AssetMarket) => (m.price === null ? 2 : supplyUnknown(m.asset) ? 1 : 0);
+  const group = (m: AssetMarket) => (m.price === null ? 2 : circulatingUnknown(m.asset) ? 1 : 0);
   const groups = group(a) - group(b);
   if (groups !== 0) return groups;
   return group(a) === 1 ? b.volume24h - a.volume24h : (b.marketCap ?? 0) - (a.marketCap ?? 0);
@@ -237,7 +237,7 @@ function toAssetMarket(asset: CatalogAsset, row: Row | undefined, latest: Latest
     marketCap,
     fullyDilutedValuation: price * (supply.max ?? supply.total),
     // An unknown supply is a market cap of 0 now and at the reference: no change.
-    marketCapChange24h: ref24h ? (supplyUnknown(asset) ? 0 : percent(marketCap, ref24h.price * supplyAt(asset, ref24h.at).circulating)) : null,
+    marketCapChange24h: ref24h ? (circulatingUnknown(asset) ? 0 : percent(marketCap, ref24h.price * supplyAt(asset, ref24h.at).circulating)) : null,
     reference,
     ranges: {
       '24h': { high: high24h, low: low24h },

@@ -1,11 +1,13 @@
 // The assets the service serves: the catalog's, then every discovered asset that has traded (its
 // first print is in asset_first_prints) and was not joined into another (asset_aliases: the alias
 // then names the asset it joined), named as its venue's listing names it where the listing gives a
-// name (the collectors' latest status of one of its markets, market_connections.base_name). Read per
+// name (the collectors' latest status of one of its markets, market_connections.base_name), with the
+// contracts the listing gives (the latest status that gave any, base_contracts) and the total supply
+// and decimals a configured chain gave for one of them (token_supplies). Read per
 // store at most every few seconds and shared, so one response is built from one universe.
 import type { StoreCalls } from '../store.ts';
 import { catalogAssets, type CatalogAsset } from './catalog.ts';
-import { discoveredAsset } from './discovered.ts';
+import { discoveredAsset, type ChainToken } from './discovered.ts';
 
 export interface AssetUniverse {
   /** unix ms of the read. */
@@ -34,16 +36,72 @@ FROM market_connections
 WHERE position(asset, '--') > 0 AND base_name != ''
 GROUP BY asset`;
 
+/** The contracts the venue's listing gives each discovered asset (platform -> address), from the latest status that carried any. */
+const contractsSql = `
+SELECT asset, argMax(base_contracts, ts) AS contracts
+FROM market_connections
+WHERE position(asset, '--') > 0 AND notEmpty(base_contracts)
+GROUP BY asset`;
+
+export interface ListedContracts {
+  asset: string;
+  /** Platform id -> contract address, in the order the listing gave them. */
+  contracts: Record<string, string>;
+}
+
+/** The contracts each discovered asset's listing gives (also what the token-supplies job reads on chain). */
+export function loadListedContracts(store: StoreCalls): Promise<ListedContracts[]> {
+  return store.rows<ListedContracts>(contractsSql);
+}
+
+/**
+ * What each contract answered on its chain, where its latest read succeeded (token_supplies, written
+ * by aggregate/jobs/chains/tokenSupplies.ts); a latest read that failed leaves the contract out.
+ */
+const tokensSql = `
+SELECT platform, address, name, decimals, total_supply, toUnixTimestamp64Milli(checked_at) AS checked_at
+FROM token_supplies FINAL
+WHERE error = ''`;
+
+interface TokenRow {
+  platform: string;
+  address: string;
+  name: string;
+  decimals: number;
+  total_supply: string;
+  checked_at: number;
+}
+
+/** The token of the first of `contracts` (in the listing's order) whose chain answered; its supply in whole units. */
+function tokenOf(contracts: Readonly<Record<string, string>> | undefined, tokens: ReadonlyMap<string, TokenRow>): ChainToken | undefined {
+  for (const [platform, address] of Object.entries(contracts ?? {})) {
+    const row = tokens.get(`${platform} ${address.toLowerCase()}`);
+    if (!row) continue;
+    return { platform, name: row.name, decimals: row.decimals, totalSupply: Number(BigInt(row.total_supply)) / 10 ** row.decimals, checkedAt: row.checked_at };
+  }
+  return undefined;
+}
+
 /** The universe as the store holds it now. */
 export async function loadAssetUniverse(store: StoreCalls, at = Date.now()): Promise<AssetUniverse> {
-  const [rows, aliases, names] = await Promise.all([
+  const [rows, aliases, names, contracts, tokenRows] = await Promise.all([
     store.rows<{ asset: string; first: number }>(discoveredSql),
     store.rows<{ alias: string; target: string }>('SELECT alias, target FROM asset_aliases FINAL'),
     store.rows<{ asset: string; name: string }>(namesSql),
+    loadListedContracts(store),
+    store.rows<TokenRow>(tokensSql),
   ]);
   const joined = new Map(aliases.map((a) => [a.alias, a.target]));
   const nameOf = new Map(names.map((n) => [n.asset, n.name]));
-  const discovered = rows.filter((r) => !joined.has(r.asset)).flatMap((r) => discoveredAsset(r.asset, nameOf.get(r.asset)) ?? []);
+  const contractsOf = new Map(contracts.map((c) => [c.asset, c.contracts]));
+  const tokens = new Map(tokenRows.map((t) => [`${t.platform} ${t.address}`, t]));
+  const discovered = rows
+    .filter((r) => !joined.has(r.asset))
+    .flatMap((r) => {
+      const listed = contractsOf.get(r.asset);
+      const token = tokenOf(listed, tokens);
+      return discoveredAsset(r.asset, { name: nameOf.get(r.asset), contracts: listed, ...(token ? { token } : {}) }) ?? [];
+    });
   const assets = [...catalogAssets, ...discovered];
   const byId = new Map(assets.map((a) => [a.id, a]));
   return { at, assets, find: (id) => byId.get(joined.get(id) ?? id) };

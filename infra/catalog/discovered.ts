@@ -11,6 +11,9 @@ export const discoveredSeparator = '--';
 /** What a discovered asset's supply says: no source knows it. */
 export const unknownSupplySource = 'unknown';
 
+/** A supply read from a chain's token contract (`chain:<platform>`): a total supply, its circulating part unknown. */
+export const chainSupplySourcePrefix = 'chain:';
+
 /** Longest ticker part of an id: venues' tickers are short; anything longer is not a ticker. */
 const longestTickerSlug = 24;
 
@@ -49,14 +52,40 @@ export function isDiscoveredId(id: string): boolean {
   return parseDiscoveredId(id) !== undefined;
 }
 
+/** What the venue's listing says of a discovered asset, where it says anything (infra/catalog/assetUniverse.ts). */
+export interface ListedFacts {
+  /** Its full name. */
+  name?: string;
+  /** Platform id -> contract address. */
+  contracts?: Readonly<Record<string, string>>;
+  /** What one of those contracts answered on a configured chain (aggregate/jobs/chains/tokenSupplies.ts). */
+  token?: ChainToken;
+}
+
+/** A token contract's ERC-20 metadata, as read from its chain. */
+export interface ChainToken {
+  platform: string;
+  /** name() of the contract; '' when it gave none readable. */
+  name: string;
+  decimals: number;
+  /** totalSupply() over 10^decimals. */
+  totalSupply: number;
+  /** When it was read, unix ms. */
+  checkedAt: number;
+}
+
 /**
  * A discovered asset in the catalog's shape, so every endpoint serves it as it serves a catalog
- * asset: its symbol is the ticker, its name `venueName` (the name the venue's listing gives it,
- * where it gives one: infra/catalog/assetUniverse.ts) or else the ticker in capitals, its logo drawn
- * by the service, no category, no links, no contract, and a supply nobody knows (0, source
- * "unknown": market cap 0, ranked after every asset whose supply is known; api/read/assetMarket.ts).
+ * asset: its symbol is the ticker, its name the one the venue's listing gives it, or else the one
+ * its token contract gives, or else the ticker in capitals, its logo drawn by the service, no
+ * category, no links, as `platforms` the contracts the listing gives (decimals where the chain
+ * answered), and a supply nobody knows (0, source "unknown": market cap 0, ranked after every
+ * asset whose supply is known; api/read/assetMarket.ts), except a total supply read from a chain
+ * (source `chain:<platform>`), whose circulating part stays unknown (0: market cap 0 all the same).
  */
-export function discoveredAsset(id: string, venueName?: string): CatalogAsset | undefined {
+export function discoveredAsset(id: string, listed: ListedFacts = {}): CatalogAsset | undefined {
+  const { token } = listed;
+  const venueName = listed.name ?? (token?.name || undefined);
   const origin = parseDiscoveredId(id);
   if (!origin || !findVenue(origin.venue)) return undefined;
   const image = (size: string) => `/assets/coins/${id}.svg?size=${size}`;
@@ -67,7 +96,7 @@ export function discoveredAsset(id: string, venueName?: string): CatalogAsset | 
     name: venueName ?? ticker,
     image: { thumb: image('thumb'), small: image('small'), large: image('large') },
     categories: [],
-    description: `Found in ${origin.venue}'s market listing under the ticker ${ticker}${venueName ? `, named ${venueName} there` : ''}; not in the asset catalog. Its price and volume are measured from that venue's trades; its supply is unknown.`,
+    description: `Found in ${origin.venue}'s market listing under the ticker ${ticker}${listed.name ? `, named ${listed.name} there` : ''}; not in the asset catalog. Its price and volume are measured from that venue's trades; ${token ? `its total supply is its token contract's on ${token.platform}, its circulating supply is unknown` : 'its supply is unknown'}.`,
     links: {
       homepage: [],
       whitepaper: '',
@@ -83,10 +112,14 @@ export function discoveredAsset(id: string, venueName?: string): CatalogAsset | 
       snapshot_url: null,
       repos_url: { github: [], bitbucket: [] },
     },
-    platforms: {},
+    platforms: Object.fromEntries(
+      Object.entries(listed.contracts ?? {}).map(([platform, address]) => [platform, { contract_address: address, decimal_place: token?.platform === platform ? token.decimals : null }]),
+    ),
     hashing_algorithm: null,
     genesis_date: null,
-    supply: { circulating: 0, total: 0, max: null, source: unknownSupplySource, asOf: '1970-01-01' },
+    supply: token
+      ? { circulating: 0, total: token.totalSupply, max: null, source: `${chainSupplySourcePrefix}${token.platform}`, asOf: new Date(token.checkedAt).toISOString().slice(0, 10) }
+      : { circulating: 0, total: 0, max: null, source: unknownSupplySource, asOf: '1970-01-01' },
     stablecoin: false,
     wrapped: false,
   };
@@ -95,6 +128,11 @@ export function discoveredAsset(id: string, venueName?: string): CatalogAsset | 
 /** Whether nothing is known of the asset's supply (a discovered asset, or a catalog entry that says so). */
 export function supplyUnknown(asset: Pick<CatalogAsset, 'supply'>): boolean {
   return asset.supply.source === unknownSupplySource;
+}
+
+/** Whether its circulating supply, hence its market cap, is unknown: no supply known, or only a chain's total supply. */
+export function circulatingUnknown(asset: Pick<CatalogAsset, 'supply'>): boolean {
+  return supplyUnknown(asset) || asset.supply.source.startsWith(chainSupplySourcePrefix);
 }
 
 /**

@@ -1,8 +1,9 @@
 import { describe, expect, test } from 'vitest';
 import { BookSync } from '../bookSync.ts';
-import { selectMarkets, toTradeEvent } from '../normalize.ts';
+import { selectMarkets, statusEvents, toTradeEvent } from '../normalize.ts';
+import { statusEvent } from '../../infra/events.ts';
 import type { BookMessage, VenueMarket, VenueMessage } from '../venue.ts';
-import { kucoin, parseBullet, parseCurrencyNames, parseHistories, parseSymbols } from '../venues/kucoin.ts';
+import { kucoin, parseBullet, parseCurrencies, parseCurrencyNames, parseHistories, parseSymbols } from '../venues/kucoin.ts';
 import { cannedIo } from './cannedIo.ts';
 import { fixture, frames } from './fixtures.ts';
 import { countKinds, recordedSession, replayWithRest, tradesOf, type RecordedRest } from './recorded.ts';
@@ -283,5 +284,78 @@ describe('kucoin trade history (REST market/histories: the last 100 trades only)
   test('the refusal past the rate limit, and a row without its sequence, are not understood', () => {
     expect(parseHistories(fixture('kucoin', 'rest_recorded_rate_limited.json'), 'BTC-USDT')).toBeUndefined();
     expect(parseHistories({ code: '200000', data: [{ price: '1', size: '1', side: 'buy', time: 1 }] }, 'BTC-USDT')).toBeUndefined();
+  });
+});
+
+describe('kucoin currencies: contracts', () => {
+  test("currencies recorded from the live venue: contracts of the chains we map to CoinGecko platforms, none for a native coin's empty address or an unmapped chain; carried into the market's status", async () => {
+    const currencies = { code: '200000', data: fixture('kucoin', 'rest_currencies_recorded.json') };
+    // Read off the recording: USDT's 12 chains hold 6 we map (sol, bsc, optimism, eth, trx, arbitrum;
+    // kavaevm, eos, kcc, near, algo and xtz are not mapped); ETH's bsc and trx contracts (its eth,
+    // optimism and arbitrum addresses are "": native there; heco and kcc not mapped); BTC's only
+    // contract is on kcc; fiat has "chains": null; LTC, ADA and XRP only their own chains with "".
+    const contracts = new Map([...parseCurrencies(currencies)].flatMap(([code, c]) => (c.contracts ? [[code, c.contracts] as const] : [])));
+    expect([...contracts]).toEqual([
+      [
+        'USDT',
+        [
+          { platform: 'solana', address: 'Es9vMFrzaCERmJfrF4H2FYD4KCoNkY11McCe8BenwNYB' },
+          { platform: 'binance-smart-chain', address: '0x55d398326f99059ff775485246999027b3197955' },
+          { platform: 'optimistic-ethereum', address: '0x94b008aa00579c1307b0ef2c499ad98a8ce58e58' },
+          { platform: 'ethereum', address: '0xdac17f958d2ee523a2206206994597c13d831ec7' },
+          { platform: 'tron', address: 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t' },
+          { platform: 'arbitrum-one', address: '0xfd086bc7cd5c481dcc9c85ebe478a1c0b69fcbb9' },
+        ],
+      ],
+      [
+        'ETH',
+        [
+          { platform: 'binance-smart-chain', address: '0x2170ed0880ac9a755fd29b2688956bd959f933f8' },
+          { platform: 'tron', address: 'THb4CqiFdwNHsWsQCs4JhzwjMWys4aqCbF' },
+        ],
+      ],
+    ]);
+    const { io } = cannedIo({ 'https://k/api/v1/symbols': fixture('kucoin', 'rest_symbols.json'), 'https://k/api/v3/currencies': currencies });
+    const listed = await kucoin.listMarkets(io, endpoints);
+    expect(listed.map((m) => [m.symbol, m.baseContracts?.map((c) => c.platform)])).toEqual([
+      ['BTC-USDT', undefined],
+      ['SOL-USDC', undefined],
+      ['ETH-BTC', ['binance-smart-chain', 'tron']],
+      ['NEWCOIN-USDT', undefined],
+    ]);
+    const [status] = statusEvents('kucoin', [{ ...listed[2]!, asset: 'ethereum' }], true, 5);
+    expect(statusEvent.parse(status).baseContracts).toEqual([
+      { platform: 'binance-smart-chain', address: '0x2170ed0880ac9a755fd29b2688956bd959f933f8' },
+      { platform: 'tron', address: 'THb4CqiFdwNHsWsQCs4JhzwjMWys4aqCbF' },
+    ]);
+  });
+
+  test('currencies: a listed mixed-case EVM address is lower-cased, a Tron one kept; a malformed chain list costs the contracts, not the name', async () => {
+    // Hand-written in the recorded entries' shape.
+    const entry = (currency: string, chains: unknown) => ({ currency, name: currency, fullName: `${currency} Token`, chains });
+    const currencies = {
+      code: '200000',
+      data: [
+        entry('MIX', [
+          { chainName: 'ERC20', chainId: 'eth', contractAddress: '0xAbCdEf0123456789aBcDeF0123456789AbCdEf01' },
+          { chainName: 'TRC20', chainId: 'trx', contractAddress: 'TXyzAbC123' },
+          { chainName: 'BEP20', chainId: 'bsc', contractAddress: null },
+        ]),
+        entry('BAD', 'not a list'),
+      ],
+    };
+    const symbol = (base: string) => ({ symbol: `${base}-USDT`, baseCurrency: base, quoteCurrency: 'USDT', enableTrading: true });
+    const { io } = cannedIo({ 'https://k/api/v1/symbols': { code: '200000', data: [symbol('MIX'), symbol('BAD')] }, 'https://k/api/v3/currencies': currencies });
+    expect((await kucoin.listMarkets(io, endpoints)).map((m) => [m.symbol, m.baseName, m.baseContracts])).toEqual([
+      [
+        'MIX-USDT',
+        'MIX Token',
+        [
+          { platform: 'ethereum', address: '0xabcdef0123456789abcdef0123456789abcdef01' },
+          { platform: 'tron', address: 'TXyzAbC123' },
+        ],
+      ],
+      ['BAD-USDT', 'BAD Token', undefined],
+    ]);
   });
 });

@@ -3,7 +3,7 @@
 // endpoint also says how often to ping). Channels: /market/match (trades, `side` is the taker's),
 // /market/level2 (book changes, each numbered; the book is a REST snapshot from
 // /api/v1/market/orderbook/level2_100 plus the changes numbered after its `sequence`).
-// Symbols: GET /api/v1/symbols.
+// Symbols: GET /api/v1/symbols; their bases' full names and contracts: GET /api/v3/currencies.
 // Trade history: GET /api/v1/market/histories?symbol, the last 100 trades only, no paging
 // (Kucoin/kucoin-api-docs "Get Trade Histories"; ccxt: "pagination is not supported on the exchange
 // side anymore"). Its rows carry `sequence`, not `tradeId`: on the current matching engine the
@@ -17,7 +17,8 @@ import {
   catalogued,
   parseJson,
   unknown,
-  withBaseNames,
+  withBaseCurrencies,
+  type BaseCurrency,
   type BookMessage,
   type HistoryPage,
   type MarketListing,
@@ -38,8 +39,29 @@ const bullet = rest(
     instanceServers: z.array(z.object({ endpoint: z.url(), pingInterval: z.number().int().positive() }).loose()).min(1),
   }),
 );
-/** GET /api/v3/currencies: every currency's code and full name. */
-const currencies = rest(z.array(z.object({ currency: z.string(), fullName: z.string().optional() }).loose()));
+/**
+ * GET /api/v3/currencies: every currency's code, full name and chains (`chains` is null for fiat).
+ * A malformed chain list reads as none, so it never costs the names.
+ */
+const chain = z.object({ chainId: z.string(), contractAddress: z.string().nullable().optional() }).loose();
+const currencies = rest(
+  z.array(z.object({ currency: z.string(), fullName: z.string().optional(), chains: z.array(chain).nullable().optional().catch(null) }).loose()),
+);
+/**
+ * KuCoin chain id -> CoinGecko platform id (the catalog's `platforms` keys), for the chains whose
+ * contracts the recorded currency list shows and the catalog confirms: USDT's contract there on
+ * `eth`, `bsc`, `trx` and `sol` is the catalog's tether contract on ethereum, binance-smart-chain,
+ * tron and solana; `arbitrum` (chainName ARBITRUM) and `optimism` (OPTIMISM) are those rollups.
+ * Any other chain (kcc, kavaevm, near, eos, algo, xtz, heco...) is skipped, not guessed.
+ */
+const platformOfChain: Readonly<Record<string, string>> = {
+  eth: 'ethereum',
+  bsc: 'binance-smart-chain',
+  trx: 'tron',
+  sol: 'solana',
+  arbitrum: 'arbitrum-one',
+  optimism: 'optimistic-ethereum',
+};
 const symbols = rest(z.array(z.object({ symbol: z.string(), baseCurrency: z.string(), quoteCurrency: z.string(), enableTrading: z.boolean() }).loose()));
 const restLevels = z.array(z.tuple([z.string(), z.string()]));
 const orderbook = rest(z.object({ sequence: z.string().regex(/^\d+$/), bids: restLevels, asks: restLevels }).loose());
@@ -58,12 +80,29 @@ const level2 = z
   .object({ symbol: z.string(), sequenceStart: z.number(), sequenceEnd: z.number(), time: z.number().optional(), changes: z.object({ bids: changes, asks: changes }) })
   .loose();
 
-/** Symbols open for trading. */
-/** Full name by currency code, from GET /api/v3/currencies. */
-export function parseCurrencyNames(json: unknown): Map<string, string> {
-  return new Map(currencies.parse(json).data.flatMap((c) => (c.fullName ? [[c.currency, c.fullName] as const] : [])));
+/**
+ * Full name and contracts by currency code, from GET /api/v3/currencies: a contract for each chain
+ * we map to a platform that gives a non-empty address (a native coin's chain gives "").
+ */
+export function parseCurrencies(json: unknown): Map<string, BaseCurrency> {
+  return new Map(
+    currencies.parse(json).data.map((c) => {
+      const contracts = (c.chains ?? []).flatMap((ch) => {
+        const platform = platformOfChain[ch.chainId];
+        const address = ch.contractAddress?.trim();
+        return platform && address ? [{ platform, address }] : [];
+      });
+      return [c.currency, { ...(c.fullName ? { name: c.fullName } : {}), ...(contracts.length > 0 ? { contracts } : {}) }] as const;
+    }),
+  );
 }
 
+/** Full name by currency code, from GET /api/v3/currencies. */
+export function parseCurrencyNames(json: unknown): Map<string, string> {
+  return new Map([...parseCurrencies(json)].flatMap(([code, c]) => (c.name ? [[code, c.name] as const] : [])));
+}
+
+/** Symbols open for trading. */
 export function parseSymbols(json: unknown): MarketListing[] {
   return symbols
     .parse(json)
@@ -180,9 +219,9 @@ export const kucoin: VenueDescriptor = {
   channels: ['trades', 'books'],
   quotes: ['USDT', 'USDC', 'USD'],
   listMarkets: (io, endpoints) =>
-    withBaseNames(
+    withBaseCurrencies(
       io.getJson(`${endpoints.rest}/api/v1/symbols`).then(parseSymbols),
-      async () => parseCurrencyNames(await io.getJson(`${endpoints.rest}/api/v3/currencies`)),
+      async () => parseCurrencies(await io.getJson(`${endpoints.rest}/api/v3/currencies`)),
     ),
   sockets: (endpoints: VenueEndpoints, markets) =>
     batches(markets, symbolsPerSocket).map((group): SocketPlan => {

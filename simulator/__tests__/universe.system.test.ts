@@ -5,6 +5,9 @@ import { afterEach, describe, expect, test } from 'vitest';
 import WebSocket from 'ws';
 import { assetIdForVenueTicker } from '../../infra/catalog/catalog.ts';
 import { until, untilValue } from '../../test/support/until.ts';
+import { kucoin } from '../../ingest/venues/kucoin.ts';
+import { venueIo } from '../../ingest/venueIo.ts';
+import { simulatedContract } from '../market.ts';
 import { startSimulator, type SimulatedVenueId, type Simulator } from '../simulator.ts';
 import type { UniverseOptions } from '../universe.ts';
 
@@ -97,6 +100,13 @@ describe('the universe on the venues\' listing endpoints', () => {
     const fullName = new Map(currencies.data.map((c) => [c.currency, c.fullName]));
     for (const m of onVenue('kucoin')) expect(fullName.get(m.spec.base)).toBe(nameOf.get(m.assetKey));
     expect(fullName.get('USDT')).toBe('Tether');
+    // KuCoin's currencies also give a made-up base's SIMULATED contract, as an ERC20 chain: the collector lists it on ethereum.
+    const kucoinListed = new Map((await kucoin.listMarkets(venueIo, sim.endpoints('kucoin'))).map((l) => [l.symbol, l.baseContracts]));
+    expect(onVenue('kucoin').length).toBeGreaterThan(3);
+    for (const m of onVenue('kucoin')) {
+      expect(kucoinListed.get(m.spec.symbol), m.spec.symbol).toEqual(m.assetKey.startsWith('sim:') ? [{ platform: 'ethereum', address: simulatedContract(m.assetKey) }] : undefined);
+    }
+    expect(kucoinListed.get('BTC-USDT')).toBeUndefined();
     const pairs = await getJson<{ url_symbol: string; description: string }[]>(`${sim.endpoints('bitstamp').rest}/api/v2/trading-pairs-info/`);
     const description = new Map(pairs.map((p) => [p.url_symbol, p.description]));
     expect(onVenue('bitstamp').length).toBeGreaterThan(0);

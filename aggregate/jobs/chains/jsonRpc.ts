@@ -116,6 +116,11 @@ export class JsonRpcClient {
     );
   }
 
+  /** eth_call at the latest block: the call's return data ("0x" from an address without code); a revert is a JsonRpcError. */
+  async ethCall(to: string, data: string): Promise<`0x${string}`> {
+    return this.call('eth_call', [{ to, data }, 'latest'], hexData.transform((d) => d as `0x${string}`));
+  }
+
   async logs(filter: { fromBlock: number; toBlock: number; address?: string | string[]; topics?: (string | string[] | null)[] }): Promise<RpcLog[]> {
     const params = { ...filter, fromBlock: toHex(filter.fromBlock), toBlock: toHex(filter.toBlock) };
     return this.call('eth_getLogs', [params], z.array(rpcLog));

@@ -1,7 +1,7 @@
 // Ids of discovered assets: one per venue and ticker, readable back, never a catalog id.
 import { describe, expect, test } from 'vitest';
 import { catalogAssets, findAsset } from '../catalog.ts';
-import { describeAsset, discoveredAsset, discoveredAssetId, parseDiscoveredId, supplyUnknown, tickerSlug } from '../discovered.ts';
+import { circulatingUnknown, describeAsset, discoveredAsset, discoveredAssetId, parseDiscoveredId, supplyUnknown, tickerSlug } from '../discovered.ts';
 
 describe('discovered asset ids', () => {
   test('the ticker in lower case, then `--`, then the venue; read back to both', () => {
@@ -33,6 +33,22 @@ describe('discovered asset ids', () => {
     expect(supplyUnknown(findAsset('ethereum')!)).toBe(false);
     // A venue we do not track names no asset.
     expect(discoveredAsset('notacoin--nowhere')).toBeUndefined();
+  });
+
+  test("with its listing's contracts and a chain's answer for one: platforms with that platform's decimals, a total supply from the chain, its circulating supply unknown", () => {
+    const contracts = { tron: 'TXyz', ethereum: '0xabc' };
+    const listedOnly = discoveredAsset('toka--kucoin', { contracts })!;
+    expect(listedOnly.platforms).toEqual({ tron: { contract_address: 'TXyz', decimal_place: null }, ethereum: { contract_address: '0xabc', decimal_place: null } });
+    expect(listedOnly.supply.source).toBe('unknown');
+    const token = { platform: 'ethereum', name: 'Toka On Chain', decimals: 6, totalSupply: 42.5, checkedAt: Date.UTC(2026, 11, 3, 4) };
+    const read = discoveredAsset('toka--kucoin', { contracts, token })!;
+    expect(read.platforms).toEqual({ tron: { contract_address: 'TXyz', decimal_place: null }, ethereum: { contract_address: '0xabc', decimal_place: 6 } });
+    expect(read.supply).toEqual({ circulating: 0, total: 42.5, max: null, source: 'chain:ethereum', asOf: '2026-12-03' });
+    expect(read.name).toBe('Toka On Chain');
+    expect(read.description).toContain("its total supply is its token contract's on ethereum, its circulating supply is unknown");
+    expect([supplyUnknown(read), circulatingUnknown(read), circulatingUnknown(listedOnly), circulatingUnknown(findAsset('ethereum')!)]).toEqual([false, true, true, false]);
+    // The venue's name wins over the contract's.
+    expect(discoveredAsset('toka--kucoin', { name: 'Toka', contracts, token })!.name).toBe('Toka');
   });
 
   test('describeAsset: the catalog entry for a catalog id, the discovered asset for a discovered id, nothing otherwise', () => {
