@@ -101,6 +101,28 @@ test('ranges committed before the takeover are not repeated; a range recorded tw
   expect(await intents.uncommitted('liquidations', 0, 0)).toEqual([]);
 });
 
+test('a member of a shared group records the ranges of every insert it makes, and none for a batch of duplicates alone', async () => {
+  const asset = 'takeovere';
+  const group = 'to-records';
+  const trades = Array.from({ length: 5 }, (_, i) => trade(asset, i));
+  const bus = sharedBus();
+  const sink = await startTradeSink({ bus, store, log: silentLog, batchRows: 1_000, batchMs: 10, group });
+  bus.publish(trades.slice(0, 3));
+  await until(() => sink.stats().inserted === 3, 'the first three stored');
+  bus.publish(trades.slice(3));
+  await until(() => sink.stats().inserted === 5, 'all five stored');
+  // Offset 5: a copy of offset 0, judged a duplicate: nothing is inserted for it, so nothing is recorded.
+  bus.publish([trades[0]!]);
+  await until(() => sink.stats().duplicates === 1, 'the copy judged');
+  await sink.stop();
+  const ranges = await store.rows<{ first: number; last: number }>(
+    'SELECT toUInt32(first_offset) AS first, toUInt32(last_offset) AS last FROM sink_intents WHERE consumer_group = {group:String} ORDER BY first',
+    { group },
+  );
+  const recorded = ranges.flatMap((r) => Array.from({ length: r.last - r.first + 1 }, (_, i) => r.first + i));
+  expect(recorded).toEqual([0, 1, 2, 3, 4]);
+});
+
 test('on the in-process bus (members in one process) the sink writes no intents', async () => {
   const asset = 'takeoverc';
   const bus = createMemoryBus();
