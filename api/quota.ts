@@ -31,6 +31,9 @@ export interface Quota {
   close(): Promise<void>;
 }
 
+/** How long a Redis command may take before the quota answers 503; also the longest wait for the first connection. */
+const redisCommandTimeoutMs = 2_000;
+
 /**
  * Requests per key in a fixed one-hour window that starts with the key's first request (spec
  * section 8; ARCHITECTURE.md "Decisions on the gaps"). Counted per key hash, never the raw key.
@@ -42,18 +45,31 @@ export function createQuota(options: QuotaOptions): Quota {
   const keyPrefix = options.keyPrefix ?? 'mds:quota';
   let limiter: RateLimiterMemory | RateLimiterRedis;
   let redis: Redis | undefined;
+  /** Resolves once the Redis client first connects, or after the command timeout; undefined in memory. */
+  let firstConnection: Promise<void> | undefined;
   if (options.redisUrl) {
     redis = new Redis(options.redisUrl, {
       // Fail fast instead of queueing commands while disconnected; ioredis keeps reconnecting.
       enableOfflineQueue: false,
       maxRetriesPerRequest: 1,
-      commandTimeout: 2_000,
+      commandTimeout: redisCommandTimeoutMs,
     });
     let lastLoggedAt = 0;
     redis.on('error', (err: unknown) => {
       if (Date.now() - lastLoggedAt < 10_000) return;
       lastLoggedAt = Date.now();
       options.log?.warn({ err }, 'quota store (Redis) unreachable; requests are answered 503');
+    });
+    // A replica that has just started would otherwise answer 503 until its first connection is up:
+    // requests wait for it, at most as long as a command may take.
+    const client = redis;
+    firstConnection = new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, redisCommandTimeoutMs);
+      timer.unref();
+      client.once('ready', () => {
+        clearTimeout(timer);
+        resolve();
+      });
     });
     limiter = new RateLimiterRedis({ storeClient: redis, points: perHour, duration: windowSeconds, keyPrefix, rejectIfRedisNotReady: true });
   } else {
@@ -63,6 +79,7 @@ export function createQuota(options: QuotaOptions): Quota {
   /** `log` says where a failing quota store is reported (the request's logger for HTTP requests). */
   async function consume(keyHash: string, log: () => Logger | undefined = () => options.log): Promise<Record<string, string>> {
     let state: RateLimiterRes;
+    if (firstConnection) await firstConnection;
     try {
       state = await limiter.consume(keyHash);
     } catch (err) {

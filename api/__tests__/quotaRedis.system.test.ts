@@ -116,7 +116,7 @@ async function stallingProxy(target: URL): Promise<{ url: string; stall(): void;
   };
 }
 
-/** The first count once the client is connected (before that the quota answers 503 at once). */
+/** The first count once the client is connected (a first request waits up to 2 s for the connection; retried past that on a loaded machine). */
 function firstConsume(quota: Quota, keyHash: string): Promise<Record<string, string>> {
   return untilValue(() => quota.consume(keyHash), 'the quota client to connect to Redis', { timeoutMs: 2_000, everyMs: 10 });
 }
@@ -136,6 +136,15 @@ describe('createQuota on a redis-server', () => {
       expect(await redis.get(`mds:quota:${keyHash}`)).toBe('1');
     } finally {
       redis.disconnect();
+    }
+  });
+
+  it('counts a request made as the client starts: it waits for the first connection instead of answering 503', async () => {
+    const quota = createQuota({ perHour: 5, redisUrl: redisUrl(), keyPrefix: `mds-test:${randomUUID()}` });
+    try {
+      expect((await quota.consume('k'))['x-ratelimit-remaining']).toBe('4');
+    } finally {
+      await quota.close();
     }
   });
 
