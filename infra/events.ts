@@ -59,6 +59,9 @@ export const maxBaseContracts = 16;
 /** Longer than any address we map (EVM 42 characters, Solana up to 44, Tron 34). */
 export const maxContractAddressLength = 100;
 
+/** An EVM address: 0x and 20 bytes in hex, either case (EIP-55 checksummed or not). */
+export const evmAddressPattern = /^0x[0-9a-fA-F]{40}$/;
+
 /** Where a token is issued: a CoinGecko platform id (`ethereum`, `binance-smart-chain`...) and its contract there. */
 export const baseContract = z.object({
   platform: z.string().regex(/^[a-z0-9]+(?:-[a-z0-9]+)*$/).max(40),

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { findVenue, type CatalogVenue } from '../infra/catalog/catalog.ts';
 import { ConfigError } from '../infra/config.ts';
 import type { ConnectLimit } from './connectBudget.ts';
-import { baseContract, maxBaseContracts, maxBaseNameLength, type BaseContract, type Channel } from '../infra/events.ts';
+import { baseContract, evmAddressPattern, maxBaseContracts, maxBaseNameLength, type BaseContract, type Channel } from '../infra/events.ts';
 import type { OrderBook, RawLevel } from './orderBook.ts';
 
 /** A market as the venue lists it, before it is matched to the catalog. */
@@ -299,7 +299,7 @@ export function contracted(contracts: readonly BaseContract[] | undefined): Pick
   const byPlatform = new Map<string, BaseContract>();
   for (const c of contracts ?? []) {
     const address = c.address.trim();
-    const contract = { platform: c.platform, address: /^0x[0-9a-fA-F]{40}$/.test(address) ? address.toLowerCase() : address };
+    const contract = { platform: c.platform, address: evmAddressPattern.test(address) ? address.toLowerCase() : address };
     if (baseContract.safeParse(contract).success && !byPlatform.has(c.platform) && byPlatform.size < maxBaseContracts) byPlatform.set(c.platform, contract);
   }
   return byPlatform.size > 0 ? { baseContracts: [...byPlatform.values()] } : {};

@@ -370,6 +370,7 @@ export class VenueListing {
     // About 6 significant digits of price, like most venue tick sizes.
     const priceDecimals = Math.max(2, Math.min(10, 5 - Math.floor(Math.log10(mid))));
     const inverse = spec.inverse ?? false;
+    const contract = this.#model.contract(asset);
     const qtyDecimals = contractSize === 1 && !inverse ? Math.max(0, Math.min(8, Math.floor(Math.log10(mid)) + 2)) : 0;
     return {
       venue: this.venue,
@@ -394,7 +395,7 @@ export class VenueListing {
       nextTradeAt: Number.NaN,
       baseName: this.#model.name(asset),
       quoteName: this.#model.name(spec.quote),
-      ...(this.#model.contract(asset) === undefined ? {} : { baseContract: this.#model.contract(asset)! }),
+      ...(contract === undefined ? {} : { baseContract: contract }),
     };
   }
 

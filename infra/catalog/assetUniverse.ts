@@ -63,6 +63,9 @@ SELECT platform, address, name, decimals, total_supply, toUnixTimestamp64Milli(c
 FROM token_supplies FINAL
 WHERE error = ''`;
 
+/** A contract's key in the maps of token reads: its platform and its address (lower case). */
+export const contractKey = (platform: string, address: string) => `${platform} ${address}`;
+
 interface TokenRow {
   platform: string;
   address: string;
@@ -75,7 +78,7 @@ interface TokenRow {
 /** The token of the first of `contracts` (in the listing's order) whose chain answered; its supply in whole units. */
 function tokenOf(contracts: Readonly<Record<string, string>> | undefined, tokens: ReadonlyMap<string, TokenRow>): ChainToken | undefined {
   for (const [platform, address] of Object.entries(contracts ?? {})) {
-    const row = tokens.get(`${platform} ${address.toLowerCase()}`);
+    const row = tokens.get(contractKey(platform, address.toLowerCase()));
     if (!row) continue;
     return { platform, name: row.name, decimals: row.decimals, totalSupply: Number(BigInt(row.total_supply)) / 10 ** row.decimals, checkedAt: row.checked_at };
   }
@@ -94,7 +97,7 @@ export async function loadAssetUniverse(store: StoreCalls, at = Date.now()): Pro
   const joined = new Map(aliases.map((a) => [a.alias, a.target]));
   const nameOf = new Map(names.map((n) => [n.asset, n.name]));
   const contractsOf = new Map(contracts.map((c) => [c.asset, c.contracts]));
-  const tokens = new Map(tokenRows.map((t) => [`${t.platform} ${t.address}`, t]));
+  const tokens = new Map(tokenRows.map((t) => [contractKey(t.platform, t.address), t]));
   const discovered = rows
     .filter((r) => !joined.has(r.asset))
     .flatMap((r) => {

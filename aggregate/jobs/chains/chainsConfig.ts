@@ -1,11 +1,12 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { ConfigError } from '../../../infra/config.ts';
+import { evmAddressPattern } from '../../../infra/events.ts';
 
 /** A 20-byte hex address, kept lowercase: logs, tables and lookups compare it as a plain string. */
 export const evmAddress = z
   .string()
-  .regex(/^0x[0-9a-fA-F]{40}$/, 'must be a 0x-prefixed 20-byte hex address')
+  .regex(evmAddressPattern, 'must be a 0x-prefixed 20-byte hex address')
   .transform((a) => a.toLowerCase());
 
 const slug = z.string().regex(/^[a-z0-9][a-z0-9-]*$/, 'must be a lowercase slug (a-z, 0-9, -)');

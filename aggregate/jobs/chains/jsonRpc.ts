@@ -1,6 +1,7 @@
 // A small Ethereum JSON-RPC client over HTTP (https://ethereum.org/en/developers/docs/apis/json-rpc/):
 // the few methods the indexer needs, batch requests, and every answer checked with zod.
 import { z } from 'zod';
+import { evmAddressPattern } from '../../../infra/events.ts';
 
 const hexQuantity = z.string().regex(/^0x[0-9a-fA-F]+$/, 'must be a hex quantity');
 const hexData = z.string().regex(/^0x([0-9a-fA-F]{2})*$/, 'must be hex data');
@@ -9,7 +10,7 @@ const quantity = hexQuantity.transform((h) => Number(BigInt(h)));
 
 /** A log as eth_getLogs returns it (only the fields the indexer reads). */
 export const rpcLog = z.object({
-  address: z.string().regex(/^0x[0-9a-fA-F]{40}$/).transform((a) => a.toLowerCase()),
+  address: z.string().regex(evmAddressPattern).transform((a) => a.toLowerCase()),
   topics: z.array(hash32),
   data: hexData.transform((d) => d as `0x${string}`),
   blockNumber: quantity,

@@ -7,11 +7,11 @@
 // that cannot be reached, or serves another chain id than the configured one, fails the run
 // (retried) after the other chains are read, and leaves what was stored of its contracts as it was.
 import { decodeAbiParameters, hexToString, type Hex } from 'viem';
-import { maxBaseNameLength } from '../../../infra/events.ts';
+import { evmAddressPattern, maxBaseNameLength } from '../../../infra/events.ts';
 import type { Job } from '../../../infra/jobs.ts';
 import type { Logger } from '../../../infra/log.ts';
 import type { Store } from '../../../infra/store.ts';
-import { loadListedContracts, type ListedContracts } from '../../../infra/catalog/assetUniverse.ts';
+import { contractKey, loadListedContracts, type ListedContracts } from '../../../infra/catalog/assetUniverse.ts';
 import type { Config } from '../../../infra/config.ts';
 import { loadChainsConfig, type ChainConfig } from './chainsConfig.ts';
 import { ChainMismatchError } from './evmIndexer.ts';
@@ -56,7 +56,7 @@ export function dueContracts(
     for (const [platform, raw] of Object.entries(contracts)) {
       const chain = chainOf.get(platform);
       const address = raw.toLowerCase();
-      if (!chain || !/^0x[0-9a-f]{40}$/.test(address)) continue;
+      if (!chain || !evmAddressPattern.test(address)) continue;
       const key = contractKey(platform, address);
       const checked = lastChecked.get(key) ?? Number.NEGATIVE_INFINITY;
       if (checked > now - options.refreshMs) continue;
@@ -68,8 +68,6 @@ export function dueContracts(
     .slice(0, options.maxPerRun)
     .map(([, { chain, address }]) => ({ chain, address }));
 }
-
-export const contractKey = (platform: string, address: string) => `${platform} ${address}`;
 
 /** What a contract answered: its metadata, or why it could not be read. */
 export type TokenRead = { name: string; symbol: string; decimals: number; totalSupply: bigint } | { error: string };

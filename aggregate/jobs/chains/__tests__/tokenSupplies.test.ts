@@ -3,7 +3,8 @@ import { encodeAbiParameters, stringToHex } from 'viem';
 import { expect, test } from 'vitest';
 import { chainConfig } from '../chainsConfig.ts';
 import type { ListedContracts } from '../../../../infra/catalog/assetUniverse.ts';
-import { contractKey, decodeText, dueContracts, tokenRead } from '../tokenSupplies.ts';
+import { contractKey } from '../../../../infra/catalog/assetUniverse.ts';
+import { decodeText, dueContracts, tokenRead } from '../tokenSupplies.ts';
 
 const address = (n: number) => `0x${n.toString(16).padStart(40, '0')}`;
 const chain = (id: string, platform: string) => chainConfig.parse({ id, name: id, rpcUrl: 'http://127.0.0.1:8545', platform, factories: [{ address: address(0xf1), kind: 'v2', dex: 'x' }] });
