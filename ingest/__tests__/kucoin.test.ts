@@ -3,7 +3,7 @@ import { BookSync } from '../bookSync.ts';
 import { selectMarkets, statusEvents, toTradeEvent } from '../normalize.ts';
 import { statusEvent } from '../../infra/events.ts';
 import type { BookMessage, VenueMarket, VenueMessage } from '../venue.ts';
-import { kucoin, parseBullet, parseCurrencies, parseCurrencyNames, parseHistories, parseSymbols } from '../venues/kucoin.ts';
+import { kucoin, parseBullet, parseCurrencies, parseHistories, parseSymbols } from '../venues/kucoin.ts';
 import { cannedIo } from './cannedIo.ts';
 import { fixture, frames } from './fixtures.ts';
 import { countKinds, recordedSession, replayWithRest, tradesOf, type RecordedRest } from './recorded.ts';
@@ -86,7 +86,7 @@ describe('kucoin messages', () => {
   test('currencies recorded from the live venue: a symbol is named by its base currency\'s fullName as written there; a base the list lacks gets none', async () => {
     // Entries of GET /api/v3/currencies as ccxt kept them from the venue, put back in the answer's envelope (SOURCES.md).
     const currencies = { code: '200000', data: fixture('kucoin', 'rest_currencies_recorded.json') };
-    expect([...parseCurrencyNames(currencies)]).toEqual([
+    expect([...parseCurrencies(currencies)].flatMap(([code, c]) => (c.name ? [[code, c.name]] : []))).toEqual([
       ['BTC', 'Bitcoin'],
       ['USDT', 'Tether'],
       ['EUR', 'Euro'],

@@ -97,11 +97,6 @@ export function parseCurrencies(json: unknown): Map<string, BaseCurrency> {
   );
 }
 
-/** Full name by currency code, from GET /api/v3/currencies. */
-export function parseCurrencyNames(json: unknown): Map<string, string> {
-  return new Map([...parseCurrencies(json)].flatMap(([code, c]) => (c.name ? [[code, c.name] as const] : [])));
-}
-
 /** Symbols open for trading. */
 export function parseSymbols(json: unknown): MarketListing[] {
   return symbols
