@@ -11,7 +11,8 @@ import type { z } from 'zod';
 import type { chainConfig } from '../aggregate/jobs/chains/chainsConfig.ts';
 import { toHex } from '../aggregate/jobs/chains/jsonRpc.ts';
 import { uniswapEvents, type PoolKind, type SwapAmounts } from '../aggregate/jobs/chains/uniswapEvents.ts';
-import { seededRandom } from './market.ts';
+import { seededRandom, simulatedContract } from './market.ts';
+import type { SyntheticAsset } from './universe.ts';
 
 export interface SimToken {
   address: string;
@@ -86,6 +87,20 @@ type Action = { type: 'pool'; pool: SimPool } | { type: 'swap'; pool: SimPool; a
 
 const simAddress = (label: string) => `0x${keccak256(stringToHex(`simulated:${label}`)).slice(-40)}`;
 
+/**
+ * The ERC-20 token of each made-up asset, at the contract the simulated KuCoin publishes for it
+ * (simulatedContract): its ticker and name, 18 decimals, and a total supply fixed by its key, sized
+ * so that it is worth between 1 million and 10 billion USD at the asset's start price (log-uniform),
+ * as real tokens are: the token-supplies job reads the same figure every run.
+ */
+export function syntheticTokens(assets: readonly SyntheticAsset[]): SimToken[] {
+  return assets.map((asset) => {
+    const draw = Number(BigInt(keccak256(stringToHex(`simulated:supply:${asset.key}`)).slice(0, 18)) % 1_000_000n) / 1_000_000;
+    const wholeTokens = BigInt(Math.max(1, Math.round(10 ** (6 + 4 * draw) / asset.startPrice)));
+    return { address: simulatedContract(asset.key), symbol: asset.ticker, name: asset.name, decimals: 18, usd: asset.startPrice, totalSupply: wholeTokens * 10n ** 18n };
+  });
+}
+
 /** Tokens of the default simulated chain: a wrapped native coin, a BTC wrapper, a USD stablecoin and a token nobody prices. */
 export const defaultSimTokens: readonly SimToken[] = [
   { address: simAddress('token:WETH'), symbol: 'WETH', decimals: 18, usd: 3_000 },
@@ -128,6 +143,8 @@ export class EvmChainModel {
   readonly tokens: readonly SimToken[];
   readonly factories: readonly SimFactory[];
   readonly retainBlocks: number;
+  /** The tokens by lower-case address: the demo's chain holds thousands (the universe's). */
+  readonly #tokenAt: ReadonlyMap<string, SimToken>;
   /** Canonical blocks from `#firstKept` to the head. */
   readonly #blocks: SimBlock[] = [];
   #firstKept = 0;
@@ -144,6 +161,7 @@ export class EvmChainModel {
 
   constructor(options: EvmChainModelOptions) {
     this.tokens = options.tokens ?? defaultSimTokens;
+    this.#tokenAt = new Map(this.tokens.map((t) => [t.address.toLowerCase(), t]));
     this.factories = options.factories ?? defaultSimFactories;
     this.retainBlocks = options.retainBlocks ?? defaultRetainBlocks;
     if (!Number.isSafeInteger(this.retainBlocks) || this.retainBlocks < 2) throw new RangeError(`retainBlocks must be an integer >= 2, got ${this.retainBlocks}`);
@@ -151,6 +169,11 @@ export class EvmChainModel {
     this.#blockTimeS = options.blockTimeS ?? 12;
     this.#random = seededRandom(this.#seed);
     this.#genesis = this.mine({ ts: options.genesisTs });
+  }
+
+  /** The token at `address` (any case), if the chain holds one there. */
+  token(address: string): SimToken | undefined {
+    return this.#tokenAt.get(address.toLowerCase());
   }
 
   get head(): number {
@@ -307,7 +330,7 @@ export class EvmChainModel {
   }
 
   #token(address: string): SimToken {
-    const token = this.tokens.find((t) => t.address === address);
+    const token = this.token(address);
     if (!token) throw new Error(`unknown token ${address}`);
     return token;
   }
@@ -400,7 +423,7 @@ const asList = (v: unknown) => (v === undefined || v === null ? undefined : Arra
  * node answers. Any other function, or a token made to revert, reverts as geth says it (code 3).
  */
 function ethCall(model: EvmChainModel, call: { to?: unknown; data?: unknown }, ok: (result: unknown) => object, fail: (code: number, message: string) => object): object {
-  const token = model.tokens.find((t) => t.address === String(call.to).toLowerCase());
+  const token = model.token(String(call.to));
   if (!token) return ok('0x');
   const reverted = fail(3, 'execution reverted');
   if (token.reverts) return reverted;
@@ -507,15 +530,16 @@ export interface DemoChain {
  * The demo's simulated chain: pools of every token pair on both factories, then a block every
  * `blockMs` with a few random swaps, timestamped with the wall clock. Its tokens are mapped to
  * catalog assets (WETH -> ethereum, WBTC -> bitcoin, USDC -> usd-coin) so their legs are valued
- * through the index prices of the demo's simulated market; SIMX stays unvalued on purpose.
+ * through the index prices of the demo's simulated market; SIMX stays unvalued on purpose. With the
+ * universe, it also holds each made-up asset's token (`tokens`, syntheticTokens), for their supplies.
  * Every start is a new chain (the seed, random unless given, is in its genesis hash), so its
  * configuration says `onChainReset: reindex`: the indexer replaces the previous run's history.
  * It keeps the model's last 5,000 blocks (about 2.8 hours at the default 2 s per block): the indexer
  * reads a few blocks behind the head every 10 s, and fails (pruned history) only after that long without a run.
  */
-export async function startDemoChain(options: { seed?: number; blockMs?: number; port?: number } = {}): Promise<DemoChain> {
+export async function startDemoChain(options: { seed?: number; blockMs?: number; port?: number; tokens?: readonly SimToken[] } = {}): Promise<DemoChain> {
   const seed = options.seed ?? randomInt(2 ** 32);
-  const model = new EvmChainModel({ seed, genesisTs: Math.floor(Date.now() / 1000) });
+  const model = new EvmChainModel({ seed, genesisTs: Math.floor(Date.now() / 1000), tokens: [...defaultSimTokens, ...(options.tokens ?? [])] });
   const [weth, wbtc, usdc, simx] = defaultSimTokens as [SimToken, SimToken, SimToken, SimToken];
   for (const factory of model.factories) {
     for (const [a, b] of [[weth, usdc], [wbtc, weth], [wbtc, usdc], [simx, weth], [simx, usdc]] as const) model.createPool(factory, a.address, b.address);
@@ -533,6 +557,9 @@ export async function startDemoChain(options: { seed?: number; blockMs?: number;
     config: {
       id: 'simchain',
       name: 'Simulated EVM chain (demo)',
+      // It stands in for Ethereum: the simulated KuCoin publishes the made-up assets' contracts on
+      // its ERC20 chain (platform ethereum), and the token-supplies job reads them here.
+      platform: 'ethereum',
       rpcUrl: server.url,
       chainId: 31_337,
       confirmations: 2,

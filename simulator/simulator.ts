@@ -15,7 +15,7 @@ import { kucoinFormat, kucoinListings, kucoinProtocol } from './kucoinServer.ts'
 import { LiveUniverse, type SimulatorUniverse } from './liveUniverse.ts';
 import { okxProtocol, okxSpotFormat, okxSpotListings, okxSwapFormat, okxSwapListings } from './okxServer.ts';
 import { MarketModel, simulatedTickers, type ListingFormat, type ListingSpec, type VenueListing } from './market.ts';
-import { generateUniverse, type UniverseOptions } from './universe.ts';
+import { generateUniverse, type Universe, type UniverseOptions } from './universe.ts';
 import { SimVenueServer, type SentTrade, type VenueProtocol, type VenueServerOptions } from './venueServer.ts';
 
 interface SimulatedVenueKind {
@@ -160,7 +160,12 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   };
 }
 
+/** The universe a simulator of `seed` serves (the same outside it: the demo's chain holds its tokens). */
+export function simulatedUniverse(seed: number, options: UniverseOptions): Universe {
+  return generateUniverse(seed, listingFormats, options);
+}
+
 function startUniverse(seed: number, options: UniverseOptions, model: MarketModel, servers: ReadonlyMap<SimulatedVenueId, SimVenueServer>): LiveUniverse {
   const listings = new Map<string, VenueListing>([...servers].map(([id, server]) => [id, server.listing]));
-  return new LiveUniverse(generateUniverse(seed, listingFormats, options), seed, model, listings, listingFormats);
+  return new LiveUniverse(simulatedUniverse(seed, options), seed, model, listings, listingFormats);
 }

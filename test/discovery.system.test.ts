@@ -26,12 +26,17 @@ import { loadConfig } from '../infra/config.ts';
 import { createLogger } from '../infra/log.ts';
 import { migrate } from '../infra/migrate.ts';
 import { openStore, type Store } from '../infra/store.ts';
+import { chainConfig } from '../aggregate/jobs/chains/chainsConfig.ts';
+import { readTokenSupplies } from '../aggregate/jobs/chains/tokenSupplies.ts';
+import { startDemoChain, syntheticTokens } from '../simulator/evmChain.ts';
 import { simulatedContract } from '../simulator/market.ts';
-import { startSimulator, type Simulator } from '../simulator/simulator.ts';
+import { simulatedUniverse, startSimulator, type Simulator } from '../simulator/simulator.ts';
 import { get } from './support/harness.ts';
 import { until, untilValue } from './support/until.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'mds-discovery-'));
+const seed = 20261128;
+const universe = { assets: 120, tradesPerSecondScale: 20 };
 const log = createLogger('silent');
 const venues = [gate, kraken, kucoin];
 
@@ -44,7 +49,7 @@ const stops: (() => Promise<void>)[] = [];
 
 beforeAll(async () => {
   // A small universe: 120 made-up assets over the three venues, a few listing while the test runs.
-  sim = await startSimulator({ venues: ['gate', 'kraken', 'kucoin'], seed: 20261128, tradesPerSecondPerMarket: 1, universe: { assets: 120, tradesPerSecondScale: 20 } });
+  sim = await startSimulator({ venues: ['gate', 'kraken', 'kucoin'], seed, tradesPerSecondPerMarket: 1, universe });
   const config = loadConfig({ MDS_DATA_DIR: dir, PORT: '0', LOG_LEVEL: 'silent', AGGREGATE_BATCH_MS: '100' });
   store = await openStore(config);
   await migrate(store);
@@ -147,5 +152,31 @@ describe('discovery on a simulated universe', () => {
       `${id} served with its contract ${contract}`,
       { timeoutMs: 60_000, everyMs: 500, context: () => `last: ${last}` },
     );
+  }, 90_000);
+  test("the demo's chain holds the token of each made-up asset at the contract KuCoin publishes: its total supply is read from it and served", async () => {
+    // The chain as the demo starts it: the tokens of the universe of the simulator's seed and options.
+    const planned = simulatedUniverse(seed, universe);
+    const chain = await startDemoChain({ blockMs: 60_000, tokens: syntheticTokens(planned.assets) });
+    try {
+      // Contracts of the planned assets KuCoin lists from the start (not those the tests above listed now).
+      const onKucoin = new Set(planned.markets.filter((m) => m.venue === 'kucoin' && m.listAt === 0 && m.kind === 'plain').map((m) => simulatedContract(m.assetKey)));
+      expect(onKucoin.size).toBeGreaterThan(0);
+      // Some of them discovered with their contract (those that printed so far).
+      const discovered = await untilValue(async () => {
+        const found = (await loadAssetUniverse(store)).assets.filter((a) => onKucoin.has(a.platforms.ethereum?.contract_address ?? ''));
+        return found.length >= 3 ? found : undefined;
+      }, 'three KuCoin assets of the universe discovered with their contracts', 60_000);
+      await readTokenSupplies({ store, log }, [chainConfig.parse(chain.config)]);
+      const read = await loadAssetUniverse(store);
+      for (const before of discovered) {
+        const token = chain.model.token(before.platforms.ethereum!.contract_address);
+        // The running simulator's asset behind the contract is the planned one the chain holds.
+        expect([before.symbol, before.name]).toEqual([token?.symbol.toLowerCase(), token?.name]);
+        const asset = read.find(before.id)!;
+        expect([asset.supply.total, asset.supply.source, asset.platforms.ethereum?.decimal_place]).toEqual([Number(token!.totalSupply! / 10n ** 18n), 'chain:ethereum', 18]);
+      }
+    } finally {
+      await chain.close();
+    }
   }, 90_000);
 });

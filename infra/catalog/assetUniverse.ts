@@ -75,12 +75,22 @@ interface TokenRow {
   checked_at: number;
 }
 
+/**
+ * A token amount in base units as whole tokens: the whole part divided exactly in integers, then
+ * the remainder, so a round supply stays round (Number(raw) / 10 ** decimals rounds twice:
+ * 1,413,351,431 x 10^18 came out 1,413,351,430.9999998).
+ */
+export function wholeTokens(raw: bigint, decimals: number): number {
+  const unit = 10n ** BigInt(decimals);
+  return Number(raw / unit) + Number(raw % unit) / 10 ** decimals;
+}
+
 /** The token of the first of `contracts` (in the listing's order) whose chain answered; its supply in whole units. */
 function tokenOf(contracts: Readonly<Record<string, string>> | undefined, tokens: ReadonlyMap<string, TokenRow>): ChainToken | undefined {
   for (const [platform, address] of Object.entries(contracts ?? {})) {
     const row = tokens.get(contractKey(platform, address.toLowerCase()));
     if (!row) continue;
-    return { platform, name: row.name, decimals: row.decimals, totalSupply: Number(BigInt(row.total_supply)) / 10 ** row.decimals, checkedAt: row.checked_at };
+    return { platform, name: row.name, decimals: row.decimals, totalSupply: wholeTokens(BigInt(row.total_supply), row.decimals), checkedAt: row.checked_at };
   }
   return undefined;
 }

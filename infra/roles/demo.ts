@@ -33,7 +33,7 @@ export interface DemoWorld {
  */
 export async function startDemoWorld({ config, log, life, metrics }: RoleContext): Promise<DemoWorld> {
   // Loaded here and only here, when the demo runs: a deployment may ship without simulator/ (test/layers.test.ts).
-  const [{ isSimulatedVenue, simulatedVenueIds }, { startDemoChain }, archiveFiles] = await Promise.all([
+  const [{ isSimulatedVenue, simulatedVenueIds, simulatedUniverse }, { startDemoChain, syntheticTokens }, archiveFiles] = await Promise.all([
     import('../../simulator/simulator.ts'),
     import('../../simulator/evmChain.ts'),
     import('../../simulator/archiveFiles.ts'),
@@ -46,14 +46,16 @@ export async function startDemoWorld({ config, log, life, metrics }: RoleContext
   // tail markets that trade a few times a minute would fill theirs for hours: a standalone
   // universe simulator's live heap grew 12 MB a minute, and stayed at 65 MB with a 30 s bound).
   const universe = config.DEMO_UNIVERSE_ASSETS > 0 ? { assets: config.DEMO_UNIVERSE_ASSETS } : undefined;
+  const seed = Date.now();
   const simulator = await startSimulatorThread({ config, log, life, metrics }, {
-    seed: Date.now(),
+    seed,
     tickMs: 250,
     tradesPerSecondPerMarket: 1,
     ...(universe ? { universe, perVenue: Object.fromEntries(simulatedVenueIds.map((id) => [id, { retainPrinted: 2_000, retainPrintedMs: 10 * 60_000 }])) } : {}),
   });
-  // One SIMULATED EVM chain (named so in /v1/chains), indexed by the chain indexer job over JSON-RPC.
-  const chain = await startDemoChain();
+  // One SIMULATED EVM chain (named so in /v1/chains), indexed by the chain indexer job over JSON-RPC;
+  // it holds the tokens of the universe the simulator serves (the same seed), read by the token-supplies job.
+  const chain = await startDemoChain({ tokens: universe ? syntheticTokens(simulatedUniverse(seed, universe).assets) : [] });
   life.add('chain-simulator', 'base', () => chain.close());
   log.info({ venues: Object.fromEntries(Object.entries(simulator.endpoints).map(([id, e]) => [id, e.ws])) }, 'market simulator started: all demo data is SIMULATED');
   const demoConfig: Config = {
