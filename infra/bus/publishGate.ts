@@ -47,15 +47,30 @@ export class PublishGate {
     return () => void this.#refusalListeners.delete(listener);
   }
 
-  /** Counts `n` events of `topic` refused at the adapter's bound, and says so loudly; `events` go to the refusal listeners. */
+  /**
+   * Counts `n` events of `topic` refused at the adapter's bound, and says so loudly; `events` go to
+   * the refusal listeners. Counted first, and a listener that throws is logged, not thrown: the
+   * adapter calls this from its own send path, which must go on (a throw there stopped the Kafka
+   * sender for good, with the refusal not counted).
+   */
   refuse(topic: Topic, context: Record<string, unknown>, n = 1, events: readonly MarketEvent[] = []): void {
-    if (events.length > 0) for (const listener of this.#refusalListeners) listener(events);
     const counts = this.#counts.get(topic)!;
     counts.dropped += n;
+    if (events.length > 0) this.#tellListeners(topic, events);
     const now = Date.now();
     if (now - (this.#lastRefusalLog.get(topic) ?? 0) < refusalLogEveryMs) return;
     this.#lastRefusalLog.set(topic, now);
     this.#log?.error({ topic, dropped: counts.dropped, ...context }, 'bus full: events refused and lost');
+  }
+
+  #tellListeners(topic: Topic, events: readonly MarketEvent[]): void {
+    for (const listener of this.#refusalListeners) {
+      try {
+        listener(events);
+      } catch (err) {
+        this.#log?.error({ topic, events: events.length, err }, 'a bus refusal listener failed: the refused events are counted as lost');
+      }
+    }
   }
 
   topicStats(topic: Topic): Counts {

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { Kafka, Partitioners, logLevel } from 'kafkajs';
 import { pino } from 'pino';
 import { afterEach, expect, test, vi, type TestContext } from 'vitest';
-import type { BookEvent, LiquidationEvent, TradeEvent } from '../../events.ts';
+import type { BookEvent, LiquidationEvent, MarketEvent, TradeEvent } from '../../events.ts';
 import { commitPositionsAfter, type BusRecord, type Subscription } from '../bus.ts';
 import { createKafkaBus } from '../kafkaBus.ts';
 import { brokerAgainAt, startMockCluster, stopMockCluster, type MockCluster } from '../../../test/support/kafkaMock.ts';
@@ -81,6 +81,14 @@ async function untilJoined(seen: () => boolean, publishOne: (n: number) => void)
   }, 'a first event after joining');
 }
 
+// First in the file, alone: kafkajs warns of its default partitioner once per process, for the
+// first producer made without one.
+test('a bus names its partitioner: kafkajs has no warning of its default to log', async () => {
+  const { bus, lines } = await loggedBus(sharedBrokers());
+  await bus.close();
+  expect(lines.filter((l) => /partitioner/i.test(String(l.msg)))).toEqual([]);
+});
+
 test.concurrent('with the broker gone: what overflows is refused (newest first) and logged, flush rejects naming what is unsent; once a broker is back the rest goes out with no further publish', async (context) => {
   const first = await ownCluster(context);
   const bound = 5;
@@ -90,6 +98,8 @@ test.concurrent('with the broker gone: what overflows is refused (newest first) 
   const sent = trades(asset, bound);
   const books = Array.from({ length: bound }, (_, i) => book(asset, i));
   const liquidations = liquidationsOf(asset, 2);
+  const refusedEvents: MarketEvent[] = [];
+  bus.onRefused((events) => void refusedEvents.push(...events));
   try {
     await stopMockCluster(first);
     bus.publish(sent);
@@ -112,6 +122,8 @@ test.concurrent('with the broker gone: what overflows is refused (newest first) 
     expect(bus.stats().topics.trades).toMatchObject({ dropped: 0, heldRecords: bound, heldBytes: sent.reduce((n, t) => n + JSON.stringify(t).length, 0) });
     expect(lines).toContainEqual(expect.objectContaining({ level: 50, msg: 'kafka produce failed; will retry', events: bound, err: expect.objectContaining({ message: expect.any(String) }) }));
     expect(lines).toContainEqual(expect.objectContaining({ level: 50, msg: 'bus full: events refused and lost', topic: 'books', dropped: 1, reason: 'kafka unavailable', pending: bound }));
+    // The refused events themselves, as refused, for a collector to recover.
+    expect(refusedEvents).toEqual([...liquidations, ...books]);
     // kafkajs's own errors reach our log as errors, its fields under `kafka`, its message as ours.
     const refused = lines.find((l) => l.level === 50 && /ECONNREFUSED/.test(String(l.msg)));
     expect(refused?.kafka).toMatchObject({ logger: 'kafkajs', clientId: 'mds', broker: `127.0.0.1:${first.port}` });
@@ -157,6 +169,22 @@ test.concurrent('a flush counts its own events only: the one in flight, not thos
     bus.publish(trades(asset, 2, 1));
     await expect(flushed).rejects.toThrow(/^kafka unavailable: 1 events not sent yet$/);
     expect(bus.stats().topics.trades.heldRecords).toBe(3);
+  } finally {
+    // The broker does not come back: the bus keeps retrying until its process ends.
+    void bus.close().catch(() => {});
+  }
+}, 60_000);
+
+test.concurrent('kafkajs retries a request as `retry` says: with no retries, one refused connection and the request counts as failed', async (context) => {
+  const cluster = await ownCluster(context);
+  const { bus, lines } = await loggedBus([`127.0.0.1:${cluster.port}`], { retry: { retries: 0, initialRetryTime: 100 } });
+  try {
+    await stopMockCluster(cluster);
+    bus.publish(trades(`noretry${unique()}`, 1));
+    await until(() => failures(lines) > 0, 'the failed request');
+    // kafkajs's default (5 retries) connects 16 times before it gives up.
+    const before = lines.slice(0, lines.findIndex((l) => l.msg === 'kafka produce failed; will retry'));
+    expect(before.filter((l) => String(l.msg).startsWith('Connection error:'))).toHaveLength(1);
   } finally {
     // The broker does not come back: the bus keeps retrying until its process ends.
     void bus.close().catch(() => {});
@@ -622,4 +650,45 @@ test('members take the session timeout given, or 30 s, and heartbeat at a third 
     await bus.close();
   }));
   expect(made).toEqual([{ sessionTimeout: 6_000, heartbeatInterval: 2_000 }, { sessionTimeout: 30_000, heartbeatInterval: 3_000 }]);
+});
+
+test('kafkajs entries below a warning are not logged, even where KAFKAJS_LOG_LEVEL has kafkajs make them', async (context) => {
+  // kafkajs reads it when a client and its loggers are made: only this bus's.
+  const before = process.env.KAFKAJS_LOG_LEVEL;
+  process.env.KAFKAJS_LOG_LEVEL = 'INFO';
+  context.onTestFinished(() => {
+    if (before === undefined) delete process.env.KAFKAJS_LOG_LEVEL;
+    else process.env.KAFKAJS_LOG_LEVEL = before;
+  });
+  const { bus, lines } = await loggedBus(sharedBrokers());
+  // A consumer's run and stop are kafkajs info entries ('Starting', 'Stopped').
+  const sub = await bus.subscribe({ group: `quiet-${unique()}`, topics: ['trades'], start: 'latest', onBatch: async () => {} });
+  await sub.stop();
+  await bus.close();
+  expect(lines.filter((l) => l.msg === 'Starting' || l.msg === 'Stopped')).toEqual([]);
+});
+
+test('close disconnects the members still subscribed, each once, however often it is called', async () => {
+  const disconnects: number[] = [];
+  const real = Kafka.prototype.consumer;
+  vi.spyOn(Kafka.prototype, 'consumer').mockImplementation(function (this: Kafka, ...args: Parameters<Kafka['consumer']>) {
+    const consumer = real.apply(this, args);
+    const at = disconnects.push(0) - 1;
+    const disconnect = consumer.disconnect.bind(consumer);
+    consumer.disconnect = async () => {
+      disconnects[at]! += 1;
+      await disconnect();
+    };
+    return consumer;
+  });
+  const bus = await createKafkaBus({ brokers: sharedBrokers(), sessionTimeoutMs: 6_000 });
+  const member = () => bus.subscribe({ group: `once-${unique()}`, topics: ['trades'], start: 'latest', onBatch: async () => {} });
+  const stopped = await member();
+  await member();
+  await stopped.stop();
+  expect(disconnects).toEqual([1, 0]);
+  await bus.close();
+  await bus.close();
+  // A stopped member is no longer the bus's to disconnect; a closed bus has none left.
+  expect(disconnects).toEqual([1, 1]);
 });

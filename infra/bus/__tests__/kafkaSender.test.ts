@@ -3,7 +3,7 @@
 // waits for, what a failed request refuses, and when a request goes out.
 import { afterEach, expect, test, vi } from 'vitest';
 import type { Producer, ProducerBatch } from 'kafkajs';
-import type { TradeEvent } from '../../events.ts';
+import type { MarketEvent, TradeEvent } from '../../events.ts';
 import { KafkaSender } from '../kafkaSender.ts';
 import { PublishGate } from '../publishGate.ts';
 import { until } from '../../../test/support/until.ts';
@@ -106,4 +106,36 @@ test('a request waits the linger unless a batch is full', async () => {
   sender.publish([trade(2), trade(3), trade(4)]);
   await vi.advanceTimersByTimeAsync(0);
   expect(requests).toEqual([['1'], ['2', '3', '4']]);
+});
+
+test('the refused events themselves reach the refusal listeners: at publish, and the newest after a failed request', async () => {
+  const first = later();
+  const { producer, requests } = scriptedProducer(() => first.answer);
+  const { sender, gate } = senderOf(producer, { maxBatch: 2, maxBuffered: 3 });
+  const heard: MarketEvent[][] = [];
+  gate.onRefused((events) => heard.push([...events]));
+  sender.publish([trade(1), trade(2)]);
+  await until(() => requests.length === 1, 'the first request');
+  sender.publish([trade(3), trade(4), trade(5), trade(6)]);
+  // A collector recovers what the bus refused: it needs the events, not only their count.
+  expect(heard).toEqual([[trade(6)]]);
+  first.give(false);
+  await until(() => gate.topicStats('trades').dropped === 3, 'the refusals after the failure');
+  expect(heard).toEqual([[trade(6)], [trade(4)], [trade(5)]]);
+});
+
+test('a publish that leaves nothing waiting starts no linger: the next event waits a whole linger of its own', async () => {
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+  const { producer, requests } = scriptedProducer(() => true);
+  const { sender, gate } = senderOf(producer, { maxBatch: 3, lingerMs: 50 });
+  // Fails its schema: counted, not buffered.
+  sender.publish([{ ...trade(0), price: -1 }]);
+  sender.publish([]);
+  expect(gate.totals().invalid).toBe(1);
+  await vi.advanceTimersByTimeAsync(30);
+  sender.publish([trade(1)]);
+  await vi.advanceTimersByTimeAsync(49);
+  expect(requests).toHaveLength(0);
+  await vi.advanceTimersByTimeAsync(1);
+  expect(requests).toEqual([['1']]);
 });

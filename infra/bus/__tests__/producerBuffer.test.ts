@@ -75,3 +75,9 @@ test('held records and bytes per topic count the request in flight and the waiti
   buffer.sent();
   expect(buffer.heldByTopic().get('trades')).toEqual({ records: 1, bytes: 2 });
 });
+
+test('the request under way counts toward a flush only for its events numbered up to the flush\'s', () => {
+  const buffer = bufferWith(10, [['trades', 'a'], ['trades', 'b'], ['trades', 'c']]);
+  buffer.startRequest(2);
+  expect([buffer.heldUpTo(0), buffer.heldUpTo(1), buffer.heldUpTo(2), buffer.heldUpTo(3)]).toEqual([0, 1, 2, 3]);
+});

@@ -79,3 +79,18 @@ test('refusal listeners are called with the refused events an adapter still has,
   expect(heard).toHaveLength(1);
   expect(gate.totals().dropped).toBe(5);
 });
+
+test('a refusal listener that throws: the refusal is counted, the other listeners still hear it, the failure is logged, and nothing is thrown to the adapter', () => {
+  const { log, lines } = recordingLog();
+  const gate = new PublishGate(log);
+  const heard: (readonly unknown[])[] = [];
+  gate.onRefused(() => {
+    throw new Error('listener broke');
+  });
+  gate.onRefused((events) => heard.push(events));
+  expect(() => gate.refuse('trades', {}, 2, [trade, trade])).not.toThrow();
+  expect(heard).toEqual([[trade, trade]]);
+  expect(gate.totals().dropped).toBe(2);
+  const failures = lines.filter((l) => l.msg === 'a bus refusal listener failed: the refused events are counted as lost');
+  expect(failures.map((l) => [l.level, l.topic, l.events, (l.err as { message: string }).message])).toEqual([[50, 'trades', 2, 'listener broke']]);
+});
