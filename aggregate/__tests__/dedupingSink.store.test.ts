@@ -530,3 +530,130 @@ test('a rebalance while an insert runs: what that batch learnt of the table is n
   expect(sink.stats()).toEqual({ received: 2, inserted: 1, duplicates: 1, batches: 2, failedBatches: 0, repeatedInserts: 0 });
   expect((await storedTrades('duringcoin')).map((r) => r.id)).toEqual(['1', '2']);
 });
+
+test('a trade stored by the retry of a refused insert is looked up when a copy comes in a later batch: its market is read from the table again', async () => {
+  const { bus, faults, sink } = await sinkWithFaults('dd-forget', { batchRows: 1_000, batchMs: 20 });
+  faults.set('failinsert');
+  bus.publish([trade('forgetcoin', '1', t0)]);
+  await until(() => sink.stats().failedBatches >= 1, 'a refused insert');
+  faults.set('ok');
+  await until(() => sink.stats().inserted === 1 && lagOf(bus, 'dd-forget') === 0, 'the retry stored it');
+  // A copy at the same time (a second collector's), later than what the table held when the retry read it.
+  bus.publish([trade('forgetcoin', '1', t0)]);
+  await until(() => sink.stats().received === 2 && lagOf(bus, 'dd-forget') === 0, 'the copy judged');
+  await sink.stop();
+  expect(sink.stats()).toMatchObject({ inserted: 1, duplicates: 1 });
+  expect((await storedTrades('forgetcoin')).map((r) => r.id)).toEqual(['1']);
+});
+
+test('a stop inserts what is buffered though no flush ran before it', async () => {
+  const bus = createMemoryBus();
+  const sink = await startTradeSink({ bus, store, log: silentLog, batchRows: 1_000, batchMs: 60_000, group: 'dd-first-stop' });
+  bus.publish([trade('firststopcoin', '1', t0), trade('firststopcoin', '2', t0 + 1)]);
+  await until(() => sink.stats().received === 2, 'both delivered');
+  await sink.stop();
+  expect(lagOf(bus, 'dd-first-stop')).toBe(0);
+  expect(sink.stats()).toEqual({ received: 2, inserted: 2, duplicates: 0, batches: 1, failedBatches: 0, repeatedInserts: 0 });
+});
+
+test('storeBuffered inserts and commits what is buffered and throws while the store refuses it; once a rebalance has dropped the refused records, it has nothing to throw for', async () => {
+  const memoryBus = createMemoryBus();
+  const { bus, assign } = withAssignments(memoryBus);
+  const faults = withStoreFaults(store);
+  const { log, lines } = recordingLog();
+  // batchRows and batchMs out of reach: only storeBuffered flushes.
+  const sink = await startTradeSink({ bus, store: faults.store, log, batchRows: 1_000, batchMs: 60_000, group: 'dd-buffered' });
+  assign();
+  memoryBus.publish([trade('bufcoin', '1', t0), trade('bufcoin', '2', t0 + 1)]);
+  await until(() => sink.stats().received === 2, 'both delivered');
+  await sink.storeBuffered();
+  expect(lagOf(memoryBus, 'dd-buffered')).toBe(0);
+  expect(sink.stats()).toMatchObject({ inserted: 2, batches: 1 });
+
+  faults.set('failinsert');
+  memoryBus.publish([trade('bufcoin', '3', t0 + 2)]);
+  await until(() => sink.stats().received === 3, 'the third delivered');
+  await expect(sink.storeBuffered()).rejects.toThrow(new Error('trades: the buffered events could not be stored'));
+  // The partition moves: the refused record is the new owner's, and nothing is left here to store
+  // (the trade sink calls its gap sink's storeBuffered before each insert: it must not fail for nothing).
+  assign();
+  await sink.storeBuffered();
+  await sink.stop();
+  faults.set('ok');
+  // The one refusal logged; no word of events left behind at the stop: there are none.
+  expect(lines.map((l) => l.msg)).toEqual(['batch insert failed; will retry']);
+  expect(lagOf(memoryBus, 'dd-buffered')).toBe(1);
+  expect(sink.stats()).toMatchObject({ received: 3, inserted: 2, failedBatches: 1 });
+});
+
+test('a rebalance while an insert runs: a batch that lands is left uncommitted, one that fails is not kept to retry; what is delivered again is judged afresh', async () => {
+  const memoryBus = createMemoryBus();
+  const { bus, assign } = withAssignments(memoryBus);
+  const held = withHeldInsert(store);
+  const sink = await startTradeSink({ bus, store: held.store, log: silentLog, batchRows: 1, batchMs: 60_000, group: 'dd-moving' });
+  assign();
+  held.holdNextInsert();
+  memoryBus.publish([trade('movingcoin', '1', t0)]);
+  await until(held.holding, 'the first insert under way');
+  assign();
+  held.release('lands');
+  await until(() => sink.stats().inserted === 1, 'the first insert landed');
+  // Not committed by this member: the bus delivers it again to whoever owns the partition now.
+  expect(lagOf(memoryBus, 'dd-moving')).toBe(1);
+
+  held.holdNextInsert();
+  memoryBus.publish([trade('movingcoin', '2', t0 + 1)]);
+  await until(held.holding, 'the second insert under way');
+  assign();
+  held.release('answerLost');
+  await until(() => sink.stats().failedBatches === 1, 'the second insert failed');
+  // The partition came back to this member: both are delivered again (here, published again).
+  memoryBus.publish([trade('movingcoin', '1', t0), trade('movingcoin', '2', t0 + 1)]);
+  await until(() => lagOf(memoryBus, 'dd-moving') === 0, 'the redelivery committed');
+  await sink.stop();
+  // Both found held; the failed insert was not sent again from this member's memory.
+  expect(sink.stats()).toEqual({ received: 4, inserted: 1, duplicates: 2, batches: 3, failedBatches: 1, repeatedInserts: 0 });
+  expect((await storedTrades('movingcoin')).map((r) => r.id)).toEqual(['1', '2']);
+});
+
+test('an insert refused again with new records behind it: only it is sent again as it was; the records after it are cut afresh', async () => {
+  const { bus, faults, sink } = await sinkWithFaults('dd-again', { batchRows: 1_000, batchMs: 20 });
+  faults.set('failinsert');
+  bus.publish([trade('againcoin', '1', t0)]);
+  await until(() => sink.stats().failedBatches >= 1, 'the first insert refused');
+  bus.publish([trade('againcoin', '2', t0 + 1)]);
+  await until(() => sink.stats().received === 2, 'the second delivered');
+  // Two more refusals: the later one surely had both buffered (a repeat of the first insert, then a
+  // slice of the second, never sent).
+  const failed = sink.stats().failedBatches;
+  await until(() => sink.stats().failedBatches >= failed + 2, 'a retry refused with both buffered');
+  faults.set('ok');
+  await until(() => lagOf(bus, 'dd-again') === 0, 'both stored and committed');
+  await sink.stop();
+  // Every retry sent the first insert again, the one that landed too; the second went once, as new.
+  const stats = sink.stats();
+  expect(stats.repeatedInserts).toBe(stats.failedBatches);
+  expect(stats).toMatchObject({ received: 2, inserted: 2, duplicates: 0 });
+  expect((await storedTrades('againcoin')).map((r) => r.id)).toEqual(['1', '2']);
+});
+
+test('a retry whose lookup fails keeps the repeat it was about to send: the lost insert that lands later is still matched by its token', async () => {
+  const bus = createMemoryBus();
+  const held = withHeldInsert(store);
+  const faults = withStoreFaults(held.store);
+  const sink = await startTradeSink({ bus, store: faults.store, log: silentLog, batchRows: 1_000, batchMs: 20, group: 'dd-judge' });
+  held.holdNextInsert();
+  bus.publish([trade('judgecoin', '1', t0)]);
+  await until(held.holding, 'the first insert under way');
+  bus.publish([trade('judgecoin', '2', t0 + 1)]);
+  await until(() => sink.stats().received === 2, 'the second delivered');
+  // The first insert's answer is lost (it lands just before the next insert), then the retries' lookups fail.
+  faults.set('failquery');
+  held.release('answerLostLandsLate');
+  await until(() => sink.stats().failedBatches >= 2, 'a retry whose lookup failed');
+  faults.set('ok');
+  await until(() => lagOf(bus, 'dd-judge') === 0, 'both stored and committed');
+  await sink.stop();
+  expect((await storedTrades('judgecoin')).map((r) => r.id)).toEqual(['1', '2']);
+  expect(sink.stats()).toMatchObject({ received: 2, inserted: 2, duplicates: 0, repeatedInserts: 1 });
+});

@@ -70,3 +70,51 @@ test('the token is the same for the same ranges and records, whoever cuts them, 
   expect(sliceToken('trades', [range(1, 1, 2)], keys)).not.toBe(token);
   expect(sliceToken('trades', [range(0, 1, 2)], [keys[0]!])).not.toBe(token);
 });
+
+// The order a token reads records in is fixed by topic, then partition, then offset: a repeat must
+// spell the token of the insert it repeats, whoever cut it and in whatever order the records came.
+test('records are read by topic, then partition, then offset, whatever their offsets say across partitions and topics', () => {
+  // Partition 1's offsets are below partition 0's: an order by offset alone would put them first.
+  const records = [record(1, 2), record(0, 7), record(1, 3), record(0, 8)];
+  expect(shapes(planSlices(records, [], false, spell))).toEqual([{ token: '0:7-8,1:2-3|0/7,0/8,1/2,1/3', repeat: false }]);
+  // A repeat naming its ranges out of partition order still reads partition 0 first.
+  const repeat = planSlices(records, [{ ranges: [range(1, 2, 3), range(0, 7, 8)] }], false, spell);
+  expect(shapes(repeat)).toEqual([{ token: '1:2-3,0:7-8|0/7,0/8,1/2,1/3', repeat: true }]);
+  // Two topics: liquidations before trades, though the trade comes first and has the lower offset.
+  const liquidation = (offset: number) => ({ ...record(0, offset), topic: 'liquidations' }) as unknown as BusRecord<'trades'>;
+  const topicOrder = (rs: BusRecord<'trades'>[]) => planSlices(rs, [], false, (_, recs) => recs.map((r) => `${r.topic}/${r.offset}`).join(',')).slices[0]!.token;
+  expect(topicOrder([record(0, 1), liquidation(5)])).toBe('liquidations/5,trades/1');
+  expect(topicOrder([liquidation(5), record(0, 1)])).toBe('liquidations/5,trades/1');
+});
+
+test('a repeat takes only the records of its range: those before it are left out of every slice', () => {
+  // Offsets 0-2 come before the range a previous owner recorded (a slice of duplicates has no intent).
+  const records = [0, 1, 2, 3, 4, 5].map((o) => record(0, o));
+  const plan = planSlices(records, [{ ranges: [range(0, 3, 5)] }], true, spell);
+  expect(shapes(plan)).toEqual([{ token: '0:3-5|0/3,0/4,0/5', repeat: true }]);
+  expect(plan.waiting).toEqual([]);
+});
+
+test('a repeat that takes its partition whole leaves no empty slice; one whose range has no record left makes none', () => {
+  const whole = planSlices([10, 11, 12].map((o) => record(0, o)), [{ ranges: [range(0, 10, 12)] }], true, spell);
+  expect(shapes(whole)).toEqual([{ token: '0:10-12|0/10,0/11,0/12', repeat: true }]);
+  // Delivery already past the range: complete, but nothing to take.
+  const past = planSlices([record(0, 13)], [{ ranges: [range(0, 10, 12)] }], true, spell);
+  expect(shapes(past)).toEqual([{ token: '0:13-13|0/13', repeat: false }]);
+  expect(past.pending).toEqual([]);
+});
+
+test('a second repeat of a partition waits for its own records once the first has taken all there are, and one of a partition with no records waits too', () => {
+  const first = { ranges: [range(0, 0, 0)] };
+  const second = { ranges: [range(0, 1, 1)] };
+  const plan = planSlices([record(0, 0)], [first, second], true, spell);
+  expect(shapes(plan)).toEqual([{ token: '0:0-0|0/0', repeat: true }]);
+  expect(plan.pending).toEqual([second]);
+  const longer = planSlices([0, 1, 2, 3, 4].map((o) => record(0, o)), [{ ranges: [range(0, 0, 4)] }, { ranges: [range(0, 5, 9)] }], true, spell);
+  expect(shapes(longer)).toEqual([{ token: '0:0-4|0/0,0/1,0/2,0/3,0/4', repeat: true }]);
+  expect(longer.pending).toEqual([{ ranges: [range(0, 5, 9)] }]);
+  // Partition 0 has nothing in this flush: its repeat waits, partition 1 goes on.
+  const other = planSlices([record(1, 4)], [{ ranges: [range(0, 5, 9)] }], true, spell);
+  expect(shapes(other)).toEqual([{ token: '1:4-4|1/4', repeat: false }]);
+  expect(other.pending).toEqual([{ ranges: [range(0, 5, 9)] }]);
+});
