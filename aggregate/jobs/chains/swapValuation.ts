@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { wholeTokens } from '../../../infra/catalog/assetUniverse.ts';
 import { catalogAssets, type CatalogAsset } from '../../../infra/catalog/catalog.ts';
 import { ConfigError } from '../../../infra/config.ts';
 import { fiatCurrencies } from '../../currency/currencies.ts';
@@ -139,7 +140,7 @@ export async function valueSwaps(store: Store, book: ReadonlyMap<string, ValuedT
       .sort((a, b) => Number(b.valued.par) - Number(a.valued.par) || a.valued.rank - b.valued.rank);
     const leg = legs[0];
     if (!leg) return { usd: null, token: '', by: '' };
-    const quantity = Number(leg.raw) / 10 ** leg.valued.decimals;
+    const quantity = wholeTokens(leg.raw, leg.valued.decimals);
     return { usd: quantity * leg.price, token: leg.token, by: `${leg.valued.par ? 'par' : 'index'}:${leg.valued.asset}` };
   });
 }
