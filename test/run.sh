@@ -19,12 +19,21 @@ if [ ${#missing[@]} -gt 0 ]; then
   apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
+# The tests' stores, data directories and servers' files go to memory (a tmpfs) unless TMPDIR says
+# otherwise: each insert writes a part per materialized view, and on the disk that file work cost a
+# sixth of a store file's CPU and the suite a sixth of its time (test/bench/RESULTS.md, 2026-12-03).
+if [ -z "${TMPDIR:-}" ] && [ -d /dev/shm ] && [ -w /dev/shm ]; then
+  TMPDIR=$(mktemp -d -p /dev/shm mds-test.XXXXXX)
+  export TMPDIR
+  shm_tmp=$TMPDIR
+fi
 work=$(mktemp -d)
 pids=()
 cleanup() {
   for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
   wait 2>/dev/null || true
   rm -rf "$work"
+  [ -z "${shm_tmp:-}" ] || rm -rf "$shm_tmp"
 }
 trap cleanup EXIT
 
