@@ -200,10 +200,21 @@ function watchCall(exchange: Exchange, kind: Kind, symbols: string[]): Promise<u
   }
 }
 
+/**
+ * Rejections after which a watcher re-arms rather than backs off as from a failure: ccxt's own
+ * unsubscription of a bad book (it settles the old subscription's watcher), and a book that failed
+ * its checksum or sequence (the hooks saw it when ccxt rejected, and count the resync).
+ */
+function rearmedBookError(ccxt: Ccxt, err: unknown): boolean {
+  return err instanceof ccxt.UnsubscribeError || err instanceof ccxt.ChecksumError || err instanceof ccxt.InvalidNonce;
+}
+
 /** The watcher of one kind for some markets: one ccxt call, re-armed forever. */
 async function watchLoop(context: WatchContext, kind: Kind, symbols: string[]): Promise<void> {
   const { ccxt, exchange, venue, bus, log, shell, byUnified, books, emitPath, duplicates, unseen, counters } = context;
   let failures = 0;
+  /** Book rejections in a row that re-arm the watcher (rearmedBookError), since its last answer. */
+  let rearms = 0;
   /** The trade watchers say whether their markets stream: an answer after none, or a lost connection. */
   let streaming = false;
   const report = (connected: boolean) => {
@@ -215,6 +226,7 @@ async function watchLoop(context: WatchContext, kind: Kind, symbols: string[]): 
       const answer = await watchCall(exchange, kind, symbols);
       const receivedAt = Date.now();
       failures = 0;
+      rearms = 0;
       if (!streaming) report(true);
       if (kind === 'trades') emitPath.emit(tradeReports(exchange, byUnified, unseen.take<Trade>(answer, symbols.map((s) => exchange.trades[s])), receivedAt), receivedAt, duplicates);
       else if (kind === 'liquidations' && venue.liquidationSide) {
@@ -225,15 +237,19 @@ async function watchLoop(context: WatchContext, kind: Kind, symbols: string[]): 
       continue;
     } catch (err) {
       if (shell.stopped() || err instanceof ccxt.ExchangeClosedByUser) return;
-      // ccxt's own unsubscription of a bad book settles the old subscription's watcher with this.
-      if (err instanceof ccxt.UnsubscribeError) continue;
+      if (rearmedBookError(ccxt, err)) {
+        // ccxt can hand the same rejection back at once on every call (Client.future keeps a future
+        // it rejected with a stored rejection), until the venue's next message for the book: re-arming
+        // without a pause held the thread for good. The first re-arm waits one turn, repeats back off.
+        await shell.wait(rearms === 0 ? 0 : backoffDelayMs(context.tuning.backoff, rearms - 1));
+        rearms += 1;
+        continue;
+      }
       if (err instanceof ccxt.AuthenticationError || err instanceof ccxt.NotSupported || err instanceof ccxt.PermissionDenied) {
         counters.venueErrors += 1;
         log.error({ kind, symbols, err: (err as Error).message }, 'watcher cannot run on this venue: stopped');
         return;
       }
-      // A book that failed its check: the hooks saw it when ccxt rejected; re-arm at once.
-      if (err instanceof ccxt.ChecksumError || err instanceof ccxt.InvalidNonce) continue;
       if (kind === 'books' && err instanceof ccxt.NetworkError) books.lost(symbols);
       if (err instanceof ccxt.NetworkError) report(false);
       else {
