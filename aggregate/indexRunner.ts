@@ -76,7 +76,12 @@ export interface IndexRunnerStats {
   failures: number;
   /** Go-backs for late trades: each computed seconds again from the first late one. */
   revisits: number;
+  /** Time the ranges spent, by part (ms, summed): reading their inputs, the sweep, writing its rows. */
+  phaseMs: Record<IndexPhase, number>;
 }
+
+/** The parts of computing a range, timed apart (mds_index_phase_seconds_total): where a slow index spends its seconds. */
+export type IndexPhase = 'load' | 'sweep' | 'write';
 
 /**
  * Seconds computed again for some assets' late trades (a venue's recovery lands them market after
@@ -125,7 +130,7 @@ const realPause = (ms: number, signal: AbortSignal): Promise<void> => sleep(ms, 
  */
 export class IndexRunner {
   readonly #options: IndexRunnerOptions;
-  readonly #stats: IndexRunnerStats = { lastComputed: undefined, ranges: 0, rows: 0, failures: 0, revisits: 0 };
+  readonly #stats: IndexRunnerStats = { lastComputed: undefined, ranges: 0, rows: 0, failures: 0, revisits: 0, phaseMs: { load: 0, sweep: 0, write: 0 } };
   /**
    * What index_ticks holds as far as this runner knows (indexSweep.ts, TickWrites): seconds up to
    * storedThrough may hold rows of an earlier computation; written records the rows it wrote.
@@ -160,7 +165,17 @@ export class IndexRunner {
   }
 
   stats(): IndexRunnerStats {
-    return { ...this.#stats };
+    return { ...this.#stats, phaseMs: { ...this.#stats.phaseMs } };
+  }
+
+  /** Runs `part` and adds its time to `phase`, whether it succeeds or not. */
+  async #timed<T>(phase: IndexPhase, part: () => T | Promise<T>): Promise<T> {
+    const started = performance.now();
+    try {
+      return await part();
+    } finally {
+      this.#stats.phaseMs[phase] += performance.now() - started;
+    }
   }
 
   #now(): number {
@@ -237,13 +252,13 @@ export class IndexRunner {
   async #computeRange(range: SweepRange, prior: IndexState): Promise<{ assets: number; rows: number }> {
     const { store, params } = this.#options;
     const writes = this.#writes!;
-    const [inputs, rates] = await Promise.all([loadIndexInputs(store, range, params), this.#quoteRates((range.to + 1) * 1000)]);
+    const [inputs, rates] = await this.#timed('load', () => Promise.all([loadIndexInputs(store, range, params), this.#quoteRates((range.to + 1) * 1000)]));
     this.#computedAt = Math.max(Date.now(), this.#computedAt + 1);
-    const result = sweepIndex({ range, inputs, prior, params, rates, writes, computedAt: this.#computedAt });
-    await store.insert('index_ticks', result.rows);
+    const result = await this.#timed('sweep', () => sweepIndex({ range, inputs, prior, params, rates, writes, computedAt: this.#computedAt }));
+    await this.#timed('write', () => store.insert('index_ticks', result.rows));
     // Recorded only once the insert succeeded: a failed step writes the same rows again.
     for (const [key, content] of result.written) writes.written.set(key, content);
-    await store.insert('index_constituents_latest', result.constituents);
+    await this.#timed('write', () => store.insert('index_constituents_latest', result.constituents));
     for (const key of writes.written.keys()) if (Number(key.split('\u0000')[1]) < range.from) writes.written.delete(key);
     this.#states = result.states;
     return { assets: result.assets, rows: result.rows.length };
@@ -293,10 +308,10 @@ export class IndexRunner {
     const range: SweepRange = { from: revisit.from, to, keepFrom: done ? to - schedule.recomputeSeconds : to };
     for (const row of await loadStoredSeconds(store, range.from, to, revisit.assets)) revisit.writes.written.set(tickKey(row), '');
     const prior = revisit.prior ?? (await loadIndexState(store, range.from - 1, params, revisit.assets));
-    const [inputs, rates] = await Promise.all([loadIndexInputs(store, range, params, revisit.assets), this.#quoteRates((to + 1) * 1000)]);
+    const [inputs, rates] = await this.#timed('load', () => Promise.all([loadIndexInputs(store, range, params, revisit.assets), this.#quoteRates((to + 1) * 1000)]));
     this.#computedAt = Math.max(Date.now(), this.#computedAt + 1);
-    const result = sweepIndex({ range, inputs, prior, params, rates, writes: revisit.writes, computedAt: this.#computedAt });
-    await store.insert('index_ticks', result.rows);
+    const result = await this.#timed('sweep', () => sweepIndex({ range, inputs, prior, params, rates, writes: revisit.writes, computedAt: this.#computedAt }));
+    await this.#timed('write', () => store.insert('index_ticks', result.rows));
     this.#stats.ranges += 1;
     this.#stats.rows += result.rows.length;
     if (!done) {

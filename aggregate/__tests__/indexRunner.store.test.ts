@@ -336,6 +336,9 @@ describe('index runner, live', () => {
     expect(waits.map((w) => w.lastComputed)).toEqual([startAt, ...everySecond].map(reachedAt));
     expect(reachedAt(endAt)).toBe(e0 + 27);
     expect(runner.stats()).toMatchObject({ ranges: 11, failures: 0, lastComputed: e0 + 27 });
+    // Each part of those ranges took time, and each is counted apart (mds_index_phase_seconds_total).
+    const { load, sweep, write } = runner.stats().phaseMs;
+    for (const [phase, ms] of Object.entries({ load, sweep, write })) expect(ms, phase).toBeGreaterThan(0);
     const fromS = e0 - schedule.recomputeSeconds;
     expectTicks(await storedTicks(store, asset), referenceTicks(rows, asset, fromS, e0 + 27, { params: defaultIndexParams }), fromS, e0 + 27);
   });

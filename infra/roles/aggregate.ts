@@ -46,6 +46,12 @@ export async function startAggregate(ctx: RoleContext, { store, activity }: Role
     return one(lag === undefined ? undefined : lag / 1000);
   } });
   sampledCounter(metrics, { name: 'mds_index_rows_total', help: 'Rows the index runner wrote to index_ticks.', labelNames: [], read: () => one(index.stats().rows) });
+  sampledCounter(metrics, {
+    name: 'mds_index_phase_seconds_total',
+    help: 'Time the index spent computing its seconds, by part: load (reading trades and rates from the store), sweep (computing), write (inserting its rows).',
+    labelNames: ['phase'],
+    read: () => Object.entries(index.stats().phaseMs).map(([phase, ms]) => ({ labels: { phase }, value: ms / 1000 })),
+  });
   sampledCounter(metrics, { name: 'mds_index_failures_total', help: 'Index steps that failed (retried).', labelNames: [], read: () => one(index.stats().failures) });
   sampledCounter(metrics, { name: 'mds_index_revisits_total', help: 'Times the index went back to compute seconds again for trades stored late (live: at most one per 5 s).', labelNames: [], read: () => one(index.stats().revisits) });
   sampledCounter(metrics, { name: 'mds_sink_duplicates_total', help: 'Events the trade sink dropped because the store already held them.', labelNames: [], read: () => one(trades.stats().duplicates) });
