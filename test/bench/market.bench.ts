@@ -1,10 +1,10 @@
 // Issue 25's targets for the whole market, on the demo as a user runs it: `npm run demo` listing the
 // simulator's universe (DEMO_UNIVERSE_ASSETS synthetic assets beside the catalog's) and, as the
 // baseline measured in the same run, the demo with the catalog's assets alone. Each on a fresh data
-// directory (1 day of SIMULATED history), after a warm-up, for `--minutes`, every 5 s: the index lag
-// (mds_index_lag_seconds), /ready, what the bus refused (mds_bus_dropped_total) and the process's
-// RSS; then every page of 250 of /v1/coins twice (uncached, then cached) and /v1/prices for every
-// asset, uncached, three times. Prints each target with both figures and PASS or FAIL.
+// directory (1 day of SIMULATED history), after a warm-up, for `--minutes`: the index lag
+// (mds_index_lag_seconds) every second; /ready, what the bus refused (mds_bus_dropped_total) and the
+// process's RSS every 5 s; then every page of 250 of /v1/coins, uncached, and 8 times again, cached,
+// and /v1/prices for every asset, uncached, three times. Prints each target with both figures and PASS or FAIL.
 //   node test/bench/market.bench.ts [--assets 2000] [--minutes 5] [--warmup 60]
 // A new listing priced within 5 minutes is checked by test/discovery.system.test.ts, not timed here.
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -34,6 +34,9 @@ interface Figures {
   coinsCachedP99Ms: number;
   pricesUncachedMaxMs: number;
 }
+
+/** How many times each /v1/coins page is asked again once cached. */
+const cachedAskings = 8;
 
 const quantile = (values: readonly number[], q: number) => {
   const sorted = [...values].sort((a, b) => a - b);
@@ -79,28 +82,31 @@ async function measure(universeAssets: number, minutes: number, warmupS: number)
     let droppedFrom: number | undefined;
     let droppedTo = 0;
     const until = Date.now() + minutes * 60_000;
-    while (Date.now() < until) {
+    // The lag every second (a p99 of 5-s samples would be their maximum), /ready and the RSS every 5 s.
+    for (let tick = 0; Date.now() < until; tick++) {
       const metrics = await fetch(`${base}/metrics`).then((r) => r.text());
       // No lag until the index has computed a second: the gauge is absent then.
       if (/^mds_index_lag_seconds /m.test(metrics)) lags.push(metricSum(metrics, 'mds_index_lag_seconds'));
       const dropped = metricSum(metrics, 'mds_bus_dropped_total');
       droppedFrom ??= dropped;
       droppedTo = dropped;
-      if ((await fetch(`${base}/ready`)).status !== 200) readyFailed += 1;
-      rss.push({ at: Date.now(), mb: rssMbOf(child.pid) ?? NaN });
-      await sleep(5_000);
+      if (tick % 5 === 0) {
+        if ((await fetch(`${base}/ready`)).status !== 200) readyFailed += 1;
+        rss.push({ at: Date.now(), mb: rssMbOf(child.pid) ?? NaN });
+      }
+      await sleep(1_000);
     }
     const half = rss.filter((r) => r.at >= rss[0]!.at + (minutes * 60_000) / 2);
     const slope = half.length > 1 ? (half.at(-1)!.mb - half[0]!.mb) / ((half.at(-1)!.at - half[0]!.at) / 60_000) : NaN;
 
-    // Every page of /v1/coins, uncached (the first asking), then again (cached).
+    // Every page of /v1/coins, uncached (the first asking), then again `cachedAskings` times (cached):
+    // enough answers for their p99 not to be the slowest of a handful.
     const uncached: number[] = [];
     const cached: number[] = [];
     for (let page = 1; ; page++) {
       const first = await timedGet(`${base}/v1/coins?limit=250&page=${page}`);
-      const again = await timedGet(`${base}/v1/coins?limit=250&page=${page}`);
       uncached.push(first.ms);
-      cached.push(again.ms);
+      for (let i = 0; i < cachedAskings; i++) cached.push((await timedGet(`${base}/v1/coins?limit=250&page=${page}`)).ms);
       if (((first.body as { coins?: unknown[] }).coins?.length ?? 0) < 250) break;
     }
     // /v1/prices of every asset: cached 5 s, so each asking 6 s after the last is uncached.
@@ -148,7 +154,7 @@ const targets: { name: string; figure: (f: Figures) => number; unit: string; pas
   { name: 'RSS at the end', figure: (f) => f.rssEndMb, unit: 'MB', pass: (v) => v < 2048, target: '< 2048 MB' },
   { name: 'RSS growth over the second half', figure: (f) => f.rssSlopeMbPerMin, unit: 'MB/min', pass: (v) => v < 10, target: '< 10 MB/min (flat)' },
   { name: '/v1/coins pages of 250', figure: (f) => f.coinsPages, unit: '', pass: () => true, target: '' },
-  { name: '/v1/coins page, cached, p99', figure: (f) => f.coinsCachedP99Ms, unit: 'ms', pass: (v) => v < 50, target: '< 50 ms' },
+  { name: `/v1/coins page, cached, p99 of ${market.coinsPages * cachedAskings}`, figure: (f) => f.coinsCachedP99Ms, unit: 'ms', pass: (v) => v < 50, target: '< 50 ms' },
   { name: '/v1/coins page, uncached, slowest', figure: (f) => f.coinsUncachedMaxMs, unit: 'ms', pass: (v) => v < 1_000, target: '< 1000 ms' },
   { name: '/v1/prices every asset, uncached, slowest', figure: (f) => f.pricesUncachedMaxMs, unit: 'ms', pass: (v) => v < 1_000, target: '< 1000 ms' },
 ];
