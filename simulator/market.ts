@@ -292,6 +292,13 @@ export class MarketModel {
   }
 }
 
+/** One side's grid levels below the best (`prices`, also as a set), and the grid line they hang from. */
+interface GridLevels {
+  first: number;
+  prices: string[];
+  priceSet: ReadonlySet<string>;
+}
+
 export class VenueListing {
   readonly venue: string;
   /** Every market listed now, in listing order. */
@@ -302,7 +309,7 @@ export class VenueListing {
   readonly #bias: number;
   readonly #random: () => number;
   /** Per market and side, the grid levels below the best and the grid line they hang from. */
-  readonly #grids = new Map<SimMarket, { bid?: { first: number; prices: string[] }; ask?: { first: number; prices: string[] } }>();
+  readonly #grids = new Map<SimMarket, { bid?: GridLevels; ask?: GridLevels }>();
   /** Markets at the model's uniform rate: stepped every tick. */
   readonly #everyTick = new Set<SimMarket>();
   /** Markets with a rate of their own, by next trade: stepped only when one is due. */
@@ -483,14 +490,14 @@ export class VenueListing {
         const prices = Array.from({ length: m.levels - 1 }, (_, k) => (first - sign * (k + 1)) * grid)
           .filter((p) => p > 0)
           .map((p) => p.toFixed(m.priceDecimals));
-        cached = { first, prices };
+        cached = { first, prices, priceSet: new Set(prices) };
         this.#grids.set(m, { ...this.#grids.get(m)!, [key]: cached });
       }
       const prices = [best, ...cached.prices];
-      const wanted = new Set(prices);
+      const onGrid = cached.priceSet;
       const out: [string, string][] = [];
       for (const p of levels.keys()) {
-        if (wanted.has(p)) continue;
+        if (p === best || onGrid.has(p)) continue;
         levels.delete(p);
         out.push([p, '0']);
       }
@@ -515,7 +522,16 @@ export class VenueListing {
   }
 }
 
-/** Sorted levels of a side, best first, at most `limit`. */
+/**
+ * Sorted levels of a side, best first, at most `limit`. Each price is read as a number once, not at
+ * every comparison: the venues' checksums sort a book at every step, and this was the simulator's
+ * largest cost on the 2,000-asset demo (test/bench/RESULTS.md).
+ */
 export function sortedLevels(levels: Map<string, string>, side: 'bid' | 'ask', limit = Infinity): [string, string][] {
-  return [...levels].sort((a, b) => (side === 'bid' ? Number(b[0]) - Number(a[0]) : Number(a[0]) - Number(b[0]))).slice(0, limit);
+  const keyed = Array.from(levels, (level): [number, [string, string]] => [Number(level[0]), level]);
+  keyed.sort(side === 'bid' ? (a, b) => b[0] - a[0] : (a, b) => a[0] - b[0]);
+  const count = Math.min(limit, keyed.length);
+  const out: [string, string][] = new Array(count);
+  for (let i = 0; i < count; i++) out[i] = keyed[i]![1];
+  return out;
 }
