@@ -524,8 +524,8 @@ export class VenueListing {
 
 /**
  * Sorted levels of a side, best first, at most `limit`. Each price is read as a number once, not at
- * every comparison: the venues' checksums sort a book at every step, and this was the simulator's
- * largest cost on the 2,000-asset demo (test/bench/RESULTS.md).
+ * every comparison: the venues' checksums sort a book at every step (a 50-level side: 26-32 µs a
+ * call before, 6-10 µs after; test/bench/RESULTS.md).
  */
 export function sortedLevels(levels: Map<string, string>, side: 'bid' | 'ask', limit = Infinity): [string, string][] {
   const keyed = Array.from(levels, (level): [number, [string, string]] => [Number(level[0]), level]);

@@ -235,7 +235,7 @@ export class SimVenueServer {
    * Runs one model step of every market that moves (`VenueListing.steps`) through the protocol. The
    * step's messages to each client go out in one write: corked, a socket buffers them and hands
    * them to the system at once when uncorked (a write per message was a tenth of the simulator's
-   * thread on the 2,000-asset demo, and as many reads for the collectors).
+   * thread on the 2,000-asset demo; test/bench/RESULTS.md).
    */
   tick(from: number, to: number): void {
     const protocol = this.#protocol;
