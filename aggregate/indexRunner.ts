@@ -6,7 +6,7 @@ import type { Store } from '../infra/store.ts';
 import { loadAssetsQuotedIn, loadIndexInputs, loadIndexState, loadNextTradeSecond, loadQuoteRates, loadStoredSeconds, loadStoredThrough } from './indexInputs.ts';
 import { indexParamsSchema, type IndexParams } from './indexPrice.ts';
 import { quoteIndexAssets, quotesValuedBy, type QuoteRates } from './indexQuoteRate.ts';
-import { sweepIndex, tickKey, type IndexState, type PublishedIndex, type SweepRange } from './indexSweep.ts';
+import { sweepIndex, tickKey, type IndexState, type PublishedIndex, type SweepRange, type SweepResult, type TickWrites } from './indexSweep.ts';
 import { loadIndexRecomputeRequests } from './indexRecomputeRequests.ts';
 
 /**
@@ -248,14 +248,24 @@ export class IndexRunner {
     }
   }
 
-  /** Computes and writes the seconds of `range`; returns the assets that had a candidate market and the rows written. */
-  async #computeRange(range: SweepRange, prior: IndexState): Promise<{ assets: number; rows: number }> {
+  /**
+   * What a live range and an asset revisit's range share: load the inputs (of `assets`, or of every
+   * asset when empty), sweep the seconds and insert their index_ticks rows, each part timed.
+   */
+  async #sweepRange(range: SweepRange, prior: IndexState, writes: TickWrites, assets: readonly string[] = []): Promise<SweepResult> {
     const { store, params } = this.#options;
-    const writes = this.#writes!;
-    const [inputs, rates] = await this.#timed('load', () => Promise.all([loadIndexInputs(store, range, params), this.#quoteRates((range.to + 1) * 1000)]));
+    const [inputs, rates] = await this.#timed('load', () => Promise.all([loadIndexInputs(store, range, params, assets), this.#quoteRates((range.to + 1) * 1000)]));
     this.#computedAt = Math.max(Date.now(), this.#computedAt + 1);
     const result = await this.#timed('sweep', () => sweepIndex({ range, inputs, prior, params, rates, writes, computedAt: this.#computedAt }));
     await this.#timed('write', () => store.insert('index_ticks', result.rows));
+    return result;
+  }
+
+  /** Computes and writes the seconds of `range`; returns the assets that had a candidate market and the rows written. */
+  async #computeRange(range: SweepRange, prior: IndexState): Promise<{ assets: number; rows: number }> {
+    const { store } = this.#options;
+    const writes = this.#writes!;
+    const result = await this.#sweepRange(range, prior, writes);
     // Recorded only once the insert succeeded: a failed step writes the same rows again.
     for (const [key, content] of result.written) writes.written.set(key, content);
     await this.#timed('write', () => store.insert('index_constituents_latest', result.constituents));
@@ -308,10 +318,7 @@ export class IndexRunner {
     const range: SweepRange = { from: revisit.from, to, keepFrom: done ? to - schedule.recomputeSeconds : to };
     for (const row of await loadStoredSeconds(store, range.from, to, revisit.assets)) revisit.writes.written.set(tickKey(row), '');
     const prior = revisit.prior ?? (await loadIndexState(store, range.from - 1, params, revisit.assets));
-    const [inputs, rates] = await this.#timed('load', () => Promise.all([loadIndexInputs(store, range, params, revisit.assets), this.#quoteRates((to + 1) * 1000)]));
-    this.#computedAt = Math.max(Date.now(), this.#computedAt + 1);
-    const result = await this.#timed('sweep', () => sweepIndex({ range, inputs, prior, params, rates, writes: revisit.writes, computedAt: this.#computedAt }));
-    await this.#timed('write', () => store.insert('index_ticks', result.rows));
+    const result = await this.#sweepRange(range, prior, revisit.writes, revisit.assets);
     this.#stats.ranges += 1;
     this.#stats.rows += result.rows.length;
     if (!done) {
