@@ -62,6 +62,13 @@ WHERE second >= toDateTime({from_s:UInt32}, 'UTC') AND second <= toDateTime({to_
 GROUP BY asset, venue, market, quote, second
 ORDER BY second`;
 
+/** Per second, the trades stored and the markets that traded: what tells a second read before from one that changed since. */
+const secondCountsSql = `
+SELECT toUnixTimestamp(second) AS second, sum(trade_count) AS trades, uniqExact(asset, venue, market, quote) AS markets
+FROM market_seconds
+WHERE second >= toDateTime({from_s:UInt32}, 'UTC') AND second <= toDateTime({to_s:UInt32}, 'UTC')
+GROUP BY second`;
+
 /**
  * The latest book of each market, measured at or after `from` (unix ms). The column is qualified:
  * a bare `ts` in WHERE is the select's alias (ms as Int64, compared as seconds: every book passed).
@@ -129,8 +136,67 @@ HAVING n > 0`;
 
 const perpetualVenues: ReadonlySet<string> = new Set(catalogVenues.filter((v) => v.contract === 'perpetual').map((v) => v.id));
 
-/** The inputs of `range`, of every asset, or of `assets` alone. */
-export async function loadIndexInputs(store: Store, range: SweepRange, params: IndexParams, assets: readonly string[] = []): Promise<IndexInputs> {
+/** What a second holds in market_seconds: its trades and the markets that traded in it. */
+type SecondCount = { second: number; trades: number; markets: number };
+
+function countsOf(rows: readonly SecondRow[]): Map<number, SecondCount> {
+  const counts = new Map<number, SecondCount>();
+  for (const r of rows) {
+    const count = counts.get(r.second) ?? { second: r.second, trades: 0, markets: 0 };
+    count.trades += r.trades;
+    count.markets += 1;
+    counts.set(r.second, count);
+  }
+  return counts;
+}
+
+function sameCounts(kept: Map<number, SecondCount>, stored: readonly SecondCount[]): boolean {
+  return stored.length === kept.size && stored.every((c) => kept.get(c.second)?.trades === c.trades && kept.get(c.second)?.markets === c.markets);
+}
+
+/**
+ * The per-market seconds of the live steps' minute, kept from one step to the next. A live step
+ * computes the seconds of its range again from the start of their minute, so it would read up to 70
+ * seconds of every market to compute 11: with this, it reads its own range and takes the minute's
+ * earlier seconds from what the steps before read, once the trades and markets stored per second
+ * show that none of them changed since (a late trade, a join moving trades, another aggregator's
+ * sink). `forget` drops them: the runner calls it when it goes back for late trades.
+ */
+export class LiveSeconds {
+  #minute: number | undefined;
+  #through = -Infinity;
+  #rows: SecondRow[] = [];
+  /** Steps that took the minute's earlier seconds from here, and those that read them all. */
+  readonly taken = { kept: 0, read: 0 };
+
+  async load(store: Store, range: SweepRange): Promise<SecondRow[]> {
+    const firstMinute = Math.floor(range.from / 60) * 60;
+    let rows: SecondRow[] | undefined;
+    if (this.#minute === firstMinute && range.from > firstMinute && range.from - 1 <= this.#through) {
+      const kept = this.#rows.filter((r) => r.second < range.from);
+      const [fresh, counts] = await Promise.all([
+        store.rows<SecondRow>(secondsSql, { assets: [], from_s: range.from, to_s: range.to }),
+        store.rows<SecondCount>(secondCountsSql, { from_s: firstMinute, to_s: range.from - 1 }),
+      ]);
+      if (sameCounts(countsOf(kept), counts)) rows = [...kept, ...fresh];
+    }
+    if (rows) this.taken.kept += 1;
+    else this.taken.read += 1;
+    rows ??= await store.rows<SecondRow>(secondsSql, { assets: [], from_s: firstMinute, to_s: range.to });
+    this.#minute = firstMinute;
+    this.#through = range.to;
+    this.#rows = rows;
+    return rows;
+  }
+
+  forget(): void {
+    this.#minute = undefined;
+    this.#rows = [];
+  }
+}
+
+/** The inputs of `range`, of every asset, or of `assets` alone; a live step of every asset takes its seconds through `live`. */
+export async function loadIndexInputs(store: Store, range: SweepRange, params: IndexParams, assets: readonly string[] = [], live?: LiveSeconds): Promise<IndexInputs> {
   const { from, to } = range;
   const firstMinute = Math.floor(from / 60) * 60;
   const windowParams = {
@@ -144,7 +210,7 @@ export async function loadIndexInputs(store: Store, range: SweepRange, params: I
     store.rows<WindowRow>(windowsSql, windowParams),
     store.rows<BucketRow>(bucketsSql, windowParams),
     store.rows<LastTradeRow>(lastTradesSql, { assets, from_s: from - Math.ceil(staleLookbackMs(params) / 1000), to_s: from }),
-    store.rows<SecondRow>(secondsSql, { assets, from_s: firstMinute, to_s: to }),
+    live && assets.length === 0 ? live.load(store, range) : store.rows<SecondRow>(secondsSql, { assets, from_s: firstMinute, to_s: to }),
     store.rows<BookRow>(booksSql, { assets, from: from * 1000 - params.crossedBookMaxAgeMs }),
     store.rows<StatusBeforeRow>(statusBeforeSql, { assets, from_ms: from * 1000 }),
     store.rows<StatusRow>(statusChangesSql, { assets, from_ms: from * 1000, to_ms: (to + 1) * 1000 }),

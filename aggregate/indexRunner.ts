@@ -3,10 +3,10 @@ import { z } from 'zod';
 import type { Config } from '../infra/config.ts';
 import type { Logger } from '../infra/log.ts';
 import type { Store } from '../infra/store.ts';
-import { loadAssetsQuotedIn, loadIndexInputs, loadIndexState, loadNextTradeSecond, loadQuoteRates, loadStoredSeconds, loadStoredThrough } from './indexInputs.ts';
+import { LiveSeconds, loadAssetsQuotedIn, loadIndexInputs, loadIndexState, loadNextTradeSecond, loadQuoteRates, loadStoredSeconds, loadStoredThrough } from './indexInputs.ts';
 import { indexParamsSchema, type IndexParams } from './indexPrice.ts';
 import { quoteIndexAssets, quotesValuedBy, type QuoteRates } from './indexQuoteRate.ts';
-import { sweepIndex, tickKey, type IndexState, type PublishedIndex, type SweepRange, type SweepResult, type TickWrites } from './indexSweep.ts';
+import { sweepIndex, tickKey, type ConstituentRow, type IndexState, type PublishedIndex, type SweepRange, type SweepResult, type TickWrites } from './indexSweep.ts';
 import { loadIndexRecomputeRequests } from './indexRecomputeRequests.ts';
 
 /**
@@ -34,6 +34,12 @@ export const indexScheduleSchema = z.object({
   revisitEveryMs: z.number().int().min(0).default(5_000),
   /** With no index computed yet, start at most this far back (ms). */
   backfillMs: z.number().int().positive().default(7 * 86_400_000),
+  /**
+   * index_constituents_latest is written for at most one second in this many: each write is a row
+   * per candidate market (thousands with the whole market), and its readers look 60 s back.
+   * catchUp and stop write the last verdicts they hold.
+   */
+  constituentsEveryS: z.number().int().positive().default(5),
 });
 export type IndexSchedule = z.infer<typeof indexScheduleSchema>;
 export const defaultIndexSchedule: IndexSchedule = indexScheduleSchema.parse({});
@@ -63,6 +69,7 @@ export function indexSettingsFromConfig(config: Config): { params: IndexParams; 
       recomputeSeconds: config.INDEX_RECOMPUTE_S,
       maxSecondsPerTick: config.INDEX_MAX_SECONDS_PER_TICK,
       backfillMs: config.INDEX_BACKFILL_HOURS === undefined ? undefined : config.INDEX_BACKFILL_HOURS * 3_600_000,
+      constituentsEveryS: config.INDEX_CONSTITUENTS_EVERY_S,
     }),
   };
 }
@@ -78,6 +85,8 @@ export interface IndexRunnerStats {
   revisits: number;
   /** Time the ranges spent, by part (ms, summed): reading their inputs, the sweep, writing its rows. */
   phaseMs: Record<IndexPhase, number>;
+  /** Live steps that took their minute's earlier seconds from the steps before (LiveSeconds), and those that read the whole minute. */
+  minuteSeconds: { kept: number; read: number };
 }
 
 /** The parts of computing a range, timed apart (mds_index_phase_seconds_total): where a slow index spends its seconds. */
@@ -130,7 +139,7 @@ const realPause = (ms: number, signal: AbortSignal): Promise<void> => sleep(ms, 
  */
 export class IndexRunner {
   readonly #options: IndexRunnerOptions;
-  readonly #stats: IndexRunnerStats = { lastComputed: undefined, ranges: 0, rows: 0, failures: 0, revisits: 0, phaseMs: { load: 0, sweep: 0, write: 0 } };
+  readonly #stats: Omit<IndexRunnerStats, 'minuteSeconds'> = { lastComputed: undefined, ranges: 0, rows: 0, failures: 0, revisits: 0, phaseMs: { load: 0, sweep: 0, write: 0 } };
   /**
    * What index_ticks holds as far as this runner knows (indexSweep.ts, TickWrites): seconds up to
    * storedThrough may hold rows of an earlier computation; written records the rows it wrote.
@@ -156,6 +165,11 @@ export class IndexRunner {
   /** When they were last read (the step's clock). */
   #requestsReadAt = -Infinity;
   #rates: { minute: number; rates: QuoteRates } | undefined;
+  /** The verdicts of the last second computed, until written (constituentsEveryS), and the last second whose verdicts were written. */
+  #constituents: { second: number; rows: ConstituentRow[] } | undefined;
+  #constituentsWrittenFor = -Infinity;
+  /** The live steps' minute of market seconds (LiveSeconds): dropped whenever the runner goes back for late trades. */
+  readonly #liveSeconds = new LiveSeconds();
   #loop: Promise<void> | undefined;
   #stopped = false;
   #wake: AbortController | undefined;
@@ -165,7 +179,7 @@ export class IndexRunner {
   }
 
   stats(): IndexRunnerStats {
-    return { ...this.#stats, phaseMs: { ...this.#stats.phaseMs } };
+    return { ...this.#stats, phaseMs: { ...this.#stats.phaseMs }, minuteSeconds: { ...this.#liveSeconds.taken } };
   }
 
   /** Runs `part` and adds its time to `phase`, whether it succeeds or not. */
@@ -238,6 +252,7 @@ export class IndexRunner {
     this.#stats.lastComputed = from - 1;
     this.#nextFrom = from;
     this.#states = new Map();
+    this.#liveSeconds.forget();
   }
 
   /** Rows of index_ticks in these seconds that this runner did not write: a recomputation replaces each one. */
@@ -254,11 +269,21 @@ export class IndexRunner {
    */
   async #sweepRange(range: SweepRange, prior: IndexState, writes: TickWrites, assets: readonly string[] = []): Promise<SweepResult> {
     const { store, params } = this.#options;
-    const [inputs, rates] = await this.#timed('load', () => Promise.all([loadIndexInputs(store, range, params, assets), this.#quoteRates((range.to + 1) * 1000)]));
+    const live = assets.length === 0 ? this.#liveSeconds : undefined;
+    const [inputs, rates] = await this.#timed('load', () => Promise.all([loadIndexInputs(store, range, params, assets, live), this.#quoteRates((range.to + 1) * 1000)]));
     this.#computedAt = Math.max(Date.now(), this.#computedAt + 1);
     const result = await this.#timed('sweep', () => sweepIndex({ range, inputs, prior, params, rates, writes, computedAt: this.#computedAt }));
     await this.#timed('write', () => store.insert('index_ticks', result.rows));
     return result;
+  }
+
+  /** Writes the verdicts held (index_constituents_latest), if not written yet. */
+  async #writeConstituents(): Promise<void> {
+    const held = this.#constituents;
+    if (!held) return;
+    await this.#timed('write', () => this.#options.store.insert('index_constituents_latest', held.rows));
+    this.#constituentsWrittenFor = held.second;
+    if (this.#constituents === held) this.#constituents = undefined;
   }
 
   /** Computes and writes the seconds of `range`; returns the assets that had a candidate market and the rows written. */
@@ -268,7 +293,8 @@ export class IndexRunner {
     const result = await this.#sweepRange(range, prior, writes);
     // Recorded only once the insert succeeded: a failed step writes the same rows again.
     for (const [key, content] of result.written) writes.written.set(key, content);
-    await this.#timed('write', () => store.insert('index_constituents_latest', result.constituents));
+    this.#constituents = { second: range.to, rows: result.constituents };
+    if (range.to - this.#constituentsWrittenFor >= this.#options.schedule.constituentsEveryS) await this.#writeConstituents();
     for (const key of writes.written.keys()) if (Number(key.split('\u0000')[1]) < range.from) writes.written.delete(key);
     this.#states = result.states;
     return { assets: result.assets, rows: result.rows.length };
@@ -300,6 +326,7 @@ export class IndexRunner {
     const assets = everyAsset ? [] : [...new Set([...quoteIndexAssets, ...this.#lateByAsset.keys(), ...(await loadAssetsQuotedIn(this.#options.store, valuedByLate, first, this.#options.params))])];
     this.#insertedFrom = undefined;
     this.#lateByAsset.clear();
+    this.#liveSeconds.forget();
     this.#wentBackAt = now;
     this.#stats.revisits += 1;
     log.warn({ from: first, seconds: last - first + 1, assets: everyAsset ? 'all' : assets.length }, 'trades stored after the index passed their seconds: computing those seconds again');
@@ -378,6 +405,7 @@ export class IndexRunner {
       this.#nextFrom = options.from;
     }
     while (await this.step(now, true));
+    await this.#writeConstituents();
   }
 
   /** Runs every second (back to back while catching up) until `stop`. */
@@ -404,6 +432,7 @@ export class IndexRunner {
     this.#stopped = true;
     this.#wake?.abort();
     await this.#loop;
+    await this.#writeConstituents().catch((err: unknown) => this.#options.log.warn({ err }, 'the last index verdicts were not written (index_constituents_latest)'));
   }
 }
 

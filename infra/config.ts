@@ -306,6 +306,8 @@ export const configSchema = z.object({
   INDEX_MAX_SECONDS_PER_TICK: optionalPositiveInt,
   /** With no index stored yet, the runner starts at most this many hours back (backfillMs / 3600000). */
   INDEX_BACKFILL_HOURS: optionalPositiveInt,
+  /** The index runner writes its verdicts per market (index_constituents_latest) for one second in this many (constituentsEveryS). */
+  INDEX_CONSTITUENTS_EVERY_S: optionalPositiveInt,
   /**
    * EVM chains whose DEX activity is indexed (RPC URL, factories, tokens): the path of a JSON file
    * or the JSON itself, validated by aggregate/jobs/chains/chainsConfig.ts. Unset = no chain indexed.

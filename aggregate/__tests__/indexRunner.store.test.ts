@@ -45,6 +45,15 @@ async function expectConstituents(asset: string, expected: ReferenceTick): Promi
   });
 }
 
+/** The last second whose verdicts on `asset`'s markets are stored (index_constituents_latest); undefined with none. */
+async function judgedThrough(asset: string): Promise<number | undefined> {
+  const [row] = await store.rows<{ second: number }>(
+    `SELECT intDiv(toUnixTimestamp64Milli(max(ts)), 1000) - 1 AS second, count() AS n FROM index_constituents_latest WHERE asset = {asset:String} HAVING n > 0`,
+    { asset },
+  );
+  return row?.second;
+}
+
 /** The markets of `asset` stored with a weight in the verdicts judged at the end of `second`. */
 async function weightedAt(asset: string, second: number): Promise<string[]> {
   const rows = await store.rows<{ key: string }>(
@@ -311,14 +320,16 @@ describe('index runner, live', () => {
     const startAt = epoch + 20_300;
     const endAt = epoch + 30_000;
     let clock = startAt;
-    /** At each wait: the clock, and the last second the index had reached. */
-    const waits: { at: number; lastComputed: number | undefined }[] = [];
+    /** At each wait: the clock, the last second the index had reached, and the last second whose verdicts are stored. */
+    const waits: { at: number; lastComputed: number | undefined; judged: number | undefined }[] = [];
     /** The runner waits past the end: it stays there until stopped. */
     let parked = false;
+    // Verdicts written for one second in 4: the last second computed (e0 + 27) is not one of them.
+    const liveSchedule = { ...schedule, constituentsEveryS: 4 };
     const runner: IndexRunner = new IndexRunner({
-      store, log: silentLog, params: defaultIndexParams, schedule, now: () => clock,
+      store, log: silentLog, params: defaultIndexParams, schedule: liveSchedule, now: () => clock,
       pause: async (ms, signal) => {
-        waits.push({ at: clock, lastComputed: runner.stats().lastComputed });
+        waits.push({ at: clock, lastComputed: runner.stats().lastComputed, judged: await judgedThrough(asset) });
         if (clock + ms <= endAt) return void (clock += ms);
         parked = true;
         await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
@@ -341,6 +352,47 @@ describe('index runner, live', () => {
     for (const [phase, ms] of Object.entries({ load, sweep, write })) expect(ms, phase).toBeGreaterThan(0);
     const fromS = e0 - schedule.recomputeSeconds;
     expectTicks(await storedTicks(store, asset), referenceTicks(rows, asset, fromS, e0 + 27, { params: defaultIndexParams }), fromS, e0 + 27);
+    // The verdicts (index_constituents_latest) of the first step, then of one second in
+    // constituentsEveryS; the stop writes those of the last second computed.
+    const every = liveSchedule.constituentsEveryS;
+    const expectedJudged: number[] = [];
+    for (const { lastComputed } of waits) {
+      const previous = expectedJudged.at(-1);
+      expectedJudged.push(previous === undefined || lastComputed! - previous >= every ? lastComputed! : previous);
+    }
+    expect(waits.map((w) => w.judged)).toEqual(expectedJudged);
+    expect(expectedJudged.at(-1)).toBeLessThan(e0 + 27);
+    expect(await judgedThrough(asset)).toBe(e0 + 27);
+  });
+
+  it("live steps take their minute's earlier seconds from the steps before, unless the store's trades per second say they changed", async () => {
+    await truncate();
+    const asset = 'minutecoin';
+    const epoch = Date.UTC(2026, 7, 6);
+    const e0 = Math.floor(epoch / 1000);
+    // A large trade of venue a in second 25, stored only after the runner read that second, and
+    // never reported to it (another aggregator's sink stored it): it moves venue a's share of the
+    // minute, so every later second's index.
+    const rows = twoVenueTrades(asset, 'MINUSD', epoch, 50_000, 11_000);
+    const held = trade({ venue: 'a', market: 'MINUSD', asset, quote: 'USD', trade_id: 'held', ts: epoch + 25_400, price: 100.05, quantity: 40 });
+    await insertBatch(rows.filter((r) => r.ts < epoch + 45_000));
+    const runner = new IndexRunner({ store, log: silentLog, params: defaultIndexParams, schedule });
+    await runner.catchUp(epoch + 30_000);
+    // The catch-up's range began in the minute before, and so the first live step read its minute
+    // whole; each step after it reads its own range and keeps the seconds before it.
+    for (let t = 31; t <= 38; t++) await runner.step(epoch + t * 1000);
+    expect(runner.stats().minuteSeconds).toEqual({ kept: 7, read: 2 });
+    expectTicks(await storedTicks(store, asset), referenceTicks(rows.filter((r) => r.ts < epoch + 45_000), asset, e0, e0 + 35, { params: defaultIndexParams }), e0, e0 + 35);
+
+    await insertBatch([held]);
+    await runner.step(epoch + 39_000);
+    await runner.step(epoch + 40_000);
+    // The count of second 25 changed: the step read the whole minute again, and its seconds count the held trade.
+    expect(runner.stats().minuteSeconds).toEqual({ kept: 8, read: 3 });
+    const withHeld = referenceTicks([...rows.filter((r) => r.ts < epoch + 45_000), held], asset, e0 + 27, e0 + 37, { params: defaultIndexParams });
+    const withoutHeld = referenceTicks(rows.filter((r) => r.ts < epoch + 45_000), asset, e0 + 27, e0 + 37, { params: defaultIndexParams });
+    expect(withHeld.find((t) => t.second === e0 + 30)!.price).not.toBeCloseTo(withoutHeld.find((t) => t.second === e0 + 30)!.price, 6);
+    expectTicks(await storedTicks(store, asset), withHeld, e0 + 27, e0 + 37);
   });
 
   it('late trades noted at every step: the live loop goes back once per revisitEveryMs, keeps the live seconds, and catchUp goes back at once', async () => {
