@@ -62,12 +62,35 @@ WHERE second >= toDateTime({from_s:UInt32}, 'UTC') AND second <= toDateTime({to_
 GROUP BY asset, venue, market, quote, second
 ORDER BY second`;
 
-/** Per second, the trades stored and the markets that traded: what tells a second read before from one that changed since. */
-const secondCountsSql = `
-SELECT toUnixTimestamp(second) AS second, sum(trade_count) AS trades, uniqExact(asset, venue, market, quote) AS markets
+/**
+ * Per market, its last trade in the stale look-back before the start of a minute, and the trades
+ * of that look-back: the live steps of the minute take their own from these and their seconds.
+ */
+const minuteLastTradesSql = `
+SELECT asset, venue, market, quote, argMaxMerge(last_price) AS price, toUnixTimestamp64Milli(max(last_trade_at)) AS lastTradeAt, sum(trade_count) AS trades
 FROM market_seconds
-WHERE second >= toDateTime({from_s:UInt32}, 'UTC') AND second <= toDateTime({to_s:UInt32}, 'UTC')
-GROUP BY second`;
+WHERE second >= toDateTime({first_minute:UInt32} - {lookback_s:UInt32}, 'UTC') AND second < toDateTime({first_minute:UInt32}, 'UTC')
+GROUP BY asset, venue, market, quote`;
+
+/**
+ * What the store holds now of what a live step kept from the steps before (LiveInputs): per
+ * second of the minute before {from_s}, its trades and the markets that traded; the trades of the
+ * look-back before the minute (market_seconds) and of the windows before it (candles_1m). The
+ * columns are qualified in WHERE: a bare `second` would be the select's alias (0 in the last two).
+ */
+const keptCountsSql = `
+SELECT 'second' AS part, toUnixTimestamp(market_seconds.second) AS second, sum(trade_count) AS trades, uniqExact(asset, venue, market, quote) AS markets
+FROM market_seconds
+WHERE market_seconds.second >= toDateTime({first_minute:UInt32}, 'UTC') AND market_seconds.second < toDateTime({from_s:UInt32}, 'UTC')
+GROUP BY second
+UNION ALL
+SELECT 'lookback' AS part, 0 AS second, sum(trade_count) AS trades, 0 AS markets
+FROM market_seconds
+WHERE market_seconds.second >= toDateTime({first_minute:UInt32} - {lookback_s:UInt32}, 'UTC') AND market_seconds.second < toDateTime({first_minute:UInt32}, 'UTC')
+UNION ALL
+SELECT 'windows' AS part, 0 AS second, sum(trade_count) AS trades, 0 AS markets
+FROM candles_1m
+WHERE bucket >= toDateTime({first_minute:UInt32} - greatest({volume_window_s:UInt32}, {interval_window_s:UInt32}), 'UTC') AND bucket < toDateTime({first_minute:UInt32}, 'UTC')`;
 
 /**
  * The latest book of each market, measured at or after `from` (unix ms). The column is qualified:
@@ -136,67 +159,112 @@ HAVING n > 0`;
 
 const perpetualVenues: ReadonlySet<string> = new Set(catalogVenues.filter((v) => v.contract === 'perpetual').map((v) => v.id));
 
-/** What a second holds in market_seconds: its trades and the markets that traded in it. */
-type SecondCount = { second: number; trades: number; markets: number };
+/** A row of keptCountsSql. */
+interface KeptCount {
+  part: 'second' | 'lookback' | 'windows';
+  second: number;
+  trades: number;
+  markets: number;
+}
 
-function countsOf(rows: readonly SecondRow[]): Map<number, SecondCount> {
-  const counts = new Map<number, SecondCount>();
-  for (const r of rows) {
-    const count = counts.get(r.second) ?? { second: r.second, trades: 0, markets: 0 };
+function sameSeconds(kept: readonly SecondRow[], stored: readonly KeptCount[]): boolean {
+  const counts = new Map<number, { trades: number; markets: number }>();
+  for (const r of kept) {
+    const count = counts.get(r.second) ?? { trades: 0, markets: 0 };
     count.trades += r.trades;
     count.markets += 1;
     counts.set(r.second, count);
   }
-  return counts;
+  return stored.length === counts.size && stored.every((c) => counts.get(c.second)?.trades === c.trades && counts.get(c.second)?.markets === c.markets);
 }
 
-function sameCounts(kept: Map<number, SecondCount>, stored: readonly SecondCount[]): boolean {
-  return stored.length === kept.size && stored.every((c) => kept.get(c.second)?.trades === c.trades && kept.get(c.second)?.markets === c.markets);
+/** The trades the windows rows count: each row's count over the longer of its two windows, which the query's range spans. */
+function tradesOfWindows(rows: readonly WindowRow[], params: IndexParams): number {
+  const longer = params.volumeWindowMinutes >= params.intervalWindowMinutes ? 'windowTrades' : 'intervalTrades';
+  return rows.reduce((sum, r) => sum + r[longer], 0);
 }
+
+type MinuteLastTradeRow = LastTradeRow & { trades: number };
 
 /**
- * The per-market seconds of the live steps' minute, kept from one step to the next. A live step
- * computes the seconds of its range again from the start of their minute, so it would read up to 70
- * seconds of every market to compute 11: with this, it reads its own range and takes the minute's
- * earlier seconds from what the steps before read, once the trades and markets stored per second
- * show that none of them changed since (a late trade, a join moving trades, another aggregator's
- * sink). `forget` drops them: the runner calls it when it goes back for late trades.
+ * Per market, its last trade in the look-back before second `from`: the later of its last trade
+ * before the minute (`atMinute`, whose look-back reaches further back) and its last second before
+ * `from`, dropped when older than the look-back before `from`: what lastTradesSql reads.
  */
-export class LiveSeconds {
-  #minute: number | undefined;
-  #through = -Infinity;
-  #rows: SecondRow[] = [];
-  /** Steps that took the minute's earlier seconds from here, and those that read them all. */
-  readonly taken = { kept: 0, read: 0 };
+function lastTradesBefore(from: number, lookbackS: number, atMinute: readonly LastTradeRow[], seconds: readonly SecondRow[]): LastTradeRow[] {
+  const last = new Map<string, LastTradeRow>();
+  for (const r of atMinute) last.set(quotedMarketKey(r), r);
+  for (const r of seconds) {
+    if (r.second >= from) continue;
+    const key = quotedMarketKey(r);
+    if (r.lastTradeAt > (last.get(key)?.lastTradeAt ?? -Infinity)) last.set(key, { asset: r.asset, venue: r.venue, market: r.market, quote: r.quote, price: r.price, lastTradeAt: r.lastTradeAt });
+  }
+  return [...last.values()].filter((r) => Math.floor(r.lastTradeAt / 1000) >= from - lookbackS);
+}
 
-  async load(store: Store, range: SweepRange): Promise<SecondRow[]> {
+const quotedMarketKey = (r: LastTradeRow) => `${r.asset}\u0000${r.venue}\u0000${r.market}\u0000${r.quote}`;
+
+/** How often a live input was kept from the steps before, and how often read again. */
+export type LiveInputReads = Record<'seconds' | 'lastTrades' | 'windows', { kept: number; read: number }>;
+
+/**
+ * What the live steps of one minute share, kept from one step to the next. Every live step
+ * computes its range again from the start of its minute, so each would read up to 70 seconds of
+ * every market, the 24-hour windows before the minute and the look-back before its range: with
+ * this, it reads the seconds of its own range, and takes the rest from what the steps before read
+ * once the store's counts show that none of it changed since (a late trade, whichever sink stored
+ * it). `forget` drops it all: the runner calls it when it goes back for every asset, and when a
+ * join moved trades from one asset to another, which keeps the counts.
+ */
+export class LiveInputs {
+  #minute: { minute: number; windows: WindowRow[]; windowTrades: number; atMinute: MinuteLastTradeRow[]; lookbackTrades: number } | undefined;
+  #seconds: { minute: number; through: number; rows: SecondRow[] } | undefined;
+  readonly reads: LiveInputReads = { seconds: { kept: 0, read: 0 }, lastTrades: { kept: 0, read: 0 }, windows: { kept: 0, read: 0 } };
+
+  async load(store: Store, range: SweepRange, params: IndexParams): Promise<Pick<IndexInputs, 'windows' | 'lastTrades' | 'seconds'>> {
     const firstMinute = Math.floor(range.from / 60) * 60;
-    let rows: SecondRow[] | undefined;
-    if (this.#minute === firstMinute && range.from > firstMinute && range.from - 1 <= this.#through) {
-      const kept = this.#rows.filter((r) => r.second < range.from);
-      const [fresh, counts] = await Promise.all([
-        store.rows<SecondRow>(secondsSql, { assets: [], from_s: range.from, to_s: range.to }),
-        store.rows<SecondCount>(secondCountsSql, { from_s: firstMinute, to_s: range.from - 1 }),
-      ]);
-      if (sameCounts(countsOf(kept), counts)) rows = [...kept, ...fresh];
-    }
-    if (rows) this.taken.kept += 1;
-    else this.taken.read += 1;
-    rows ??= await store.rows<SecondRow>(secondsSql, { assets: [], from_s: firstMinute, to_s: range.to });
-    this.#minute = firstMinute;
-    this.#through = range.to;
-    this.#rows = rows;
-    return rows;
+    const lookbackS = Math.ceil(staleLookbackMs(params) / 1000);
+    const windowParams = { assets: [], first_minute: firstMinute, volume_window_s: params.volumeWindowMinutes * 60, interval_window_s: params.intervalWindowMinutes * 60 };
+    const minute = this.#minute?.minute === firstMinute ? this.#minute : undefined;
+    const seconds = this.#seconds?.minute === firstMinute && range.from > firstMinute && range.from - 1 <= this.#seconds.through ? this.#seconds : undefined;
+    const [counts, fresh] = minute || seconds
+      ? await Promise.all([
+          store.rows<KeptCount>(keptCountsSql, { ...windowParams, from_s: range.from, lookback_s: lookbackS }),
+          seconds ? store.rows<SecondRow>(secondsSql, { assets: [], from_s: range.from, to_s: range.to }) : [],
+        ])
+      : [[], []];
+    const storedTrades = (part: KeptCount['part']) => counts.find((c) => c.part === part)?.trades;
+    const keptWindows = minute && storedTrades('windows') === minute.windowTrades ? minute.windows : undefined;
+    const keptAtMinute = minute && storedTrades('lookback') === minute.lookbackTrades ? minute.atMinute : undefined;
+    const before = seconds?.rows.filter((r) => r.second < range.from);
+    const keptSeconds = before && sameSeconds(before, counts.filter((c) => c.part === 'second')) ? [...before, ...fresh] : undefined;
+    const [windows, atMinute, secondRows] = await Promise.all([
+      keptWindows ?? store.rows<WindowRow>(windowsSql, windowParams),
+      keptAtMinute ?? store.rows<MinuteLastTradeRow>(minuteLastTradesSql, { first_minute: firstMinute, lookback_s: lookbackS }),
+      keptSeconds ?? store.rows<SecondRow>(secondsSql, { assets: [], from_s: firstMinute, to_s: range.to }),
+    ]);
+    this.reads.windows[keptWindows ? 'kept' : 'read'] += 1;
+    this.reads.lastTrades[keptAtMinute ? 'kept' : 'read'] += 1;
+    this.reads.seconds[keptSeconds ? 'kept' : 'read'] += 1;
+    this.#minute = {
+      minute: firstMinute,
+      windows,
+      windowTrades: tradesOfWindows(windows, params),
+      atMinute,
+      lookbackTrades: atMinute.reduce((sum, r) => sum + r.trades, 0),
+    };
+    this.#seconds = { minute: firstMinute, through: range.to, rows: secondRows };
+    return { windows, seconds: secondRows, lastTrades: lastTradesBefore(range.from, lookbackS, atMinute, secondRows) };
   }
 
   forget(): void {
     this.#minute = undefined;
-    this.#rows = [];
+    this.#seconds = undefined;
   }
 }
 
-/** The inputs of `range`, of every asset, or of `assets` alone; a live step of every asset takes its seconds through `live`. */
-export async function loadIndexInputs(store: Store, range: SweepRange, params: IndexParams, assets: readonly string[] = [], live?: LiveSeconds): Promise<IndexInputs> {
+/** The inputs of `range`, of every asset, or of `assets` alone; a live step of every asset takes its windows, last trades and seconds through `live`. */
+export async function loadIndexInputs(store: Store, range: SweepRange, params: IndexParams, assets: readonly string[] = [], live?: LiveInputs): Promise<IndexInputs> {
   const { from, to } = range;
   const firstMinute = Math.floor(from / 60) * 60;
   const windowParams = {
@@ -206,11 +274,17 @@ export async function loadIndexInputs(store: Store, range: SweepRange, params: I
     volume_window_s: params.volumeWindowMinutes * 60,
     interval_window_s: params.intervalWindowMinutes * 60,
   };
-  const [windows, buckets, lastTrades, seconds, books, statusBefore, statusChanges] = await Promise.all([
-    store.rows<WindowRow>(windowsSql, windowParams),
+  const readAll = async (): Promise<Pick<IndexInputs, 'windows' | 'lastTrades' | 'seconds'>> => {
+    const [windows, lastTrades, seconds] = await Promise.all([
+      store.rows<WindowRow>(windowsSql, windowParams),
+      store.rows<LastTradeRow>(lastTradesSql, { assets, from_s: from - Math.ceil(staleLookbackMs(params) / 1000), to_s: from }),
+      store.rows<SecondRow>(secondsSql, { assets, from_s: firstMinute, to_s: to }),
+    ]);
+    return { windows, lastTrades, seconds };
+  };
+  const [{ windows, lastTrades, seconds }, buckets, books, statusBefore, statusChanges] = await Promise.all([
+    live && assets.length === 0 ? live.load(store, range, params) : readAll(),
     store.rows<BucketRow>(bucketsSql, windowParams),
-    store.rows<LastTradeRow>(lastTradesSql, { assets, from_s: from - Math.ceil(staleLookbackMs(params) / 1000), to_s: from }),
-    live && assets.length === 0 ? live.load(store, range) : store.rows<SecondRow>(secondsSql, { assets, from_s: firstMinute, to_s: to }),
     store.rows<BookRow>(booksSql, { assets, from: from * 1000 - params.crossedBookMaxAgeMs }),
     store.rows<StatusBeforeRow>(statusBeforeSql, { assets, from_ms: from * 1000 }),
     store.rows<StatusRow>(statusChangesSql, { assets, from_ms: from * 1000, to_ms: (to + 1) * 1000 }),

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { Config } from '../infra/config.ts';
 import type { Logger } from '../infra/log.ts';
 import type { Store } from '../infra/store.ts';
-import { LiveSeconds, loadAssetsQuotedIn, loadIndexInputs, loadIndexState, loadNextTradeSecond, loadQuoteRates, loadStoredSeconds, loadStoredThrough } from './indexInputs.ts';
+import { LiveInputs, loadAssetsQuotedIn, type LiveInputReads, loadIndexInputs, loadIndexState, loadNextTradeSecond, loadQuoteRates, loadStoredSeconds, loadStoredThrough } from './indexInputs.ts';
 import { indexParamsSchema, type IndexParams } from './indexPrice.ts';
 import { quoteIndexAssets, quotesValuedBy, type QuoteRates } from './indexQuoteRate.ts';
 import { sweepIndex, tickKey, type ConstituentRow, type IndexState, type PublishedIndex, type SweepRange, type SweepResult, type TickWrites } from './indexSweep.ts';
@@ -85,8 +85,8 @@ export interface IndexRunnerStats {
   revisits: number;
   /** Time the ranges spent, by part (ms, summed): reading their inputs, the sweep, writing its rows. */
   phaseMs: Record<IndexPhase, number>;
-  /** Live steps that took their minute's earlier seconds from the steps before (LiveSeconds), and those that read the whole minute. */
-  minuteSeconds: { kept: number; read: number };
+  /** Live steps by input: how often they kept it from the steps before (LiveInputs), and how often read it again. */
+  liveReads: LiveInputReads;
 }
 
 /** The parts of computing a range, timed apart (mds_index_phase_seconds_total): where a slow index spends its seconds. */
@@ -139,7 +139,7 @@ const realPause = (ms: number, signal: AbortSignal): Promise<void> => sleep(ms, 
  */
 export class IndexRunner {
   readonly #options: IndexRunnerOptions;
-  readonly #stats: Omit<IndexRunnerStats, 'minuteSeconds'> = { lastComputed: undefined, ranges: 0, rows: 0, failures: 0, revisits: 0, phaseMs: { load: 0, sweep: 0, write: 0 } };
+  readonly #stats: Omit<IndexRunnerStats, 'liveReads'> = { lastComputed: undefined, ranges: 0, rows: 0, failures: 0, revisits: 0, phaseMs: { load: 0, sweep: 0, write: 0 } };
   /**
    * What index_ticks holds as far as this runner knows (indexSweep.ts, TickWrites): seconds up to
    * storedThrough may hold rows of an earlier computation; written records the rows it wrote.
@@ -168,8 +168,8 @@ export class IndexRunner {
   /** The verdicts of the last second computed, until written (constituentsEveryS), and the last second whose verdicts were written. */
   #constituents: { second: number; rows: ConstituentRow[] } | undefined;
   #constituentsWrittenFor = -Infinity;
-  /** The live steps' minute of market seconds (LiveSeconds): dropped whenever the runner goes back for late trades. */
-  readonly #liveSeconds = new LiveSeconds();
+  /** What the live steps of a minute share (LiveInputs): dropped when the runner goes back for every asset, or a join moved trades. */
+  readonly #liveInputs = new LiveInputs();
   #loop: Promise<void> | undefined;
   #stopped = false;
   #wake: AbortController | undefined;
@@ -179,7 +179,7 @@ export class IndexRunner {
   }
 
   stats(): IndexRunnerStats {
-    return { ...this.#stats, phaseMs: { ...this.#stats.phaseMs }, minuteSeconds: { ...this.#liveSeconds.taken } };
+    return { ...this.#stats, phaseMs: { ...this.#stats.phaseMs }, liveReads: structuredClone(this.#liveInputs.reads) };
   }
 
   /** Runs `part` and adds its time to `phase`, whether it succeeds or not. */
@@ -241,6 +241,8 @@ export class IndexRunner {
       this.noteInserted(r.fromMs, r.asset);
       this.#requestsSince = Math.max(this.#requestsSince!, r.requestedAt);
     }
+    // Trades moved from one asset to another keep the store's counts: what the live steps kept is read again.
+    if (requests.length > 0) this.#liveInputs.forget();
     if (requests.length > 0) this.#options.log.info({ assets: [...new Set(requests.map((r) => r.asset))] }, 'index recompute requested: computing those assets again');
   }
 
@@ -252,7 +254,7 @@ export class IndexRunner {
     this.#stats.lastComputed = from - 1;
     this.#nextFrom = from;
     this.#states = new Map();
-    this.#liveSeconds.forget();
+    this.#liveInputs.forget();
   }
 
   /** Rows of index_ticks in these seconds that this runner did not write: a recomputation replaces each one. */
@@ -269,7 +271,7 @@ export class IndexRunner {
    */
   async #sweepRange(range: SweepRange, prior: IndexState, writes: TickWrites, assets: readonly string[] = []): Promise<SweepResult> {
     const { store, params } = this.#options;
-    const live = assets.length === 0 ? this.#liveSeconds : undefined;
+    const live = assets.length === 0 ? this.#liveInputs : undefined;
     const [inputs, rates] = await this.#timed('load', () => Promise.all([loadIndexInputs(store, range, params, assets, live), this.#quoteRates((range.to + 1) * 1000)]));
     this.#computedAt = Math.max(Date.now(), this.#computedAt + 1);
     const result = await this.#timed('sweep', () => sweepIndex({ range, inputs, prior, params, rates, writes, computedAt: this.#computedAt }));
@@ -326,7 +328,6 @@ export class IndexRunner {
     const assets = everyAsset ? [] : [...new Set([...quoteIndexAssets, ...this.#lateByAsset.keys(), ...(await loadAssetsQuotedIn(this.#options.store, valuedByLate, first, this.#options.params))])];
     this.#insertedFrom = undefined;
     this.#lateByAsset.clear();
-    this.#liveSeconds.forget();
     this.#wentBackAt = now;
     this.#stats.revisits += 1;
     log.warn({ from: first, seconds: last - first + 1, assets: everyAsset ? 'all' : assets.length }, 'trades stored after the index passed their seconds: computing those seconds again');

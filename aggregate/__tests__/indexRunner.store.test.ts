@@ -365,7 +365,7 @@ describe('index runner, live', () => {
     expect(await judgedThrough(asset)).toBe(e0 + 27);
   });
 
-  it("live steps take their minute's earlier seconds from the steps before, unless the store's trades per second say they changed", async () => {
+  it("live steps keep their minute's earlier seconds, windows and last trades from the steps before, unless the store's counts say they changed", async () => {
     await truncate();
     const asset = 'minutecoin';
     const epoch = Date.UTC(2026, 7, 6);
@@ -381,18 +381,31 @@ describe('index runner, live', () => {
     // The catch-up's range began in the minute before, and so the first live step read its minute
     // whole; each step after it reads its own range and keeps the seconds before it.
     for (let t = 31; t <= 38; t++) await runner.step(epoch + t * 1000);
-    expect(runner.stats().minuteSeconds).toEqual({ kept: 7, read: 2 });
+    expect(runner.stats().liveReads.seconds).toEqual({ kept: 7, read: 2 });
     expectTicks(await storedTicks(store, asset), referenceTicks(rows.filter((r) => r.ts < epoch + 45_000), asset, e0, e0 + 35, { params: defaultIndexParams }), e0, e0 + 35);
 
     await insertBatch([held]);
     await runner.step(epoch + 39_000);
     await runner.step(epoch + 40_000);
     // The count of second 25 changed: the step read the whole minute again, and its seconds count the held trade.
-    expect(runner.stats().minuteSeconds).toEqual({ kept: 8, read: 3 });
+    expect(runner.stats().liveReads.seconds).toEqual({ kept: 8, read: 3 });
     const withHeld = referenceTicks([...rows.filter((r) => r.ts < epoch + 45_000), held], asset, e0 + 27, e0 + 37, { params: defaultIndexParams });
     const withoutHeld = referenceTicks(rows.filter((r) => r.ts < epoch + 45_000), asset, e0 + 27, e0 + 37, { params: defaultIndexParams });
     expect(withHeld.find((t) => t.second === e0 + 30)!.price).not.toBeCloseTo(withoutHeld.find((t) => t.second === e0 + 30)!.price, 6);
     expectTicks(await storedTicks(store, asset), withHeld, e0 + 27, e0 + 37);
+    // So far, the windows and the last trades before the minute were kept from the minute's first step.
+    expect(runner.stats().liveReads.windows).toEqual({ kept: 9, read: 2 });
+    expect(runner.stats().liveReads.lastTrades).toEqual({ kept: 9, read: 2 });
+
+    // A large trade of venue b in the minute before, stored late as well: the windows and the
+    // last trades before the minute are read again, and venue b's share moves.
+    const before = trade({ venue: 'b', market: 'MINUSD', asset, quote: 'USD', trade_id: 'before', ts: epoch - 30_000, price: 100.25, quantity: 60 });
+    await insertBatch([before]);
+    await runner.step(epoch + 41_000);
+    expect(runner.stats().liveReads).toEqual({ seconds: { kept: 9, read: 3 }, windows: { kept: 9, read: 3 }, lastTrades: { kept: 9, read: 3 } });
+    const withBoth = referenceTicks([...rows.filter((r) => r.ts < epoch + 45_000), held, before], asset, e0 + 28, e0 + 38, { params: defaultIndexParams });
+    expect(withBoth.find((t) => t.second === e0 + 30)!.price).not.toBeCloseTo(withHeld.find((t) => t.second === e0 + 30)!.price, 6);
+    expectTicks(await storedTicks(store, asset), withBoth, e0 + 28, e0 + 38);
   });
 
   it('late trades noted at every step: the live loop goes back once per revisitEveryMs, keeps the live seconds, and catchUp goes back at once', async () => {
@@ -546,7 +559,10 @@ describe('index runner, a discovered asset joined into another', () => {
     );
     await insertBatch([...target, ...listed]);
     const runner = new IndexRunner({ store, log: silentLog, params: defaultIndexParams, schedule });
+    // Two catch-ups: the second's step keeps the seconds of this minute (LiveInputs) when the join lands.
+    await runner.catchUp(epoch + 29_000);
     await runner.catchUp(epoch + 30_000);
+    expect(runner.stats().liveReads.seconds.read).toBe(2);
     const beforeJoin = indexAt(await storedTicks(store, 'joincoin'));
 
     expect(await joinIdentity(store, mapping)).toMatchObject({ alias, target: 'joincoin', trades: 30 });

@@ -53,10 +53,10 @@ export async function startAggregate(ctx: RoleContext, { store, activity }: Role
     read: () => Object.entries(index.stats().phaseMs).map(([phase, ms]) => ({ labels: { phase }, value: ms / 1000 })),
   });
   sampledCounter(metrics, {
-    name: 'mds_index_minute_reads_total',
-    help: "Live index steps by how they had their minute's earlier per-market seconds: kept from the steps before, or read again.",
-    labelNames: ['seconds'],
-    read: () => Object.entries(index.stats().minuteSeconds).map(([seconds, n]) => ({ labels: { seconds }, value: n })),
+    name: 'mds_index_live_reads_total',
+    help: "Live index steps by input (the minute's earlier seconds, the last trades before the minute, the windows before it) and by how they had it: kept from the steps before, or read again.",
+    labelNames: ['input', 'how'],
+    read: () => Object.entries(index.stats().liveReads).flatMap(([input, reads]) => Object.entries(reads).map(([how, n]) => ({ labels: { input, how }, value: n }))),
   });
   sampledCounter(metrics, { name: 'mds_index_failures_total', help: 'Index steps that failed (retried).', labelNames: [], read: () => one(index.stats().failures) });
   sampledCounter(metrics, { name: 'mds_index_revisits_total', help: 'Times the index went back to compute seconds again for trades stored late (live: at most one per 5 s).', labelNames: [], read: () => one(index.stats().revisits) });
