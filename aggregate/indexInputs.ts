@@ -93,20 +93,23 @@ FROM candles_1m
 WHERE bucket >= toDateTime({first_minute:UInt32} - greatest({volume_window_s:UInt32}, {interval_window_s:UInt32}), 'UTC') AND bucket < toDateTime({first_minute:UInt32}, 'UTC')`;
 
 /**
- * The latest book of each market, measured at or after `from` (unix ms). The column is qualified:
- * a bare `ts` in WHERE is the select's alias (ms as Int64, compared as seconds: every book passed).
+ * The latest book of each market where it was measured at or after `from` (unix ms) and is crossed:
+ * the only books the sweep counts (crossed_book). FINAL keeps the latest book before WHERE looks at
+ * it. The column is qualified: a bare `ts` in WHERE is the select's alias (ms as Int64, compared as
+ * seconds: every book passed).
  */
-const booksSql = `
+const crossedBooksSql = `
 SELECT asset, venue, market, toUnixTimestamp64Milli(ts) AS ts, spread_bps < 0 AS crossed
 FROM market_quality FINAL
-WHERE market_quality.ts >= fromUnixTimestamp64Milli({from:Int64}, 'UTC') AND ${ofAssets}`;
+WHERE market_quality.ts >= fromUnixTimestamp64Milli({from:Int64}, 'UTC') AND spread_bps < 0 AND ${ofAssets}`;
 
-/** Per market, the collector's last connection status before the range. */
-const statusBeforeSql = `
+/** The markets whose collector's last connection status before the range says disconnected: a row per market otherwise, every step. */
+const disconnectedBeforeSql = `
 SELECT asset, venue, market, argMax(connected, ts) AS connected
 FROM market_connections
 WHERE ts < fromUnixTimestamp64Milli({from_ms:Int64}, 'UTC') AND ${ofAssets}
-GROUP BY asset, venue, market`;
+GROUP BY asset, venue, market
+HAVING NOT connected`;
 
 /** The statuses published within the range, in time order. */
 const statusChangesSql = `
@@ -282,14 +285,14 @@ export async function loadIndexInputs(store: Store, range: SweepRange, params: I
     ]);
     return { windows, lastTrades, seconds };
   };
-  const [{ windows, lastTrades, seconds }, buckets, books, statusBefore, statusChanges] = await Promise.all([
+  const [{ windows, lastTrades, seconds }, buckets, crossedBooks, disconnectedBefore, statusChanges] = await Promise.all([
     live && assets.length === 0 ? live.load(store, range, params) : readAll(),
     store.rows<BucketRow>(bucketsSql, windowParams),
-    store.rows<BookRow>(booksSql, { assets, from: from * 1000 - params.crossedBookMaxAgeMs }),
-    store.rows<StatusBeforeRow>(statusBeforeSql, { assets, from_ms: from * 1000 }),
+    store.rows<BookRow>(crossedBooksSql, { assets, from: from * 1000 - params.crossedBookMaxAgeMs }),
+    store.rows<StatusBeforeRow>(disconnectedBeforeSql, { assets, from_ms: from * 1000 }),
     store.rows<StatusRow>(statusChangesSql, { assets, from_ms: from * 1000, to_ms: (to + 1) * 1000 }),
   ]);
-  return { windows, buckets, lastTrades, seconds, books, statusBefore, statusChanges, perpetualVenues };
+  return { windows, buckets, lastTrades, seconds, crossedBooks, disconnectedBefore, statusChanges, perpetualVenues };
 }
 
 export async function loadQuoteRates(store: Store, at: number): Promise<QuoteRates> {

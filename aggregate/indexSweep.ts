@@ -36,8 +36,10 @@ export interface IndexInputs {
   buckets: BucketRow[];
   lastTrades: LastTradeRow[];
   seconds: SecondRow[];
-  books: BookRow[];
-  statusBefore: StatusBeforeRow[];
+  /** The latest book of each market within the crossed-book age, where it is crossed. */
+  crossedBooks: BookRow[];
+  /** The markets disconnected at the range's start (their last status before it). */
+  disconnectedBefore: StatusBeforeRow[];
   /** In time order. */
   statusChanges: StatusRow[];
   /** Venues whose markets are perpetuals (the catalog's contract); every other venue is spot. */
@@ -337,8 +339,8 @@ class RangeSweep {
     }
     this.bucketsByStart = Map.groupBy(inputs.buckets, (r) => r.bucket);
     this.secondsByStart = Map.groupBy(inputs.seconds, (r) => r.second);
-    this.crossedAt = new Map(inputs.books.filter((b) => Boolean(b.crossed)).map((b) => [assetMarketKey(b.asset, b), b.ts]));
-    this.disconnected = new Set(inputs.statusBefore.filter((r) => !r.connected).map((r) => assetMarketKey(r.asset, r)));
+    this.crossedAt = new Map(inputs.crossedBooks.filter((b) => Boolean(b.crossed)).map((b) => [assetMarketKey(b.asset, b), b.ts]));
+    this.disconnected = new Set(inputs.disconnectedBefore.filter((r) => !r.connected).map((r) => assetMarketKey(r.asset, r)));
     for (const r of [...inputs.buckets, ...inputs.seconds]) this.stateOf(r);
     for (const asset of prior.keys()) if (!this.states.has(asset)) this.states.set(asset, new Map());
     this.assets = [...this.states.keys()].sort(assetOrder);

@@ -37,17 +37,21 @@ const tick = (fields: Partial<TickRow> & Pick<TickRow, 'asset' | 'second'>): Tic
 });
 
 describe('loadIndexInputs', () => {
-  it('reads last trades within the stale look-back, books within the crossed-book age, statuses up to the end of the last second', async () => {
+  it('reads last trades within the stale look-back, crossed books within the crossed-book age, statuses up to the end of the last second', async () => {
     const to = from + 10;
     const tradeAt = (venue: string, ms: number) => trade({ venue, market: 'EDGEUSD', asset, quote: 'USD', trade_id: `${venue}${ms}`, ts: ms, price: 100, quantity: 1 });
     await store.insert('trades', [tradeAt('in', (from - 40) * 1000 + 500), tradeAt('out', (from - 41) * 1000 + 500)]);
-    const book = (venue: string, ts: number) => ({
-      asset, venue, market: 'EDGEUSD', quote: 'USD', ts, spread_bps: -1, depth_bid_2: 0, depth_ask_2: 0, depth_bid_1: 0, depth_ask_1: 0, cost_buy: {}, cost_sell: {},
+    const book = (venue: string, ts: number, spreadBps = -1) => ({
+      asset, venue, market: 'EDGEUSD', quote: 'USD', ts, spread_bps: spreadBps, depth_bid_2: 0, depth_ask_2: 0, depth_bid_1: 0, depth_ask_1: 0, cost_buy: {}, cost_sell: {},
     });
-    await store.insert('market_quality', [book('in', from * 1000 - 60_000), book('out', from * 1000 - 60_001)]);
-    const status = (venue: string, ts: number) => ({ asset, venue, market: 'EDGEUSD', quote: 'USD', ts, received_at: ts, connected: false });
+    // 'uncrossed': crossed, then a later book that is not: its latest book is not crossed.
+    await store.insert('market_quality', [book('in', from * 1000 - 60_000), book('out', from * 1000 - 60_001), book('uncrossed', from * 1000 - 30_000), book('uncrossed', from * 1000 - 20_000, 3)]);
+    const status = (venue: string, ts: number, connected = false) => ({ asset, venue, market: 'EDGEUSD', quote: 'USD', ts, received_at: ts, connected });
     await store.insert('market_connections', [
       status('before', from * 1000 - 1),
+      // Disconnected, then connected again before the range: not disconnected at its start.
+      status('back', from * 1000 - 5_000),
+      status('back', from * 1000 - 4_000, true),
       status('first', from * 1000),
       status('last', (to + 1) * 1000 - 1),
       status('after', (to + 1) * 1000),
@@ -55,8 +59,8 @@ describe('loadIndexInputs', () => {
 
     const inputs = await loadIndexInputs(store, { from, to, keepFrom: from }, params);
     expect(inputs.lastTrades.map((r) => [r.venue, r.lastTradeAt])).toEqual([['in', (from - 40) * 1000 + 500]]);
-    expect(inputs.books.map((r) => [r.venue, r.ts])).toEqual([['in', from * 1000 - 60_000]]);
-    expect(inputs.statusBefore.map((r) => r.venue)).toEqual(['before']);
+    expect(inputs.crossedBooks.map((r) => [r.venue, r.ts])).toEqual([['in', from * 1000 - 60_000]]);
+    expect(inputs.disconnectedBefore.map((r) => r.venue)).toEqual(['before']);
     expect(inputs.statusChanges.map((r) => [r.venue, r.at])).toEqual([['first', from * 1000], ['last', (to + 1) * 1000 - 1]]);
   });
 });

@@ -79,10 +79,12 @@ function inputsFor(trades: readonly RawTrade[], books: readonly Book[], statuses
       lastTradeAt: Math.max(...list.map((t) => t.ts)),
     }))
     .sort((a, b) => a.second - b.second);
-  const statusBefore = groupBy(statuses.filter((s) => s.ts < from * 1000), (s) => `${s.venue}:${s.market}`).map((list) => {
-    const latest = list.reduce((a, s) => (s.ts > a.ts ? s : a));
-    return { asset, venue: latest.venue, market: latest.market, connected: latest.connected };
-  });
+  const disconnectedBefore = groupBy(statuses.filter((s) => s.ts < from * 1000), (s) => `${s.venue}:${s.market}`)
+    .map((list) => {
+      const latest = list.reduce((a, s) => (s.ts > a.ts ? s : a));
+      return { asset, venue: latest.venue, market: latest.market, connected: latest.connected };
+    })
+    .filter((s) => !s.connected);
   const statusChanges: StatusRow[] = statuses
     .filter((s) => s.ts >= from * 1000 && s.ts < (to + 1) * 1000)
     .sort((a, b) => a.ts - b.ts)
@@ -92,8 +94,8 @@ function inputsFor(trades: readonly RawTrade[], books: readonly Book[], statuses
     buckets,
     lastTrades,
     seconds,
-    books: books.filter((b) => b.ts >= from * 1000 - params.crossedBookMaxAgeMs).map((b) => ({ asset, ...b })),
-    statusBefore,
+    crossedBooks: books.filter((b) => b.ts >= from * 1000 - params.crossedBookMaxAgeMs && b.crossed).map((b) => ({ asset, ...b })),
+    disconnectedBefore,
     statusChanges,
     perpetualVenues,
   };
@@ -329,8 +331,8 @@ describe('sweepIndex on a hand-made range: which rows are written', () => {
       { ...quoted('c', 'ZZZ'), price: 7, lastTradeAt: F * 1000 - 1_000 },
     ],
     seconds: [],
-    books: [],
-    statusBefore: [],
+    crossedBooks: [],
+    disconnectedBefore: [],
     statusChanges: [],
     perpetualVenues: new Set(),
   };
@@ -740,7 +742,7 @@ describe('sweepIndex: an unchanged row written again (rowRefreshSeconds)', () =>
     const F = epochS + 10;
     const window = (venue: string) => ({ asset, venue, market: 'XUSD', quote: 'USD', windowNotional: 1_000, windowTrades: 10, intervalTrades: 10, close: 100 });
     const inputs: IndexInputs = {
-      windows: [window('a'), window('b')], buckets: [], lastTrades: [], seconds: [], books: [], statusBefore: [], statusChanges: [], perpetualVenues: new Set(),
+      windows: [window('a'), window('b')], buckets: [], lastTrades: [], seconds: [], crossedBooks: [], disconnectedBefore: [], statusChanges: [], perpetualVenues: new Set(),
     };
     // The prior row says something else (its content): the first second is written.
     const prior: IndexState = new Map([[asset, { price: 101, lastTradeAt: F * 1000 - 1_000, outliers: new Set<string>(), content: 'earlier', writtenAt: F - 5 }]]);
