@@ -138,7 +138,7 @@ SELECT DISTINCT asset, toUnixTimestamp(second) AS second
 FROM index_ticks
 WHERE second >= toDateTime({from_s:UInt32}, 'UTC') AND second <= toDateTime({to_s:UInt32}, 'UTC') AND ${ofAssets}`;
 
-/** The newest second of index_ticks or of index_constituents_latest (written at the end of every step), and the newest computed_at. */
+/** The newest second of index_ticks or of index_constituents_latest (written every few seconds and at a stop), and the newest computed_at. */
 const storedThroughSql = `
 SELECT
     greatest(

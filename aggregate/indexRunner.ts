@@ -241,9 +241,10 @@ export class IndexRunner {
       this.noteInserted(r.fromMs, r.asset);
       this.#requestsSince = Math.max(this.#requestsSince!, r.requestedAt);
     }
+    if (requests.length === 0) return;
     // Trades moved from one asset to another keep the store's counts: what the live steps kept is read again.
-    if (requests.length > 0) this.#liveInputs.forget();
-    if (requests.length > 0) this.#options.log.info({ assets: [...new Set(requests.map((r) => r.asset))] }, 'index recompute requested: computing those assets again');
+    this.#liveInputs.forget();
+    this.#options.log.info({ assets: [...new Set(requests.map((r) => r.asset))] }, 'index recompute requested: computing those assets again');
   }
 
   /** The next steps compute again from `from`, replacing what index_ticks holds from there on. */
