@@ -365,6 +365,9 @@ describe('index runner, live', () => {
     expect(await judgedThrough(asset)).toBe(e0 + 27);
   });
 
+});
+
+describe('index runner, live inputs kept from step to step', () => {
   it("live steps keep their minute's earlier seconds, windows and last trades from the steps before, unless the store's counts say they changed", async () => {
     await truncate();
     const asset = 'minutecoin';
@@ -408,6 +411,9 @@ describe('index runner, live', () => {
     expectTicks(await storedTicks(store, asset), withBoth, e0 + 28, e0 + 38);
   });
 
+});
+
+describe('index runner, live, late trades', () => {
   it('late trades noted at every step: the live loop goes back once per revisitEveryMs, keeps the live seconds, and catchUp goes back at once', async () => {
     await truncate();
     const asset = 'revisitcoin';
