@@ -4,7 +4,7 @@ import { loadUsdRates } from './currency/usdRates.ts';
 import type { Store } from '../infra/store.ts';
 import { staleLookbackMs, type IndexParams } from './indexPrice.ts';
 import type { QuoteRates } from './indexQuoteRate.ts';
-import { rowRefreshSeconds, tickContent, type BookRow, type BucketRow, type IndexInputs, type IndexState, type LastTradeRow, type PublishedIndex, type SecondRow, type StatusBeforeRow, type StatusRow, type SweepRange, type WindowRow } from './indexSweep.ts';
+import { rowRefreshSeconds, tickContent, type BucketRow, type CrossedBookRow, type IndexInputs, type IndexState, type LastTradeRow, type MarketOfAsset, type PublishedIndex, type SecondRow, type StatusRow, type SweepRange, type WindowRow } from './indexSweep.ts';
 
 /**
  * What the index engine reads from ClickHouse: per-market seconds (market_seconds), 1m candles
@@ -99,17 +99,17 @@ WHERE bucket >= toDateTime({first_minute:UInt32} - greatest({volume_window_s:UIn
  * seconds: every book passed).
  */
 const crossedBooksSql = `
-SELECT asset, venue, market, toUnixTimestamp64Milli(ts) AS ts, spread_bps < 0 AS crossed
+SELECT asset, venue, market, toUnixTimestamp64Milli(ts) AS ts
 FROM market_quality FINAL
 WHERE market_quality.ts >= fromUnixTimestamp64Milli({from:Int64}, 'UTC') AND spread_bps < 0 AND ${ofAssets}`;
 
 /** The markets whose collector's last connection status before the range says disconnected: a row per market otherwise, every step. */
 const disconnectedBeforeSql = `
-SELECT asset, venue, market, argMax(connected, ts) AS connected
+SELECT asset, venue, market
 FROM market_connections
 WHERE ts < fromUnixTimestamp64Milli({from_ms:Int64}, 'UTC') AND ${ofAssets}
 GROUP BY asset, venue, market
-HAVING NOT connected`;
+HAVING NOT argMax(connected, ts)`;
 
 /** The statuses published within the range, in time order. */
 const statusChangesSql = `
@@ -161,6 +161,15 @@ WHERE second >= toDateTime({from_s:UInt32}, 'UTC')
 HAVING n > 0`;
 
 const perpetualVenues: ReadonlySet<string> = new Set(catalogVenues.filter((v) => v.contract === 'perpetual').map((v) => v.id));
+
+/** The parameters of windowsSql and bucketsSql: the range's first and last minute, the windows in seconds. */
+type WindowParams = {
+  assets: readonly string[];
+  first_minute: number;
+  last_minute: number;
+  volume_window_s: number;
+  interval_window_s: number;
+};
 
 /** A row of keptCountsSql. */
 interface KeptCount {
@@ -224,10 +233,10 @@ export class LiveInputs {
   #seconds: { minute: number; through: number; rows: SecondRow[] } | undefined;
   readonly reads: LiveInputReads = { seconds: { kept: 0, read: 0 }, lastTrades: { kept: 0, read: 0 }, windows: { kept: 0, read: 0 } };
 
-  async load(store: Store, range: SweepRange, params: IndexParams): Promise<Pick<IndexInputs, 'windows' | 'lastTrades' | 'seconds'>> {
-    const firstMinute = Math.floor(range.from / 60) * 60;
+  /** `windowParams`: those of loadIndexInputs, of every asset. */
+  async load(store: Store, range: SweepRange, params: IndexParams, windowParams: WindowParams): Promise<Pick<IndexInputs, 'windows' | 'lastTrades' | 'seconds'>> {
+    const firstMinute = windowParams.first_minute;
     const lookbackS = Math.ceil(staleLookbackMs(params) / 1000);
-    const windowParams = { assets: [], first_minute: firstMinute, volume_window_s: params.volumeWindowMinutes * 60, interval_window_s: params.intervalWindowMinutes * 60 };
     const minute = this.#minute?.minute === firstMinute ? this.#minute : undefined;
     const seconds = this.#seconds?.minute === firstMinute && range.from > firstMinute && range.from - 1 <= this.#seconds.through ? this.#seconds : undefined;
     const [counts, fresh] = minute || seconds
@@ -270,7 +279,7 @@ export class LiveInputs {
 export async function loadIndexInputs(store: Store, range: SweepRange, params: IndexParams, assets: readonly string[] = [], live?: LiveInputs): Promise<IndexInputs> {
   const { from, to } = range;
   const firstMinute = Math.floor(from / 60) * 60;
-  const windowParams = {
+  const windowParams: WindowParams = {
     assets,
     first_minute: firstMinute,
     last_minute: Math.floor(to / 60) * 60,
@@ -286,10 +295,10 @@ export async function loadIndexInputs(store: Store, range: SweepRange, params: I
     return { windows, lastTrades, seconds };
   };
   const [{ windows, lastTrades, seconds }, buckets, crossedBooks, disconnectedBefore, statusChanges] = await Promise.all([
-    live && assets.length === 0 ? live.load(store, range, params) : readAll(),
+    live && assets.length === 0 ? live.load(store, range, params, windowParams) : readAll(),
     store.rows<BucketRow>(bucketsSql, windowParams),
-    store.rows<BookRow>(crossedBooksSql, { assets, from: from * 1000 - params.crossedBookMaxAgeMs }),
-    store.rows<StatusBeforeRow>(disconnectedBeforeSql, { assets, from_ms: from * 1000 }),
+    store.rows<CrossedBookRow>(crossedBooksSql, { assets, from: from * 1000 - params.crossedBookMaxAgeMs }),
+    store.rows<MarketOfAsset>(disconnectedBeforeSql, { assets, from_ms: from * 1000 }),
     store.rows<StatusRow>(statusChangesSql, { assets, from_ms: from * 1000, to_ms: (to + 1) * 1000 }),
   ]);
   return { windows, buckets, lastTrades, seconds, crossedBooks, disconnectedBefore, statusChanges, perpetualVenues };

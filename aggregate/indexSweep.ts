@@ -26,9 +26,8 @@ export interface WindowRow extends QuotedMarket { windowNotional: number; window
 export interface BucketRow extends QuotedMarket { bucket: number; notional: number; trades: number; close: number }
 export interface LastTradeRow extends QuotedMarket { price: number; lastTradeAt: number }
 export interface SecondRow extends LastTradeRow { second: number; notional: number; volume: number; trades: number }
-export interface BookRow extends MarketOfAsset { ts: number; crossed: number | boolean }
-export interface StatusBeforeRow extends MarketOfAsset { connected: number | boolean }
-export interface StatusRow extends StatusBeforeRow { at: number }
+export interface CrossedBookRow extends MarketOfAsset { ts: number }
+export interface StatusRow extends MarketOfAsset { connected: number | boolean; at: number }
 
 /** Everything the sweep of a range reads, as plain rows (the queries of indexInputs.ts say what each holds). */
 export interface IndexInputs {
@@ -37,9 +36,9 @@ export interface IndexInputs {
   lastTrades: LastTradeRow[];
   seconds: SecondRow[];
   /** The latest book of each market within the crossed-book age, where it is crossed. */
-  crossedBooks: BookRow[];
+  crossedBooks: CrossedBookRow[];
   /** The markets disconnected at the range's start (their last status before it). */
-  disconnectedBefore: StatusBeforeRow[];
+  disconnectedBefore: MarketOfAsset[];
   /** In time order. */
   statusChanges: StatusRow[];
   /** Venues whose markets are perpetuals (the catalog's contract); every other venue is spot. */
@@ -339,8 +338,8 @@ class RangeSweep {
     }
     this.bucketsByStart = Map.groupBy(inputs.buckets, (r) => r.bucket);
     this.secondsByStart = Map.groupBy(inputs.seconds, (r) => r.second);
-    this.crossedAt = new Map(inputs.crossedBooks.filter((b) => Boolean(b.crossed)).map((b) => [assetMarketKey(b.asset, b), b.ts]));
-    this.disconnected = new Set(inputs.disconnectedBefore.filter((r) => !r.connected).map((r) => assetMarketKey(r.asset, r)));
+    this.crossedAt = new Map(inputs.crossedBooks.map((b) => [assetMarketKey(b.asset, b), b.ts]));
+    this.disconnected = new Set(inputs.disconnectedBefore.map((r) => assetMarketKey(r.asset, r)));
     for (const r of [...inputs.buckets, ...inputs.seconds]) this.stateOf(r);
     for (const asset of prior.keys()) if (!this.states.has(asset)) this.states.set(asset, new Map());
     this.assets = [...this.states.keys()].sort(assetOrder);
