@@ -1,7 +1,8 @@
 // Coinbase Advanced Trade's market data websocket and public products REST over the SIMULATED
 // market model. Every message to a client carries that client's next sequence_num. The Exchange
 // API's trade history (`/products/{id}/trades`, served on the same loopback host) answers from the
-// trades the venue printed, sent or not.
+// trades the venue printed, sent or not; its currency list (`/currencies`) gives a made-up base's
+// SIMULATED token contract on the ethereum network.
 import { simulatedTickers, sortedLevels, type ListingFormat, type ListingSpec, type SimMarket, type SimTrade } from './market.ts';
 import { RestRateLimit } from './printedTrades.ts';
 import type { SimClient, SimVenueServer, VenueProtocol } from './venueServer.ts';
@@ -10,6 +11,23 @@ export const coinbaseFormat: ListingFormat = { quotes: ['USD', 'USDT'], appetite
 
 export function coinbaseListings(tickers: readonly string[] = simulatedTickers): ListingSpec[] {
   return [...tickers.map((t) => coinbaseFormat.market(t, 'USD')), { symbol: 'ETH-BTC', base: 'ETH', quote: 'BTC' }];
+}
+
+/** The currencies of the products listed here, as the Exchange API's GET /currencies: a contract on `ethereum` for a base that has one. */
+function exchangeCurrencies(server: SimVenueServer) {
+  const currencies = new Map<string, { name: string; contract?: string }>();
+  for (const m of server.listing.markets) {
+    currencies.set(m.base, { name: m.baseName, ...(m.baseContract ? { contract: m.baseContract } : {}) });
+    if (!currencies.has(m.quote)) currencies.set(m.quote, { name: m.quoteName });
+  }
+  return [...currencies].map(([id, c]) => ({
+    id,
+    name: c.name,
+    status: 'online',
+    details: { type: 'crypto' },
+    default_network: c.contract ? 'ethereum' : id.toLowerCase(),
+    supported_networks: [c.contract ? { id: 'ethereum', name: 'Ethereum', status: 'online', contract_address: c.contract } : { id: id.toLowerCase(), name: c.name, status: 'online', contract_address: null }],
+  }));
 }
 
 const channels = new Set(['market_trades', 'level2', 'heartbeats']);
@@ -68,6 +86,7 @@ export function coinbaseProtocol(server: SimVenueServer): VenueProtocol {
   return {
     rest(url) {
       if (productTrades.test(url.pathname)) return exchangeTrades(server, url, historyLimit);
+      if (url.pathname === '/currencies') return { status: 200, body: exchangeCurrencies(server) };
       if (url.pathname !== '/api/v3/brokerage/market/products') return undefined;
       const list = server.listing.markets.map((m) => ({
         product_id: m.symbol,

@@ -1,8 +1,10 @@
 import { describe, expect, test } from 'vitest';
 import { BookSync, ConnectionSequence } from '../bookSync.ts';
-import { selectMarkets, toTradeEvent } from '../normalize.ts';
+import { selectMarkets, statusEvents, toTradeEvent } from '../normalize.ts';
+import { statusEvent } from '../../infra/events.ts';
+import { catalogAssets } from '../../infra/catalog/catalog.ts';
 import type { BookMessage, VenueMarket, VenueMessage } from '../venue.ts';
-import { coinbase, parseProducts } from '../venues/coinbase.ts';
+import { coinbase, parseExchangeCurrencies, parseProducts } from '../venues/coinbase.ts';
 import { cannedIo } from './cannedIo.ts';
 import { fixture, frames } from './fixtures.ts';
 
@@ -101,11 +103,17 @@ describe('coinbase messages', () => {
     ]);
   });
 
-  test('listMarkets asks the public spot products', async () => {
+  test("listMarkets asks the public spot products and the Exchange API's currency list, on the Exchange API's host in production", async () => {
     const url = 'https://c/api/v3/brokerage/market/products?product_type=SPOT';
     const { io, asked } = cannedIo({ [url]: fixture('coinbase', 'rest_products.json') });
-    expect((await coinbase.listMarkets(io, { ws: 'wss://c', rest: 'https://c' })).map((m) => m.symbol)).toContain('BTC-USD');
-    expect(asked).toEqual([url]);
+    // Without an answer from /currencies the products are listed all the same, without contracts.
+    const listed = await coinbase.listMarkets(io, { ws: 'wss://c', rest: 'https://c' });
+    expect(listed.map((m) => m.symbol)).toContain('BTC-USD');
+    expect(listed.filter((m) => m.baseContracts)).toEqual([]);
+    expect(asked.sort()).toEqual([url, 'https://c/currencies']);
+    const production = cannedIo({});
+    await coinbase.listMarkets(production.io, coinbase.endpoints).catch(() => []);
+    expect(production.asked.sort()).toEqual(['https://api.coinbase.com/api/v3/brokerage/market/products?product_type=SPOT', 'https://api.exchange.coinbase.com/currencies']);
   });
 
   test('one channel per subscribe message, heartbeats first', () => {
@@ -115,6 +123,52 @@ describe('coinbase messages', () => {
       { type: 'subscribe', product_ids: ['BTC-USD'], channel: 'market_trades' },
       { type: 'subscribe', product_ids: ['BTC-USD'], channel: 'level2' },
     ]);
+  });
+});
+
+describe('coinbase currencies: contracts', () => {
+  test("currencies recorded from the live venue: contracts of the networks we map to CoinGecko platforms, none for a coin's own network, an empty address or an unmapped network; carried into the market's status", async () => {
+    const currencies = fixture('coinbase', 'rest_currencies_recorded.json');
+    // Read off the recording: USDT has one network, ethereum; USDC has seven, of which avacchain,
+    // ethereum and solana give an address we map (arbitrum, base and optimism give "", polygon is not
+    // mapped); ETH gives an address only on polygon; the rest are their own networks (null) or fiat.
+    expect([...parseExchangeCurrencies(currencies)]).toEqual([
+      ['USDT', { contracts: [{ platform: 'ethereum', address: '0xdac17f958d2ee523a2206206994597c13d831ec7' }] }],
+      [
+        'USDC',
+        {
+          contracts: [
+            { platform: 'avalanche', address: '0xB97EF9Ef8734C71904D8002F8b6Bc66Dd9c48a6E' },
+            { platform: 'ethereum', address: '0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48' },
+            { platform: 'solana', address: 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v' },
+          ],
+        },
+      ],
+    ]);
+    const products = fixture('coinbase', 'rest_products.json') as { products: Record<string, unknown>[] };
+    const usdc = { ...products.products[0]!, product_id: 'USDC-USD', base_currency_id: 'USDC', base_name: 'USDC' };
+    const { io } = cannedIo({ 'https://c/api/v3/brokerage/market/products?product_type=SPOT': { products: [...products.products, usdc] }, 'https://c/currencies': currencies });
+    const listed = await coinbase.listMarkets(io, { ws: 'wss://c', rest: 'https://c' });
+    expect(listed.map((m) => [m.symbol, m.baseName, m.baseContracts?.map((c) => c.platform)])).toEqual([
+      ['BTC-USD', 'Bitcoin', undefined],
+      ['ETH-BTC', 'Ethereum', undefined],
+      ['SOL-USDT', undefined, undefined],
+      ['USDC-USD', 'USDC', ['avalanche', 'ethereum', 'solana']],
+    ]);
+    const [status] = statusEvents('coinbase', [{ ...listed[3]!, asset: 'usd-coin' }], true, 5);
+    expect(statusEvent.parse(status).baseContracts).toEqual([
+      { platform: 'avalanche', address: '0xb97ef9ef8734c71904d8002f8b6bc66dd9c48a6e' },
+      { platform: 'ethereum', address: '0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48' },
+      { platform: 'solana', address: 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v' },
+    ]);
+  });
+
+  test("the mapped networks' recorded contracts are the catalog's for the same platforms", () => {
+    const catalog = new Map(catalogAssets.map((a) => [a.id, a.platforms ?? {}]));
+    const recorded = parseExchangeCurrencies(fixture('coinbase', 'rest_currencies_recorded.json'));
+    for (const [code, id] of [['USDT', 'tether'], ['USDC', 'usd-coin']] as const) {
+      for (const c of recorded.get(code)!.contracts!) expect(catalog.get(id)![c.platform]?.contract_address.toLowerCase(), `${code} on ${c.platform}`).toBe(c.address.toLowerCase());
+    }
   });
 });
 

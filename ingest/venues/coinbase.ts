@@ -2,13 +2,14 @@
 // Channels: market_trades, level2 (messages arrive on channel "l2_data": a snapshot, then
 // updates), heartbeats. Every message carries `sequence_num`, one counter for the whole
 // connection: a jump means a message was lost, and with it possibly a book update.
-// Products: GET /api/v3/brokerage/market/products (public). Trade history: the Exchange API's
-// GET /products/{id}/trades (https://docs.cdp.coinbase.com/api-reference/exchange-api/rest-api/products/get-product-trades),
+// Products: GET /api/v3/brokerage/market/products (public). Their bases' token contracts: the
+// Exchange API's GET /currencies (public), each network's `contract_address`. Trade history: the
+// Exchange API's GET /products/{id}/trades (https://docs.cdp.coinbase.com/api-reference/exchange-api/rest-api/products/get-product-trades),
 // whose trade ids are the ones market_trades sends.
 import { z } from 'zod';
 import type { RawLevel } from '../orderBook.ts';
-import { batches, catalogued, integerTradeNumber, named, parseJson, unknown } from '../venue.ts';
-import type { HistoryCursor, HistoryPage, MarketListing, TradeHistoryRule, TradeMessage, VenueDescriptor, VenueMarket, VenueMessage } from '../venue.ts';
+import { batches, catalogued, integerTradeNumber, named, parseJson, unknown, withBaseCurrencies } from '../venue.ts';
+import type { BaseCurrency, HistoryCursor, HistoryPage, MarketListing, TradeHistoryRule, TradeMessage, VenueDescriptor, VenueMarket, VenueMessage } from '../venue.ts';
 
 const envelope = z.object({ channel: z.string(), timestamp: z.string(), sequence_num: z.number(), events: z.array(z.unknown()) }).loose();
 const tradesEvent = z.object({
@@ -38,6 +39,37 @@ const products = z.object({
       .loose(),
   ),
 });
+
+/**
+ * The Exchange API's GET /currencies: each currency's networks. `contract_address` is null on a
+ * coin's own network and "" where Coinbase gives none (the recording: USDC on base, arbitrum and
+ * optimism). A malformed network list reads as none.
+ */
+const exchangeCurrencies = z.array(
+  z.object({ id: z.string(), supported_networks: z.array(z.object({ id: z.string(), contract_address: z.string().nullable().optional() }).loose()).optional().catch([]) }).loose(),
+);
+/**
+ * Coinbase network id -> CoinGecko platform id (the catalog's `platforms` keys), for the networks
+ * whose contracts the recorded currency list shows and the catalog confirms: USDT's and USDC's on
+ * `ethereum`, USDC's on `solana` and on `avacchain` (avalanche). `polygon` is left out: the
+ * recording's USDC there is the bridged token (0x2791...), not the catalog's USDC on polygon-pos
+ * (0x3c49...). Any other network is skipped, not guessed.
+ */
+const platformOfNetwork: Readonly<Record<string, string>> = { ethereum: 'ethereum', solana: 'solana', avacchain: 'avalanche' };
+
+/** Contracts by currency code, from the Exchange API's GET /currencies: one for each network we map that gives an address. */
+export function parseExchangeCurrencies(json: unknown): Map<string, BaseCurrency> {
+  return new Map(
+    exchangeCurrencies.parse(json).flatMap((c) => {
+      const contracts = (c.supported_networks ?? []).flatMap((n) => {
+        const platform = platformOfNetwork[n.id];
+        const address = n.contract_address?.trim();
+        return platform && address ? [{ platform, address }] : [];
+      });
+      return contracts.length > 0 ? [[c.id, { contracts }] as const] : [];
+    }),
+  );
+}
 
 /** Online spot products. A product that is an alias of another (BTC-USDC of BTC-USD) shares its book and trades: left out. */
 export function parseProducts(json: unknown): MarketListing[] {
@@ -106,8 +138,8 @@ const channelMessages = (type: 'subscribe' | 'unsubscribe', channel: string, sym
 /** Trades a page holds: the most the endpoint serves (its default). */
 const historyPageSize = 1_000;
 const advancedTradeRest = 'https://api.coinbase.com';
-/** The trade history is on the Exchange API's host; an overridden REST base (a proxy, the simulator) serves both. */
-const historyHost = (rest: string) => (rest === advancedTradeRest ? 'https://api.exchange.coinbase.com' : rest);
+/** The trade history and the currency list are on the Exchange API's host; an overridden REST base (a proxy, the simulator) serves all. */
+const exchangeApiHost = (rest: string) => (rest === advancedTradeRest ? 'https://api.exchange.coinbase.com' : rest);
 
 /**
  * Pages are cursors over trade ids: `after` = older than, `before` = newer than ("page after is an
@@ -117,7 +149,7 @@ const historyHost = (rest: string) => (rest === advancedTradeRest ? 'https://api
  */
 function productTradesUrl(rest: string, symbol: string, after: HistoryCursor): string {
   const range = after.seq === undefined ? '' : `&before=${after.seq}&after=${after.seq + 1 + historyPageSize}`;
-  return `${historyHost(rest)}/products/${encodeURIComponent(symbol)}/trades?limit=${historyPageSize}${range}`;
+  return `${exchangeApiHost(rest)}/products/${encodeURIComponent(symbol)}/trades?limit=${historyPageSize}${range}`;
 }
 
 /**
@@ -156,7 +188,12 @@ export const coinbase: VenueDescriptor = {
   endpoints: { ws: 'wss://advanced-trade-ws.coinbase.com', rest: advancedTradeRest },
   channels: ['trades', 'books'],
   quotes: ['USD', 'USDT', 'USDC'],
-  listMarkets: async (io, endpoints) => parseProducts(await io.getJson(`${endpoints.rest}/api/v3/brokerage/market/products?product_type=SPOT`)),
+  // Names come with the products; the currency list adds the contracts.
+  listMarkets: (io, endpoints) =>
+    withBaseCurrencies(
+      io.getJson(`${endpoints.rest}/api/v3/brokerage/market/products?product_type=SPOT`).then(parseProducts),
+      async () => parseExchangeCurrencies(await io.getJson(`${exchangeApiHost(endpoints.rest)}/currencies`)),
+    ),
   sockets: (endpoints, markets: readonly VenueMarket[]) => {
     const symbols = markets.map((m) => m.symbol);
     return [

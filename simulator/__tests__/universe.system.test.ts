@@ -5,6 +5,7 @@ import { afterEach, describe, expect, test } from 'vitest';
 import WebSocket from 'ws';
 import { assetIdForVenueTicker } from '../../infra/catalog/catalog.ts';
 import { until, untilValue } from '../../test/support/until.ts';
+import { coinbase } from '../../ingest/venues/coinbase.ts';
 import { kucoin } from '../../ingest/venues/kucoin.ts';
 import { venueIo } from '../../ingest/venueIo.ts';
 import { simulatedContract } from '../market.ts';
@@ -86,8 +87,8 @@ describe('the universe on the venues\' listing endpoints', () => {
     expect((await listed(sim, 'gate')).get('BTC_USDT')?.name).toBe('Bitcoin');
   });
 
-  test('names where the venue publishes them: Bitfinex\'s label map, KuCoin\'s currencies, Bitstamp\'s pair descriptions', async () => {
-    sim = await startSimulator({ seed: 22, venues: ['bitfinex', 'kucoin', 'bitstamp'], tickers: ['BTC'], universe: { assets: 150, listingsEveryMs: 1e9, delistingsEveryMs: 1e9 } });
+  test('names where the venue publishes them: Bitfinex\'s label map, KuCoin\'s currencies, Bitstamp\'s pair descriptions; contracts in KuCoin\'s and Coinbase\'s currencies', async () => {
+    sim = await startSimulator({ seed: 22, venues: ['bitfinex', 'kucoin', 'bitstamp', 'coinbase'], tickers: ['BTC'], universe: { assets: 150, listingsEveryMs: 1e9, delistingsEveryMs: 1e9 } });
     const universe = sim.universe!;
     const onVenue = (venue: string) => universe.markets.filter((m) => m.venue === venue && m.listAt === 0);
     const nameOf = new Map(universe.assets.map((a) => [a.key, a.name]));
@@ -107,6 +108,12 @@ describe('the universe on the venues\' listing endpoints', () => {
       expect(kucoinListed.get(m.spec.symbol), m.spec.symbol).toEqual(m.assetKey.startsWith('sim:') ? [{ platform: 'ethereum', address: simulatedContract(m.assetKey) }] : undefined);
     }
     expect(kucoinListed.get('BTC-USDT')).toBeUndefined();
+    // Coinbase's Exchange API currencies give it on the ethereum network: the collector lists it there too.
+    const coinbaseListed = new Map((await coinbase.listMarkets(venueIo, sim.endpoints('coinbase'))).map((l) => [l.symbol, l.baseContracts]));
+    expect(onVenue('coinbase').filter((m) => m.assetKey.startsWith('sim:')).length).toBeGreaterThan(0);
+    for (const m of onVenue('coinbase')) {
+      expect(coinbaseListed.get(m.spec.symbol), m.spec.symbol).toEqual(m.assetKey.startsWith('sim:') ? [{ platform: 'ethereum', address: simulatedContract(m.assetKey) }] : undefined);
+    }
     const pairs = await getJson<{ url_symbol: string; description: string }[]>(`${sim.endpoints('bitstamp').rest}/api/v2/trading-pairs-info/`);
     const description = new Map(pairs.map((p) => [p.url_symbol, p.description]));
     expect(onVenue('bitstamp').length).toBeGreaterThan(0);
