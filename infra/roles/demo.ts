@@ -137,9 +137,10 @@ async function startSimulatorThread(ctx: Pick<RoleContext, 'config' | 'log' | 'l
   let endpoints: Record<string, VenueEndpoints> = {};
   let answer: ((message: DemoSimulatorMessage) => void) | undefined;
   const data: DemoSimulatorData = { options, logLevel: ctx.config.LOG_LEVEL, prettyLog: process.stdout.isTTY === true, shutdownDeadlineMs: ctx.config.SHUTDOWN_DEADLINE_MS };
-  // Its own bound, not THREAD_HEAP_MB (the service's threads): the simulator keeps 10 minutes of
-  // printed trades, over 470 MB with 2,000 assets, and near a 512 MB bound its venues went silent;
-  // with V8's default its heap reached 1.2 GB by minute 8.
+  // Its own bound, not THREAD_HEAP_MB (the service's threads): the simulator holds every market's
+  // model and book and 10 minutes of printed trades, 225-275 MB in use 10 minutes into the demo
+  // with 2,000 assets; before its printed trades were kept as columns, near a 512 MB bound its
+  // venues went silent.
   const simulatorHeapMb = 1_024;
   const worker = await startWorkerThread<DemoSimulatorMessage>(ctx, 'simulator', 'base', new URL('../../simulator/demoWorker.ts', import.meta.url), data, (message) => {
     if (message.type === 'endpoints') endpoints = message.endpoints;

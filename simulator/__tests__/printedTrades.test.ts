@@ -66,7 +66,7 @@ test('a limit over a longer window counts every request in it; a venue that bloc
   expect([open.take(0), open.take(999), open.take(1_000)]).toEqual([true, false, true]);
 });
 
-test('with a time bound, a market keeps only the trades printed within it before its newest, trimmed once they are twice as old', () => {
+test('with a time bound, a market keeps only the trades printed within it before its newest', () => {
   const printed = new PrintedTrades(100, 1_000);
   printed.push([1, 2, 3, 4, 5].map((id) => trade('A', id, id * 400)));
   // Newest at 2,000 ms: 1,000 and later are kept (ids 3, 4, 5); nothing was dropped yet but the history starts later.
@@ -84,19 +84,43 @@ test('with a time bound, a market keeps only the trades printed within it before
   expect(() => new PrintedTrades(2, 0)).toThrow(RangeError);
 });
 
-test('memory: a market holds at most twice its bounds, in count and in age', () => {
+test('memory: a market keeps no more than its bounds, in count and in age, and its room stays within four times what it keeps', () => {
   const byCount = new PrintedTrades(50, 60_000);
   const byAge = new PrintedTrades(1_000, 1_000);
   let [mostByCount, mostByAge] = [0, 0];
   for (let id = 1; id <= 5_000; id++) {
     byCount.push([trade('A', id, id * 100)]);
     byAge.push([trade('A', id, id * 100)]);
+    expect(byCount.of('A').length).toBeLessThanOrEqual(50);
     mostByCount = Math.max(mostByCount, byCount.held('A'));
     mostByAge = Math.max(mostByAge, byAge.held('A'));
   }
-  expect(mostByCount).toBeLessThanOrEqual(100);
-  // A trade every 100 ms: 1 s is 10 trades (11 with both ends), held until they are 2 s old.
-  expect(mostByAge).toBeLessThanOrEqual(21);
+  expect(mostByCount).toBeLessThanOrEqual(4 * 50);
+  // A trade every 100 ms: 1 s is 10 trades, 11 with both ends.
   expect(ids(byAge.of('A'))).toEqual(Array.from({ length: 11 }, (_, i) => 4_990 + i));
+  expect(mostByAge).toBeLessThanOrEqual(4 * 11);
   expect(byCount.held('B')).toBe(0);
+});
+
+test('memory: a market that printed a burst gives its room back once the burst ages out', () => {
+  const printed = new PrintedTrades(10_000, 1_000);
+  printed.push(Array.from({ length: 5_000 }, (_, i) => trade('A', i + 1, 0)));
+  expect(printed.held('A')).toBeGreaterThanOrEqual(5_000);
+  for (let id = 5_001; id <= 5_100; id++) printed.push([trade('A', id, (id - 5_000) * 100)]);
+  expect(printed.of('A').length).toBe(11);
+  expect(printed.held('A')).toBeLessThanOrEqual(4 * 11);
+});
+
+test("the venue's decimal strings come back exactly as printed, and one that would not is refused", () => {
+  const printed = new PrintedTrades(100);
+  const sent: SimTrade[] = [
+    { venue: 'v', symbol: 'A', base: 'B', quote: 'Q', id: 1, price: '0.00001234', qty: '1250000', side: 'buy', time: 1_700_000_000_001 },
+    { venue: 'v', symbol: 'A', base: 'B', quote: 'Q', id: 2, price: '65000.50', qty: '0.10000000', side: 'sell', time: 1_700_000_000_002 },
+    { venue: 'v', symbol: 'A', base: 'B', quote: 'Q', id: 3, price: (0.1 + 0.2).toFixed(20), qty: '3', side: 'buy', time: 1_700_000_000_003 },
+  ];
+  printed.push(sent);
+  expect(printed.of('A')).toEqual(sent);
+  expect(printed.latest('A', 1)).toEqual([sent[2]]);
+  expect(() => printed.push([{ ...sent[0]!, id: 4, price: '1e-7' }])).toThrow(RangeError);
+  expect(() => printed.push([{ ...sent[0]!, id: 4, qty: '+5' }])).toThrow(RangeError);
 });
