@@ -56,7 +56,9 @@ async function startProcess(role: Role): Promise<RoleContext> {
   const config = loadConfig();
   const log = createLogger(config.LOG_LEVEL, { role });
   const life = new Lifecycle(log, config.SHUTDOWN_DEADLINE_MS);
-  (await import('./mainHeap.ts')).boundMainHeap({ config, log, life });
+  const { boundMainHeap, limitHeapGrowth } = await import('./mainHeap.ts');
+  limitHeapGrowth(config.HEAP_GROWING_PERCENT);
+  boundMainHeap({ config, log, life });
   const onSignal = (signal: string) => void life.shutdown(signal).then(() => process.exit(0));
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);

@@ -43,6 +43,15 @@ function fullCollection(): () => void {
 const isFullCollection = (entry: PerformanceEntry) => ((entry as PerformanceEntry & { detail?: { kind?: number } }).detail)?.kind === constants.NODE_PERFORMANCE_GC_MAJOR;
 
 /**
+ * Lets every thread's heap grow at most `percent` past what a full collection left in use before
+ * the next one (HEAP_GROWING_PERCENT; 0 leaves V8's own choice). V8 reads the flag at each
+ * collection, so it binds the running main thread as well as the worker threads started after.
+ */
+export function limitHeapGrowth(percent: number): void {
+  if (percent > 0) setFlagsFromString(`--heap-growing-percent=${percent}`);
+}
+
+/**
  * Bounds the main thread's heap (the store's client, the in-process bus, the sinks, the index
  * runner) by MAIN_HEAP_MB, as THREAD_HEAP_MB bounds the worker threads: once it holds more after
  * `fullCollectionsOverBound` full collections in a row, the process logs it and stops in order,

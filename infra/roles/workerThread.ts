@@ -2,6 +2,7 @@ import { Worker, type MessagePort } from 'node:worker_threads';
 import type { Lifecycle, StopStage } from './lifecycle.ts';
 import type { RoleContext } from './context.ts';
 import { observeWorkerHeap } from '../metrics.ts';
+import { youngGenerationMb } from './youngGeneration.ts';
 
 /** What every worker of a role tells its parent about its life, beside its own messages. */
 export type WorkerLifeMessage = { type: 'started' } | { type: 'rejection'; message: string } | { type: 'stopped' };
@@ -9,7 +10,7 @@ export type WorkerLifeMessage = { type: 'started' } | { type: 'rejection'; messa
 /**
  * A part of a role in a worker thread (the collectors, the API): resolves once the worker says
  * 'started', and rejects if it fails before; its heap is bounded (by THREAD_HEAP_MB, or a bound of
- * its own) and reported as mds_thread_heap_bytes. Its stray rejections are counted and logged as
+ * its own, and its young generation by youngGenerationMb) and reported as mds_thread_heap_bytes. Its stray rejections are counted and logged as
  * this process's own; after start, a worker that fails (out of its heap, too) or exits stops the
  * process, as an uncaught exception would. Its stop, registered in `ctx.life` at `stage`, asks it to
  * stop and waits for 'stopped': every message it posted before has been handled by then.
@@ -27,7 +28,7 @@ export async function startWorkerThread<M extends { type: string }>(
   const heapMb = ownHeapMb ?? config.THREAD_HEAP_MB;
   // What the operator changes to give the thread more: the setting, or (a bound of its own) the code.
   const bound = ownHeapMb === undefined ? `THREAD_HEAP_MB=${heapMb}` : `its own bound, ${heapMb} MB`;
-  const worker = new Worker(url, { workerData, ...(heapMb > 0 ? { resourceLimits: { maxOldGenerationSizeMb: heapMb } } : {}) });
+  const worker = new Worker(url, { workerData, resourceLimits: { maxYoungGenerationSizeMb: youngGenerationMb, ...(heapMb > 0 ? { maxOldGenerationSizeMb: heapMb } : {}) } });
   const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
   let running = false;
   let stopping = false;

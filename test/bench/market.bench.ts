@@ -17,6 +17,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { metricSum } from '../soak.ts';
 import { rssMbOf } from '../soakService.ts';
 import { freeLoopbackPort } from '../support/ports.ts';
+import { mainThreadNodeFlag } from '../../infra/roles/youngGeneration.ts';
 
 const mainTs = fileURLToPath(new URL('../../infra/roles/main.ts', import.meta.url));
 const key = 'mds_marketBench0123456789abcdefghijk';
@@ -51,7 +52,8 @@ async function timedGet(url: string): Promise<{ ms: number; status: number; body
 }
 
 async function startDemo(dir: string, port: number, universeAssets: number): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [mainTs, 'demo'], {
+  // As `npm run demo` starts it: the main thread's young generation as package.json's scripts give it.
+  const child = spawn(process.execPath, [mainThreadNodeFlag, mainTs, 'demo'], {
     env: {
       ...process.env, MDS_DATA_DIR: dir, PORT: String(port), SQL_PORT: String(await freeLoopbackPort()), DEMO_API_KEY: key, QUOTA_PER_HOUR: '10000000',
       DEMO_HISTORY_DAYS: '1', DEMO_UNIVERSE_ASSETS: String(universeAssets), LOG_LEVEL: 'warn',

@@ -1,0 +1,14 @@
+// The main thread's young generation can only be given at the process's start: the role scripts
+// that run the service carry the flag (infra/roles/youngGeneration.ts), as the benchmarks and the
+// soak that start it do.
+import { readFileSync } from 'node:fs';
+import { expect, test } from 'vitest';
+import { mainThreadNodeFlag } from '../roles/youngGeneration.ts';
+
+const scripts = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { scripts: Record<string, string> }).scripts;
+
+test("every npm script that runs the service gives the main thread the workers' young generation", () => {
+  for (const role of ['start', 'demo', 'ingest', 'aggregate', 'api', 'jobs']) {
+    expect(scripts[role], role).toBe(`node ${mainThreadNodeFlag} infra/roles/main.ts ${role === 'start' ? 'all' : role}`);
+  }
+});
