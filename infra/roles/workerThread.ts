@@ -9,11 +9,12 @@ export type WorkerLifeMessage = { type: 'started' } | { type: 'rejection'; messa
 
 /**
  * A part of a role in a worker thread (the collectors, the API): resolves once the worker says
- * 'started', and rejects if it fails before; its heap is bounded (by THREAD_HEAP_MB, or a bound of
- * its own, and its young generation by youngGenerationMb) and reported as mds_thread_heap_bytes. Its stray rejections are counted and logged as
- * this process's own; after start, a worker that fails (out of its heap, too) or exits stops the
- * process, as an uncaught exception would. Its stop, registered in `ctx.life` at `stage`, asks it to
- * stop and waits for 'stopped': every message it posted before has been handled by then.
+ * 'started', and rejects if it fails before; its heap is bounded (its old generation by
+ * THREAD_HEAP_MB or a bound of its own, its young generation by youngGenerationMb) and reported as
+ * mds_thread_heap_bytes. Its stray rejections are counted and logged as this process's own; after
+ * start, a worker that fails (out of its heap, too) or exits stops the process, as an uncaught
+ * exception would. Its stop, registered in `ctx.life` at `stage`, asks it to stop and waits for
+ * 'stopped': every message it posted before has been handled by then.
  */
 export async function startWorkerThread<M extends { type: string }>(
   { config, log, life, metrics }: Pick<RoleContext, 'config' | 'log' | 'life' | 'metrics'>,

@@ -1,8 +1,8 @@
 // The young generation each thread of the service gets: the part of V8's heap where new objects
 // start. V8's default on this machine is 192 MB a thread (64 MB semi-spaces), and a busy thread
 // keeps much of it committed: on the universe demo the main thread's new space held 128 MB. With
-// 16 MB semi-spaces the heaps the demo's threads held 10 minutes in were 272 MB instead of 356 (main),
-// 289 instead of 375 (collectors) and 329 instead of 410 (simulator); test/bench/RESULTS.md.
+// 16 MB semi-spaces the heaps the demo's threads held 10 minutes in were 252 MB instead of 381 (main),
+// 281 instead of 360 (collectors) and 344 instead of 439 (simulator); test/bench/RESULTS.md.
 
 /** Each semi-space (MB): V8's young generation is three of them (two semi-spaces and the room for large new objects). */
 export const semiSpaceMb = 16;
