@@ -305,6 +305,17 @@ export function contracted(contracts: readonly BaseContract[] | undefined): Pick
   return byPlatform.size > 0 ? { baseContracts: [...byPlatform.values()] } : {};
 }
 
+/**
+ * The contract a venue's currency list gives on one of its networks, where `platformOf` (the venue's
+ * own network id -> CoinGecko platform id) maps that network and the address is not empty (a
+ * chain's native coin): none otherwise.
+ */
+export function mappedContract(platformOf: Readonly<Record<string, string>>, network: string, address: string | null | undefined): BaseContract[] {
+  const platform = Object.hasOwn(platformOf, network) ? platformOf[network] : undefined;
+  const trimmed = address?.trim();
+  return platform && trimmed ? [{ platform, address: trimmed }] : [];
+}
+
 /** What a venue's currency list says of one currency code. */
 export interface BaseCurrency {
   name?: string;

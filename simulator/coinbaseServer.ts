@@ -15,12 +15,7 @@ export function coinbaseListings(tickers: readonly string[] = simulatedTickers):
 
 /** The currencies of the products listed here, as the Exchange API's GET /currencies: a contract on `ethereum` for a base that has one. */
 function exchangeCurrencies(server: SimVenueServer) {
-  const currencies = new Map<string, { name: string; contract?: string }>();
-  for (const m of server.listing.markets) {
-    currencies.set(m.base, { name: m.baseName, ...(m.baseContract ? { contract: m.baseContract } : {}) });
-    if (!currencies.has(m.quote)) currencies.set(m.quote, { name: m.quoteName });
-  }
-  return [...currencies].map(([id, c]) => ({
+  return [...server.listing.currencies()].map(([id, c]) => ({
     id,
     name: c.name,
     status: 'online',

@@ -54,11 +54,8 @@ export function kucoinProtocol(server: SimVenueServer): VenueProtocol {
       if (url.pathname === '/api/v3/currencies') {
         // The currencies of the pairs listed here, with their full names (the venue lists every currency
         // it holds) and, for a made-up base, its SIMULATED token contract as an ERC20 chain.
-        const names = new Map(server.listing.markets.flatMap((m) => [[m.base, m.baseName] as const, [m.quote, m.quoteName] as const]));
-        const contracts = new Map(server.listing.markets.flatMap((m) => (m.baseContract ? [[m.base, m.baseContract] as const] : [])));
         return ok(
-          [...names].map(([currency, fullName]) => {
-            const contractAddress = contracts.get(currency);
+          [...server.listing.currencies()].map(([currency, { name: fullName, contract: contractAddress }]) => {
             const chains = contractAddress ? [{ chainName: 'ERC20', chainId: 'eth', contractAddress, isDepositEnabled: true, isWithdrawEnabled: true }] : null;
             return { currency, name: currency, fullName, precision: 8, isMarginEnabled: false, isDebitEnabled: false, chains };
           }),

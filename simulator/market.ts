@@ -328,6 +328,20 @@ export class VenueListing {
     for (const m of this.markets) this.#moveBook(m);
   }
 
+  /**
+   * The currencies of the markets listed now, bases and quotes, in the order first listed: each
+   * one's full name and, for a made-up base, its SIMULATED token contract (a venue's currency list).
+   */
+  currencies(): Map<string, { name: string; contract?: string }> {
+    const out = new Map<string, { name: string; contract?: string }>();
+    for (const m of this.markets) {
+      const contract = m.baseContract ?? out.get(m.base)?.contract;
+      out.set(m.base, { name: m.baseName, ...(contract ? { contract } : {}) });
+      if (!out.has(m.quote)) out.set(m.quote, { name: m.quoteName });
+    }
+    return out;
+  }
+
   /** Lists a new market while running (a venue listing: the collectors' market refresh, the universe's listings). */
   add(spec: ListingSpec): SimMarket {
     const m = this.#market(spec);

@@ -8,7 +8,7 @@
 // whose trade ids are the ones market_trades sends.
 import { z } from 'zod';
 import type { RawLevel } from '../orderBook.ts';
-import { batches, catalogued, integerTradeNumber, named, parseJson, unknown, withBaseCurrencies } from '../venue.ts';
+import { batches, catalogued, integerTradeNumber, mappedContract, named, parseJson, unknown, withBaseCurrencies } from '../venue.ts';
 import type { BaseCurrency, HistoryCursor, HistoryPage, MarketListing, TradeHistoryRule, TradeMessage, VenueDescriptor, VenueMarket, VenueMessage } from '../venue.ts';
 
 const envelope = z.object({ channel: z.string(), timestamp: z.string(), sequence_num: z.number(), events: z.array(z.unknown()) }).loose();
@@ -61,11 +61,7 @@ const platformOfNetwork: Readonly<Record<string, string>> = { ethereum: 'ethereu
 export function parseExchangeCurrencies(json: unknown): Map<string, BaseCurrency> {
   return new Map(
     exchangeCurrencies.parse(json).flatMap((c) => {
-      const contracts = (c.supported_networks ?? []).flatMap((n) => {
-        const platform = platformOfNetwork[n.id];
-        const address = n.contract_address?.trim();
-        return platform && address ? [{ platform, address }] : [];
-      });
+      const contracts = (c.supported_networks ?? []).flatMap((n) => mappedContract(platformOfNetwork, n.id, n.contract_address));
       return contracts.length > 0 ? [[c.id, { contracts }] as const] : [];
     }),
   );

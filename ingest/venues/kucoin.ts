@@ -15,6 +15,7 @@ import type { RawLevel } from '../orderBook.ts';
 import {
   batches,
   catalogued,
+  mappedContract,
   parseJson,
   unknown,
   withBaseCurrencies,
@@ -87,11 +88,7 @@ const level2 = z
 export function parseCurrencies(json: unknown): Map<string, BaseCurrency> {
   return new Map(
     currencies.parse(json).data.map((c) => {
-      const contracts = (c.chains ?? []).flatMap((ch) => {
-        const platform = platformOfChain[ch.chainId];
-        const address = ch.contractAddress?.trim();
-        return platform && address ? [{ platform, address }] : [];
-      });
+      const contracts = (c.chains ?? []).flatMap((ch) => mappedContract(platformOfChain, ch.chainId, ch.contractAddress));
       return [c.currency, { ...(c.fullName ? { name: c.fullName } : {}), ...(contracts.length > 0 ? { contracts } : {}) }] as const;
     }),
   );
