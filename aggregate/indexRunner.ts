@@ -32,6 +32,12 @@ export const indexScheduleSchema = z.object({
    * minute again each second, and the live seconds would wait behind it. catchUp goes back at once.
    */
   revisitEveryMs: z.number().int().min(0).default(5_000),
+  /**
+   * Most seconds of a revisit that one live step computes, after its live seconds; a longer revisit
+   * goes on at the next steps. Each range reads its inputs again: ranges of 60 s cost the universe
+   * demo's index half again as much reading as ranges of 600 (test/bench/RESULTS.md).
+   */
+  revisitSecondsPerStep: z.number().int().positive().default(600),
   /** With no index computed yet, start at most this far back (ms). */
   backfillMs: z.number().int().positive().default(7 * 86_400_000),
   /**
@@ -104,7 +110,10 @@ interface AssetRevisit {
   assets: string[];
   /** The next second to compute again... */
   from: number;
-  /** ...up to this one, the last second computed when the revisit began: the live seconds wait for it. */
+  /**
+   * ...up to this one: the last second computed. While catching up, as it was when the revisit
+   * began (the live seconds wait for it); in the live loop, as the live seconds advance.
+   */
   through: number;
   /** These assets' state at the end of `from - 1`; read from index_ticks for the first range. */
   prior: IndexState | undefined;
@@ -311,7 +320,6 @@ export class IndexRunner {
    */
   async #revisitLateTrades(now: number, atOnce: boolean): Promise<void> {
     const { schedule, log } = this.#options;
-    if (this.#assetRevisit) return;
     const last = this.#stats.lastComputed!;
     const horizon = Math.floor((now - schedule.backfillMs) / 1000);
     // The next step computes every asset from this second on anyway.
@@ -319,7 +327,8 @@ export class IndexRunner {
     const isCovered = (second: number) => Math.max(second, horizon) >= covered;
     if (this.#insertedFrom !== undefined && isCovered(this.#insertedFrom)) this.#insertedFrom = undefined;
     for (const [asset, second] of this.#lateByAsset) if (isCovered(second)) this.#lateByAsset.delete(asset);
-    if (this.#insertedFrom === undefined && this.#lateByAsset.size === 0) return;
+    // Trades that came late while a revisit runs wait for it to end; those the live steps cover meanwhile are dropped above.
+    if (this.#assetRevisit || (this.#insertedFrom === undefined && this.#lateByAsset.size === 0)) return;
     if (!atOnce && now - this.#wentBackAt < schedule.revisitEveryMs) return;
     let first = this.#insertedFrom ?? Infinity;
     for (const second of this.#lateByAsset.values()) first = Math.min(first, second);
@@ -340,9 +349,11 @@ export class IndexRunner {
    * Computes one range of an asset revisit and writes its rows. Returns true once it has reached
    * its last second: the live state of its assets is then the recomputed one.
    */
-  async #revisitAssets(revisit: AssetRevisit): Promise<boolean> {
+  async #revisitAssets(revisit: AssetRevisit, maxSeconds: number): Promise<boolean> {
     const { store, params, schedule } = this.#options;
-    const to = Math.min(revisit.through, revisit.from + schedule.maxSecondsPerTick - 1);
+    // The last range spans the trailing window at least: the next live step starts from its states.
+    const lastRange = revisit.through - revisit.from + 1 <= maxSeconds + schedule.recomputeSeconds;
+    const to = lastRange ? revisit.through : revisit.from + maxSeconds - 1;
     const done = to === revisit.through;
     const range: SweepRange = { from: revisit.from, to, keepFrom: done ? to - schedule.recomputeSeconds : to };
     for (const row of await loadStoredSeconds(store, range.from, to, revisit.assets)) revisit.writes.written.set(tickKey(row), '');
@@ -367,12 +378,37 @@ export class IndexRunner {
 
   /** One bounded unit of work. Returns true while the index is behind now - lag. `revisitAtOnce`: late trades go back now, not at the next interval. */
   async step(now = this.#now(), revisitAtOnce = false): Promise<boolean> {
-    const { store, params, schedule, log } = this.#options;
+    const { schedule } = this.#options;
     const target = Math.floor((now - schedule.lagMs) / 1000) - 1;
     if (this.#stats.lastComputed === undefined || !this.#writes) await this.#resume(now, target);
     await this.#takeRecomputeRequests(now, revisitAtOnce);
     await this.#revisitLateTrades(now, revisitAtOnce);
-    if (this.#assetRevisit && !(await this.#revisitAssets(this.#assetRevisit))) return true;
+    const revisit = this.#assetRevisit;
+    if (!revisit) return this.#liveStep(target);
+    if (this.#isLive(target)) {
+      // The live seconds first, then a short range of the revisit, which chases them: the revisit
+      // never holds the live seconds back by more than one of its ranges.
+      const behind = await this.#liveStep(target);
+      revisit.through = this.#stats.lastComputed!;
+      return !(await this.#revisitAssets(revisit, schedule.revisitSecondsPerStep)) || behind;
+    }
+    if (!(await this.#revisitAssets(revisit, schedule.maxSecondsPerTick))) return true;
+    return this.#liveStep(target);
+  }
+
+  /**
+   * Whether the next live range is short (fewer seconds than recomputeSeconds): the live loop, not
+   * a catch-up. A revisit then goes after the live seconds. Its assets' live rows come from their
+   * old state until it ends at the last second computed; the next live step computes them again
+   * from the revisited state.
+   */
+  #isLive(target: number): boolean {
+    return this.#nextFrom === undefined && target - this.#stats.lastComputed! < this.#options.schedule.recomputeSeconds;
+  }
+
+  /** Computes the seconds from the trailing window (or from a go-back) up to `target`, at most maxSecondsPerTick of them. Returns true while behind `target`. */
+  async #liveStep(target: number): Promise<boolean> {
+    const { store, params, schedule, log } = this.#options;
     const last = this.#stats.lastComputed!;
     if (target <= last) return false;
     const from = this.#nextFrom ?? last + 1 - schedule.recomputeSeconds;

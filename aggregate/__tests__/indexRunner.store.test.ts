@@ -496,6 +496,17 @@ describe('index runner, late trades of some assets', () => {
       noteAsTheSinkDoes(batch);
       await runner.step(now);
       expect(runner.stats().lastComputed, `at ${t} s`).toBe(reachedAt(now));
+      if (t === lateAt) {
+        // The live second went first: the revisit did not hold it back.
+        const [written] = await store.rows<{ live: number; revisit: number }>(
+          `SELECT maxIf(toUnixTimestamp64Milli(computed_at), asset = 'calmcoin' AND second = toDateTime({live:UInt32})) AS live,
+                  minIf(toUnixTimestamp64Milli(computed_at), asset = 'latecoin' AND second = toDateTime({late:UInt32})) AS revisit
+           FROM index_ticks WHERE computed_at >= fromUnixTimestamp64Milli({since:Int64})`,
+          { live: reachedAt(now), late: e0 + 12, since: before },
+        );
+        expect(Number(written!.live)).toBeGreaterThan(0);
+        expect(Number(written!.live)).toBeLessThan(Number(written!.revisit));
+      }
     }
     expect(runner.stats().revisits).toBe(1);
     const toS = reachedAt(epoch + 40_000);
@@ -548,6 +559,72 @@ describe('index runner, late trades of some assets', () => {
     await runner.catchUp(epoch + 42_000);
     expect(runner.stats().revisits).toBe(3);
     expect(await rewritten('calmcoin', e0 + 25, reachedAt(epoch + 42_000) - schedule.recomputeSeconds, beforeBacklog)).toBeGreaterThan(0);
+  });
+});
+
+describe('index runner, a revisit in the live loop', () => {
+  it('computes the live seconds first at every step, the revisit in short ranges after them, until it reaches them: then as the reference', async () => {
+    await truncate();
+    const epoch = Date.UTC(2026, 7, 8);
+    const e0 = Math.floor(epoch / 1000);
+    const short = { ...schedule, revisitSecondsPerStep: 2 };
+    const rows = [...twoVenueTrades('latecoin', 'LATEUSD', epoch, 90_000, 9_000), ...twoVenueTrades('calmcoin', 'CALMUSD', epoch, 90_000, 7_000)];
+    await insertBatch(rows.filter((r) => r.ts < epoch + 30_000));
+    const runner = new IndexRunner({ store, log: silentLog, params: defaultIndexParams, schedule: short });
+    await runner.catchUp(epoch + 30_000);
+    // As in the test above: venue c of latecoin, an outlier at 10 s that stays one at 12 s, stored at 45 s.
+    const late = [
+      trade({ venue: 'c', market: 'LATEUSD', asset: 'latecoin', quote: 'USD', trade_id: 'late1', ts: epoch + 10_000, price: 106.5, quantity: 3 }),
+      trade({ venue: 'c', market: 'LATEUSD', asset: 'latecoin', quote: 'USD', trade_id: 'late2', ts: epoch + 12_000, price: 102.7, quantity: 3 }),
+    ];
+    rows.push(...late);
+    for (let t = 31; t <= 85; t++) {
+      const now = epoch + t * 1000;
+      const batch = [...rows.filter((r) => r.ts >= now - 1000 && r.ts < now && !late.includes(r)), ...(t === 45 ? late : [])];
+      await insertBatch(batch);
+      for (const asset of new Set(batch.map((r) => r.asset))) runner.noteInserted(Math.min(...batch.filter((r) => r.asset === asset).map((r) => r.ts)), asset);
+      await runner.step(now);
+      expect(runner.stats().lastComputed, `at ${t} s`).toBe(reachedAt(now));
+    }
+    expect(runner.stats().revisits).toBe(1);
+    // The revisit gains a second a step on the live ones (2 s a step, they 1): from 10 s, it took
+    // more steps than the trailing window has seconds, and ended before the last step.
+    const behindAt45 = reachedAt(epoch + 45_000) - (e0 + 10) + 1;
+    expect(behindAt45 - short.revisitSecondsPerStep - schedule.recomputeSeconds).toBeGreaterThan(schedule.recomputeSeconds);
+    expect(45 + behindAt45).toBeLessThan(85);
+    const toS = reachedAt(epoch + 85_000);
+    const fromS = e0 - schedule.recomputeSeconds;
+    expectTicks(await storedTicks(store, 'latecoin'), referenceTicks(rows, 'latecoin', fromS, toS, { params: defaultIndexParams }), fromS, toS);
+    expectTicks(await storedTicks(store, 'calmcoin'), referenceTicks(rows, 'calmcoin', fromS, toS, { params: defaultIndexParams }), fromS, toS);
+  });
+});
+
+describe('index runner, late trades of some assets after a pause', () => {
+  it('a catch-up past the trailing window computes the late assets first, in ranges: the seconds after the revisit come from its state', async () => {
+    await truncate();
+    const epoch = Date.UTC(2026, 7, 7);
+    const e0 = Math.floor(epoch / 1000);
+    const rows = [...twoVenueTrades('latecoin', 'LATEUSD', epoch, 50_000, 9_000), ...twoVenueTrades('calmcoin', 'CALMUSD', epoch, 50_000, 7_000)];
+    await insertBatch(rows.filter((r) => r.ts < epoch + 30_000));
+    // Ranges of 7 s: the revisit (18 s) takes three, and its remainder is shorter than the trailing window.
+    const sevens = { ...schedule, maxSecondsPerTick: 7 };
+    const runner = new IndexRunner({ store, log: silentLog, params: defaultIndexParams, schedule: sevens });
+    await runner.catchUp(epoch + 30_000);
+    // 20 s later (more than the trailing window): the live trades since, and late ones of latecoin
+    // (venue c, an outlier at 10 s that stays one at 12 s), as the trade sink notes them.
+    const late = [
+      trade({ venue: 'c', market: 'LATEUSD', asset: 'latecoin', quote: 'USD', trade_id: 'late1', ts: epoch + 10_000, price: 106.5, quantity: 3 }),
+      trade({ venue: 'c', market: 'LATEUSD', asset: 'latecoin', quote: 'USD', trade_id: 'late2', ts: epoch + 12_000, price: 102.7, quantity: 3 }),
+    ];
+    await insertBatch([...rows.filter((r) => r.ts >= epoch + 30_000), ...late]);
+    rows.push(...late);
+    runner.noteInserted(epoch + 10_000, 'latecoin');
+    const now = epoch + 50_000;
+    expect(reachedAt(now) - reachedAt(epoch + 30_000)).toBeGreaterThan(schedule.recomputeSeconds);
+    await runner.catchUp(now);
+    expect(runner.stats().revisits).toBe(1);
+    const [fromS, toS] = [e0 - schedule.recomputeSeconds, reachedAt(now)];
+    expectTicks(await storedTicks(store, 'latecoin'), referenceTicks(rows, 'latecoin', fromS, toS, { params: defaultIndexParams }), fromS, toS);
   });
 });
 
