@@ -606,7 +606,7 @@ describe('index runner, late trades of some assets after a pause', () => {
     const e0 = Math.floor(epoch / 1000);
     const rows = [...twoVenueTrades('latecoin', 'LATEUSD', epoch, 50_000, 9_000), ...twoVenueTrades('calmcoin', 'CALMUSD', epoch, 50_000, 7_000)];
     await insertBatch(rows.filter((r) => r.ts < epoch + 30_000));
-    // Ranges of 7 s: the revisit (18 s) takes three, and its remainder is shorter than the trailing window.
+    // Ranges of 7 s: the revisit (18 s) does not fit in one, and cut in sevens its last range would be 4 s, shorter than the trailing window.
     const sevens = { ...schedule, maxSecondsPerTick: 7 };
     const runner = new IndexRunner({ store, log: silentLog, params: defaultIndexParams, schedule: sevens });
     await runner.catchUp(epoch + 30_000);
