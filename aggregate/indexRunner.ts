@@ -352,9 +352,8 @@ export class IndexRunner {
   async #revisitAssets(revisit: AssetRevisit, maxSeconds: number): Promise<boolean> {
     const { store, params, schedule } = this.#options;
     // The last range spans the trailing window at least: the next live step starts from its states.
-    const lastRange = revisit.through - revisit.from + 1 <= maxSeconds + schedule.recomputeSeconds;
-    const to = lastRange ? revisit.through : revisit.from + maxSeconds - 1;
-    const done = to === revisit.through;
+    const done = revisit.through - revisit.from + 1 <= maxSeconds + schedule.recomputeSeconds;
+    const to = done ? revisit.through : revisit.from + maxSeconds - 1;
     const range: SweepRange = { from: revisit.from, to, keepFrom: done ? to - schedule.recomputeSeconds : to };
     for (const row of await loadStoredSeconds(store, range.from, to, revisit.assets)) revisit.writes.written.set(tickKey(row), '');
     const prior = revisit.prior ?? (await loadIndexState(store, range.from - 1, params, revisit.assets));
@@ -386,7 +385,7 @@ export class IndexRunner {
     const revisit = this.#assetRevisit;
     if (!revisit) return this.#liveStep(target);
     if (this.#isLive(target)) {
-      // The live seconds first, then a short range of the revisit, which chases them: the revisit
+      // The live seconds first, then one range of the revisit, which chases them: the revisit
       // never holds the live seconds back by more than one of its ranges.
       const behind = await this.#liveStep(target);
       revisit.through = this.#stats.lastComputed!;

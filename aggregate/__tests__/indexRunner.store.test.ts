@@ -562,6 +562,12 @@ describe('index runner, late trades of some assets', () => {
   });
 });
 
+/** Late trades of latecoin on venue c: an outlier at 10 s (6 % off), still one at 12 s (about 2 %: within the threshold, beyond readmission). */
+const lateOutlierTrades = (epoch: number): TradeRow[] => [
+  trade({ venue: 'c', market: 'LATEUSD', asset: 'latecoin', quote: 'USD', trade_id: 'late1', ts: epoch + 10_000, price: 106.5, quantity: 3 }),
+  trade({ venue: 'c', market: 'LATEUSD', asset: 'latecoin', quote: 'USD', trade_id: 'late2', ts: epoch + 12_000, price: 102.7, quantity: 3 }),
+];
+
 describe('index runner, a revisit in the live loop', () => {
   it('computes the live seconds first at every step, the revisit in short ranges after them, until it reaches them: then as the reference', async () => {
     await truncate();
@@ -573,10 +579,7 @@ describe('index runner, a revisit in the live loop', () => {
     const runner = new IndexRunner({ store, log: silentLog, params: defaultIndexParams, schedule: short });
     await runner.catchUp(epoch + 30_000);
     // As in the test above: venue c of latecoin, an outlier at 10 s that stays one at 12 s, stored at 45 s.
-    const late = [
-      trade({ venue: 'c', market: 'LATEUSD', asset: 'latecoin', quote: 'USD', trade_id: 'late1', ts: epoch + 10_000, price: 106.5, quantity: 3 }),
-      trade({ venue: 'c', market: 'LATEUSD', asset: 'latecoin', quote: 'USD', trade_id: 'late2', ts: epoch + 12_000, price: 102.7, quantity: 3 }),
-    ];
+    const late = lateOutlierTrades(epoch);
     rows.push(...late);
     for (let t = 31; t <= 85; t++) {
       const now = epoch + t * 1000;
@@ -612,10 +615,7 @@ describe('index runner, late trades of some assets after a pause', () => {
     await runner.catchUp(epoch + 30_000);
     // 20 s later (more than the trailing window): the live trades since, and late ones of latecoin
     // (venue c, an outlier at 10 s that stays one at 12 s), as the trade sink notes them.
-    const late = [
-      trade({ venue: 'c', market: 'LATEUSD', asset: 'latecoin', quote: 'USD', trade_id: 'late1', ts: epoch + 10_000, price: 106.5, quantity: 3 }),
-      trade({ venue: 'c', market: 'LATEUSD', asset: 'latecoin', quote: 'USD', trade_id: 'late2', ts: epoch + 12_000, price: 102.7, quantity: 3 }),
-    ];
+    const late = lateOutlierTrades(epoch);
     await insertBatch([...rows.filter((r) => r.ts >= epoch + 30_000), ...late]);
     rows.push(...late);
     runner.noteInserted(epoch + 10_000, 'latecoin');
