@@ -49,6 +49,8 @@ export interface IdentityMember {
   price: number | null;
   /** The operator looked and decided it is its own asset (infra/catalog/identities.ts, `apart`). */
   decidedApart?: boolean;
+  /** A retired id's delisting day (infra/catalog/discovered.ts): its price is of its last day of trading. */
+  delistedOn?: string;
 }
 
 export type Verdict = 'agrees' | 'disagrees' | 'unpriced';
@@ -79,6 +81,8 @@ export interface IdentityRow {
   state: 'distinct' | 'ambiguous' | 'apart';
   /** The operator's decision, where the state is one. */
   decided: boolean;
+  /** A retired id (its markets left the venue's listing): the day they did; null for a listed one. */
+  delistedOn: string | null;
 }
 
 const unitPrice = (m: IdentityMember) => (m.price === null ? null : m.price / m.scale);
@@ -113,7 +117,7 @@ export function identityReport(members: readonly IdentityMember[]): IdentityRow[
       const candidates = (byBase.get(base.ticker) ?? []).filter((other) => other.id !== m.id).map((other) => compare(m, other));
       const decided = candidates.length > 0 && m.decidedApart === true;
       const state = candidates.length === 0 ? 'distinct' : decided || candidates.every((c) => c.verdict === 'disagrees') ? 'apart' : 'ambiguous';
-      return { id: m.id, venue: m.venue, ticker: m.ticker, base, unitPrice: unitPrice(m), candidates, state, decided };
+      return { id: m.id, venue: m.venue, ticker: m.ticker, base, unitPrice: unitPrice(m), candidates, state, decided, delistedOn: m.delistedOn ?? null };
     });
   const order = { ambiguous: 0, apart: 1, distinct: 2 };
   return rows.sort((a, b) => order[a.state] - order[b.state] || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));

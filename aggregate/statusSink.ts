@@ -20,6 +20,7 @@ const connectionsTable: DedupedTable<'statuses'> = {
     ts: e.ts,
     received_at: e.receivedAt,
     connected: e.connected,
+    delisted: e.delisted === true,
     base_name: e.baseName ?? '',
     base_contracts: Object.fromEntries((e.baseContracts ?? []).map((c) => [c.platform, c.address])),
   }),

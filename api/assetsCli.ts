@@ -27,7 +27,8 @@ export function reportLines(report: AssetIdentityResponse, all: boolean): string
   for (const row of report.assets) {
     if (!all && row.state === 'distinct') continue;
     const scale = row.base.scale === 1 ? '' : ` = ${row.base.scale} x ${row.base.ticker}`;
-    lines.push(`${row.state.padEnd(9)} ${row.id}${scale}  unit ${price(row.unitPrice)}${row.decided ? '  (decided apart)' : ''}`);
+    const delisted = row.delistedOn ? `  (delisted ${row.delistedOn}: price of its last day)` : '';
+    lines.push(`${row.state.padEnd(9)} ${row.id}${scale}  unit ${price(row.unitPrice)}${delisted}${row.decided ? '  (decided apart)' : ''}`);
     for (const c of row.candidates) lines.push(`            ${c.verdict.padEnd(9)} ${c.id}  unit ${price(c.unitPrice)}  off by ${percent(c.deviation)}`);
   }
   return lines;

@@ -79,6 +79,12 @@ export const statusEvent = z.object({
   type: z.literal('status'),
   ...marketFields,
   connected: z.boolean(),
+  /**
+   * The market left the venue's listing: the collector no longer follows it (always with connected
+   * false). What retires a discovered asset whose ticker a venue may later give another asset
+   * (aggregate/jobs/delistedRetirements.ts).
+   */
+  delisted: z.literal(true).optional(),
   /** The base asset's full name as the venue lists the market, where the venue gives one: what a discovered asset is called. */
   baseName: z.string().min(1).max(maxBaseNameLength).optional(),
   /** The base token's contracts as the venue's listing gives them, one per platform: a discovered asset's `platforms`. */

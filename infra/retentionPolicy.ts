@@ -32,7 +32,7 @@ export const retentionTables = {
   liquidations: { age: 'toDateTime(ts)', minDays: 1, note: '/v1/liquidations lists them; as for trades, a replay older than what is kept counts again in liquidations_1m' },
   liquidations_1m: { age: 'bucket', minDays: 1, note: '/v1/liquidations sums its windows from it' },
   chain_swaps: { age: 'ts', minDays: 1, note: 'DEX volumes of /v1/chains' },
-  market_connections: { age: 'toDateTime(ts)', minDays: 1, note: 'the index engine excludes a market while its latest status says disconnected; a status older than what is kept no longer counts' },
+  market_connections: { age: 'toDateTime(ts)', minDays: 2, note: 'the index engine excludes a market while its latest status says disconnected; a status older than what is kept no longer counts; a delisted discovered asset is retired a day after its delisting status' },
   trade_gaps: { age: 'toDateTime(ts)', minDays: 1, note: 'coverage of trade windows (unrecovered gaps)' },
   sink_intents: { age: 'toDateTime(written_at)', defaultDays: 1, minDays: 1, note: 'read only for bus offsets not yet committed' },
   index_recompute_requests: { age: 'toDateTime(requested_at)', defaultDays: 30, minDays: 1, note: 'the index runner takes each request within seconds of it' },

@@ -244,11 +244,14 @@ function readFrame(parts: NativeParts, socket: VenueSocket, text: string, receiv
 
 /**
  * What re-listing changed: new markets get sockets of their own (the running ones keep their
- * subscriptions, so nothing already followed is interrupted); delisted ones are dropped from the
- * books and their messages ignored, and a socket left with no followed market is closed.
+ * subscriptions, so nothing already followed is interrupted); delisted ones are published as such,
+ * dropped from the books and their messages ignored, and a socket left with no followed market is closed.
  */
 async function onMarketsChanged(parts: NativeParts, { added, removed }: MarketChange, stopped: () => boolean): Promise<void> {
   const { books, markets, sockets } = parts;
+  // Stored with the market's connection states: a discovered asset all of whose markets left the
+  // listing is retired under an id of its own (aggregate/jobs/delistedRetirements.ts).
+  if (removed.length > 0) parts.bus.publish(statusEvents(parts.venue.id, removed, false, Date.now(), true));
   for (const m of removed) {
     books.drop(m.symbol);
     parts.missed.forget(m.symbol);

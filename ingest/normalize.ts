@@ -87,8 +87,8 @@ export function eventTimeCheck(log: Logger): (event: { market: string; ts: numbe
   };
 }
 
-/** The connection status of markets, as published on the `statuses` topic. */
-export function statusEvents(venue: string, markets: readonly VenueMarket[], connected: boolean, at: number): StatusEvent[] {
+/** The connection status of markets, as published on the `statuses` topic; `delisted`: they left the venue's listing. */
+export function statusEvents(venue: string, markets: readonly VenueMarket[], connected: boolean, at: number, delisted = false): StatusEvent[] {
   return markets.map((m) => ({
     type: 'status',
     venue,
@@ -97,7 +97,8 @@ export function statusEvents(venue: string, markets: readonly VenueMarket[], con
     quote: m.quote,
     ts: at,
     receivedAt: at,
-    connected,
+    connected: connected && !delisted,
+    ...(delisted ? { delisted: true as const } : {}),
     ...(m.baseName ? { baseName: m.baseName } : {}),
     ...(m.baseContracts ? { baseContracts: m.baseContracts } : {}),
   }));

@@ -21,6 +21,8 @@ export interface ListNowOptions {
   quote?: string;
   /** An existing synthetic asset's key: lists that asset on one more venue instead of a brand-new asset. */
   asset?: string;
+  /** A brand-new asset under this ticker: a venue giving a ticker it delisted to another asset. */
+  ticker?: string;
 }
 
 export interface ListedMarket {
@@ -110,7 +112,7 @@ export class LiveUniverse implements SimulatorUniverse {
     const listing = this.#listings.get(venue);
     const format = this.#formats[venue];
     if (!listing || !format) throw new Error(`simulator: venue ${venue} is not running`);
-    const asset = options.asset === undefined ? this.#newAsset() : this.#assets.find((a) => a.key === options.asset);
+    const asset = options.asset === undefined ? this.#newAsset(options.ticker) : this.#assets.find((a) => a.key === options.asset);
     if (!asset) throw new Error(`simulator: no synthetic asset ${options.asset}`);
     const tradesPerSecond = options.tradesPerSecond ?? 1;
     const spec = format.market(asset.ticker, options.quote ?? format.quotes[0]!, asset.startPrice);
@@ -132,8 +134,9 @@ export class LiveUniverse implements SimulatorUniverse {
     this.#listings.get(venue)?.remove(symbol);
   }
 
-  #newAsset(): SyntheticAsset {
-    const asset = this.#maker.asset(`sim:listed:${this.#assets.length}`);
+  #newAsset(ticker?: string): SyntheticAsset {
+    const made = this.#maker.asset(`sim:listed:${this.#assets.length}`);
+    const asset = ticker === undefined ? made : { ...made, ticker, name: this.#maker.name(ticker) };
     this.#model.addAsset(asset.key, asset);
     this.#assets.push(asset);
     return asset;

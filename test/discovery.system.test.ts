@@ -4,10 +4,12 @@
 // no served asset ever holds markets of two simulated assets (checked against the simulator's ground
 // truth, not against our own ids).
 import { mkdtempSync, rmSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startStatusSink } from '../aggregate/statusSink.ts';
+import { retireAfterMs, retireDelistedAssets } from '../aggregate/jobs/delistedRetirements.ts';
 import { startTradeSink } from '../aggregate/tradeSink.ts';
 import { indexSettingsFromConfig, startIndexRunner } from '../aggregate/indexRunner.ts';
 import { measuredRule } from '../aggregate/indexPrices/latestIndexPrices.ts';
@@ -21,7 +23,7 @@ import { kraken } from '../ingest/venues/kraken.ts';
 import { kucoin } from '../ingest/venues/kucoin.ts';
 import { createMemoryBus } from '../infra/bus/memoryBus.ts';
 import { loadAssetUniverse } from '../infra/catalog/assetUniverse.ts';
-import { parseDiscoveredId } from '../infra/catalog/discovered.ts';
+import { parseDiscoveredId, retiredAssetId } from '../infra/catalog/discovered.ts';
 import { loadConfig } from '../infra/config.ts';
 import { createLogger } from '../infra/log.ts';
 import { migrate } from '../infra/migrate.ts';
@@ -179,4 +181,49 @@ describe('discovery on a simulated universe', () => {
       await chain.close();
     }
   }, 90_000);
+
+  test('a ticker the venue delists and later gives another asset: the old asset is retired with its history, the new one starts under the id', async () => {
+    const old = sim.universe!.listNow('gate', { tradesPerSecond: 4, quote: 'USDT' });
+    const id = `${old.asset.ticker.toLowerCase()}--gate`;
+    const tradesOf = async (asset: string) =>
+      (await store.rows<{ n: number; first: number | string; price: number }>('SELECT count() AS n, toUnixTimestamp64Milli(min(ts)) AS first, avg(price) AS price FROM trades WHERE asset = {asset:String}', { asset }))[0]!;
+    await until(async () => Number((await tradesOf(id)).n) >= 5, `${id} trades stored`, 60_000);
+    // The collector's re-listing (every 2 s) finds it gone and says so; the status sink stores it.
+    sim.universe!.delistNow('gate', old.symbol);
+    await until(
+      async () => Number((await store.rows<{ n: number }>('SELECT count() AS n FROM market_connections WHERE asset = {id:String} AND delisted', { id }))[0]!.n) === 1,
+      `${id} stored as delisted`,
+      30_000,
+    );
+    await sleep(500);
+    const before = await tradesOf(id);
+    // A day later (the retirement waits a day after the delisting: its clock moved, not the test's).
+    const delistedAt = Date.now();
+    const [outcome] = await retireDelistedAssets(store, log, delistedAt + retireAfterMs);
+    const retired = outcome!.target;
+    // Named after the day of the delisting (stored a moment before delistedAt: the day before, at midnight).
+    expect([retiredAssetId(id, delistedAt), retiredAssetId(id, delistedAt - 30_000)]).toContain(retired);
+    expect(outcome).toEqual({ alias: id, target: retired, trades: Number(before.n), liquidations: 0 });
+
+    // Gate lists the ticker again, for another asset (the simulator's truth: another key, another price).
+    const relistedAt = Date.now();
+    const next = sim.universe!.listNow('gate', { tradesPerSecond: 4, quote: 'USDT', ticker: old.asset.ticker });
+    expect(next.symbol).toBe(old.symbol);
+    expect(next.asset.key).not.toBe(old.asset.key);
+    await until(async () => Number((await tradesOf(id)).n) >= 5, `${id} trades of the new listing stored`, 60_000);
+    const now = await tradesOf(id);
+    expect(Number(now.first)).toBeGreaterThanOrEqual(relistedAt);
+    expect(sim.universe!.truth('gate', next.symbol)!.assetKey).toBe(next.asset.key);
+    // The old history is the retired id's, whole: nothing of the new listing joined it.
+    expect(await tradesOf(retired)).toEqual(before);
+    const read = await loadAssetUniverse(store);
+    expect(read.find(id)?.id).toBe(id);
+    expect(read.find(retired)?.id).toBe(retired);
+    // Both listed as new coins, each with its own first print.
+    const coins = await loadNewCoins(store, { limit: 250, now: Date.now(), warmupMs: 0, measured: measuredRule({ INDEX_STALE_AFTER_MS: 60_000, STORE_MIN_FREE_MB: 0 }) });
+    const firstPrints = Object.fromEntries(coins.coins.filter((c) => c.id === id || c.id === retired).map((c) => [c.id, c.listedAt]));
+    expect(Object.keys(firstPrints).sort()).toEqual([id, retired].sort());
+    expect(firstPrints[retired]).toBeLessThan(relistedAt);
+    expect(firstPrints[id]).toBeGreaterThanOrEqual(relistedAt);
+  }, 150_000);
 });

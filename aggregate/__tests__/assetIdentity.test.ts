@@ -24,7 +24,7 @@ describe('scaledTicker', () => {
 describe('identityReport', () => {
   test('a ticker nobody else has is distinct', () => {
     expect(identityReport([catalog('bitcoin', 'btc', 90_000), discovered('notacoin--binance', 0.25)])).toEqual([
-      { id: 'notacoin--binance', venue: 'binance', ticker: 'notacoin', base: { ticker: 'notacoin', scale: 1 }, unitPrice: 0.25, candidates: [], state: 'distinct', decided: false },
+      { id: 'notacoin--binance', venue: 'binance', ticker: 'notacoin', base: { ticker: 'notacoin', scale: 1 }, unitPrice: 0.25, candidates: [], state: 'distinct', decided: false, delistedOn: null },
     ]);
   });
 

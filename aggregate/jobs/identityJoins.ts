@@ -72,8 +72,16 @@ async function count(store: Store, table: string, asset: string): Promise<number
   return Number(row?.n ?? 0);
 }
 
+/** Why an alias was joined (asset_aliases.reason): the operator's mapping, or a delisting that retired it. */
+export type AliasReason = 'identities-file' | 'delisted';
+
 /** Joins one mapping's discovered asset into its target; nothing to do when the store holds nothing of it. */
-export async function joinIdentity(store: Store, mapping: IdentityMapping, tables?: readonly string[]): Promise<JoinOutcome | undefined> {
+export async function joinIdentity(
+  store: Store,
+  mapping: Pick<IdentityMapping, 'venue' | 'ticker' | 'asset' | 'scale'>,
+  tables?: readonly string[],
+  reason: AliasReason = 'identities-file',
+): Promise<JoinOutcome | undefined> {
   const alias = discoveredAssetId(mapping.venue, mapping.ticker);
   if (!alias || alias === mapping.asset) return undefined;
   tables ??= await assetTables(store);
@@ -133,6 +141,7 @@ export async function joinIdentity(store: Store, mapping: IdentityMapping, table
       trades_moved: Number(previous?.trades ?? 0) + outcome.trades,
       liquidations_moved: Number(previous?.liquidations ?? 0) + outcome.liquidations,
       joined_at: Date.now(),
+      reason,
     },
   ]);
   return outcome;

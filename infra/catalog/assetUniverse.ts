@@ -1,6 +1,6 @@
 // The assets the service serves: the catalog's, then every discovered asset that has traded (its
 // first print is in asset_first_prints) and was not joined into another (asset_aliases: the alias
-// then names the asset it joined), named as its venue's listing names it where the listing gives a
+// then names the asset it joined; one retired at its delisting names its new listing once that trades), named as its venue's listing names it where the listing gives a
 // name (the collectors' latest status of one of its markets, market_connections.base_name), with the
 // contracts the listing gives (the latest status that gave any, base_contracts) and the total supply
 // and decimals a configured chain gave for one of them (token_supplies). Read per
@@ -99,12 +99,15 @@ function tokenOf(contracts: Readonly<Record<string, string>> | undefined, tokens
 export async function loadAssetUniverse(store: StoreCalls, at = Date.now()): Promise<AssetUniverse> {
   const [rows, aliases, names, contracts, tokenRows] = await Promise.all([
     store.rows<{ asset: string; first: number }>(discoveredSql),
-    store.rows<{ alias: string; target: string }>('SELECT alias, target FROM asset_aliases FINAL'),
+    store.rows<{ alias: string; target: string; reason: string }>('SELECT alias, target, reason FROM asset_aliases FINAL'),
     store.rows<{ asset: string; name: string }>(namesSql),
     loadListedContracts(store),
     store.rows<TokenRow>(tokensSql),
   ]);
-  const joined = new Map(aliases.map((a) => [a.alias, a.target]));
+  // A retired id (reason delisted) traded again is the ticker's new listing, no longer an alias; an
+  // id the operator joined stays one (trades a collector still sent under it move at the next join).
+  const traded = new Set(rows.map((r) => r.asset));
+  const joined = new Map(aliases.filter((a) => a.reason !== 'delisted' || !traded.has(a.alias)).map((a) => [a.alias, a.target]));
   const nameOf = new Map(names.map((n) => [n.asset, n.name]));
   const contractsOf = new Map(contracts.map((c) => [c.asset, c.contracts]));
   const tokens = new Map(tokenRows.map((t) => [contractKey(t.platform, t.address), t]));

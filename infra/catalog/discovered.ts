@@ -37,15 +37,30 @@ export interface DiscoveredOrigin {
   venue: string;
   /** The ticker's slug (lower case): the asset's symbol. */
   ticker: string;
+  /** A retired id's: the day (YYYY-MM-DD, UTC) its markets left the venue's listing. */
+  delistedOn?: string;
 }
 
-const discoveredIdPattern = /^([a-z0-9]+(?:-[a-z0-9]+)*)--([a-z0-9]+(?:-[a-z0-9]+)*)$/;
+const discoveredIdPattern = /^([a-z0-9]+(?:-[a-z0-9]+)*)--([a-z0-9]+(?:-[a-z0-9]+)*)(?:--(\d{4})(\d{2})(\d{2}))?$/;
 
-/** The venue and ticker of a discovered id; undefined for anything else (a catalog id included). */
+/** The venue and ticker of a discovered id (and its delisting day, if retired); undefined for anything else (a catalog id included). */
 export function parseDiscoveredId(id: string): DiscoveredOrigin | undefined {
   const match = discoveredIdPattern.exec(id);
   if (!match || match[1]!.length > longestTickerSlug) return undefined;
-  return { ticker: match[1]!, venue: match[2]! };
+  const [, ticker, venue, year, month, day] = match;
+  return year ? { ticker: ticker!, venue: venue!, delistedOn: `${year}-${month}-${day}` } : { ticker: ticker!, venue: venue! };
+}
+
+/**
+ * The id a delisted discovered asset's history is kept under, e.g. `foo--gate--20261130` (the UTC
+ * day of its delisting), so that the id `foo--gate` is free for whatever the venue lists as FOO
+ * next; undefined for an id that is not a discovered one, or already retired. Retirements wait a
+ * day after the delisting (aggregate/jobs/delistedRetirements.ts), so no two of one id fall on one day.
+ */
+export function retiredAssetId(id: string, delistedAt: number): string | undefined {
+  const origin = parseDiscoveredId(id);
+  if (!origin || origin.delistedOn) return undefined;
+  return `${id}${discoveredSeparator}${new Date(delistedAt).toISOString().slice(0, 10).replaceAll('-', '')}`;
 }
 
 export function isDiscoveredId(id: string): boolean {
@@ -96,7 +111,7 @@ export function discoveredAsset(id: string, listed: ListedFacts = {}): CatalogAs
     name: venueName ?? ticker,
     image: { thumb: image('thumb'), small: image('small'), large: image('large') },
     categories: [],
-    description: `Found in ${origin.venue}'s market listing under the ticker ${ticker}${listed.name ? `, named ${listed.name} there` : ''}; not in the asset catalog. Its price and volume are measured from that venue's trades; ${token ? `its total supply is its token contract's on ${token.platform}, its circulating supply is unknown` : 'its supply is unknown'}.`,
+    description: `Found in ${origin.venue}'s market listing under the ticker ${ticker}${listed.name ? `, named ${listed.name} there` : ''}; not in the asset catalog.${origin.delistedOn ? ` Its markets left that listing on ${origin.delistedOn}: its history is kept under this id, and the ticker may name another asset there since.` : ''} Its price and volume are measured from that venue's trades; ${token ? `its total supply is its token contract's on ${token.platform}, its circulating supply is unknown` : 'its supply is unknown'}.`,
     links: {
       homepage: [],
       whitepaper: '',

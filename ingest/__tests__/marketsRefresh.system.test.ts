@@ -14,7 +14,7 @@ afterEach(async () => {
   running = undefined;
 });
 
-test('the collector lists the markets again: a new listing is subscribed and collected, a delisted one dropped', async () => {
+test('the collector lists the markets again: a new listing is subscribed and collected, a delisted one published as such and dropped', async () => {
   const sim = await startSimulator({ seed: 31, venues: ['kucoin'], tickers: ['BTC', 'ETH'], tradesPerSecondPerMarket: 10 });
   const venue = sim.venue('kucoin');
   const events: MarketEvent[] = [];
@@ -46,6 +46,9 @@ test('the collector lists the markets again: a new listing is subscribed and col
   const solGot = events.filter((e) => e.type === 'trade' && e.market === 'SOL-USDT');
   expect(solGot.map((e) => (e.type === 'trade' ? e.tradeId : '')).sort()).toEqual(solSent);
   expect(solGot.every((e) => e.asset === 'solana')).toBe(true);
+  // The delisting was published once, as a status of the delisted market (what retires a discovered asset).
+  const delistings = events.flatMap((e) => (e.type === 'status' && e.delisted ? [[e.market, e.connected]] : []));
+  expect(delistings).toEqual([['ETH-USDT', false]]);
   // Nothing of the delisted market after the change; BTC kept flowing on its original socket.
   expect(events.slice(atChange).some((e) => e.market === 'ETH-USDT')).toBe(false);
   expect(events.slice(atChange).some((e) => e.type === 'trade' && e.market === 'BTC-USDT')).toBe(true);

@@ -1,7 +1,7 @@
 // Ids of discovered assets: one per venue and ticker, readable back, never a catalog id.
 import { describe, expect, test } from 'vitest';
 import { catalogAssets, findAsset } from '../catalog.ts';
-import { circulatingUnknown, describeAsset, discoveredAsset, discoveredAssetId, parseDiscoveredId, supplyUnknown, tickerSlug } from '../discovered.ts';
+import { circulatingUnknown, describeAsset, discoveredAsset, discoveredAssetId, parseDiscoveredId, retiredAssetId, supplyUnknown, tickerSlug } from '../discovered.ts';
 
 describe('discovered asset ids', () => {
   test('the ticker in lower case, then `--`, then the venue; read back to both', () => {
@@ -22,6 +22,19 @@ describe('discovered asset ids', () => {
   test('catalog ids are not discovered ids (none holds `--`), and malformed ids parse to nothing', () => {
     expect(catalogAssets.filter((a) => parseDiscoveredId(a.id) !== undefined)).toEqual([]);
     for (const id of ['bitcoin', 'foo-binance', '--binance', 'foo--', 'FOO--binance', 'foo---binance', `${'a'.repeat(25)}--binance`]) expect(parseDiscoveredId(id)).toBeUndefined();
+  });
+
+  test('a retired id: the discovered id, then `--` and the UTC day of its delisting; read back to the three; not retired twice', () => {
+    const id = retiredAssetId('foo--gate', Date.UTC(2026, 11, 2, 23, 59, 59, 999));
+    expect(id).toBe('foo--gate--20261202');
+    expect(parseDiscoveredId(id!)).toEqual({ ticker: 'foo', venue: 'gate', delistedOn: '2026-12-02' });
+    expect(retiredAssetId('foo--gate', Date.UTC(2026, 11, 3))).toBe('foo--gate--20261203');
+    expect(retiredAssetId(id!, Date.UTC(2026, 11, 9))).toBeUndefined();
+    expect(retiredAssetId('bitcoin', Date.UTC(2026, 11, 9))).toBeUndefined();
+    for (const bad of ['foo--gate--2026120', 'foo--gate--202612021', 'foo--gate--x', 'foo--gate--20261202--20261203']) expect(parseDiscoveredId(bad)).toBeUndefined();
+    // Served as a discovered asset of that venue and ticker, saying it was delisted.
+    expect(discoveredAsset(id!)).toMatchObject({ id, symbol: 'foo', name: 'FOO' });
+    expect(discoveredAsset(id!)!.description).toContain('left that listing on 2026-12-02');
   });
 
   test('a discovered asset is served in the catalog shape: ticker as symbol and name, its own logo, no category, an unknown supply', () => {
