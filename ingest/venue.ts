@@ -18,7 +18,7 @@ export interface MarketListing {
   quote: string;
   /** The base asset's full name, where the venue gives one (Coinbase's and Gate's `base_name`; KuCoin's and Bitfinex's currency lists). */
   baseName?: string;
-  /** The base token's contracts, one per platform, where the venue gives them (KuCoin's currency list), through `contracted()`. */
+  /** The base token's contracts, one per platform, where the venue gives them (KuCoin's, Coinbase's and Gate's currency lists), through `contracted()`. */
   baseContracts?: BaseContract[];
   /**
    * Base units per unit of the quantities the venue reports, as a decimal string: "1" for base units.

@@ -52,6 +52,24 @@ function spotTrades(server: SimVenueServer, url: URL, limiter: RestRateLimit) {
   return { status: 200, body: trades.map(spotTradeRow) };
 }
 
+/**
+ * The currencies of the pairs listed here, as GET /api/v4/spot/currencies writes them: a made-up
+ * base's SIMULATED token contract on the chain `ETH`; no chains for the others.
+ */
+function spotCurrencies(server: SimVenueServer) {
+  return [...server.listing.currencies()].map(([currency, c]) => ({
+    currency,
+    name: c.name,
+    delisted: false,
+    withdraw_disabled: false,
+    withdraw_delayed: false,
+    deposit_disabled: false,
+    trade_disabled: false,
+    chain: c.contract ? 'ETH' : currency,
+    chains: c.contract ? [{ name: 'ETH', addr: c.contract, withdraw_disabled: false, withdraw_delayed: false, deposit_disabled: false }] : [],
+  }));
+}
+
 export function gateProtocol(server: SimVenueServer): VenueProtocol {
   // Looked up live: markets list and delist while the server runs.
   const bySymbol = server.listing.bySymbol;
@@ -69,6 +87,7 @@ export function gateProtocol(server: SimVenueServer): VenueProtocol {
   return {
     rest(url) {
       if (url.pathname === '/api/v4/spot/trades') return spotTrades(server, url, historyLimit);
+      if (url.pathname === '/api/v4/spot/currencies') return { status: 200, body: spotCurrencies(server) };
       if (url.pathname !== '/api/v4/spot/currency_pairs') return undefined;
       const body = server.listing.markets.map((m) => ({
         id: m.symbol,

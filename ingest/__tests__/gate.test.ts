@@ -1,8 +1,9 @@
 import { afterEach, describe, expect, test, vi } from 'vitest';
 import { BookSync } from '../bookSync.ts';
 import { selectMarkets, statusEvents, toTradeEvent } from '../normalize.ts';
-import type { BookMessage, VenueMarket, VenueMessage } from '../venue.ts';
-import { gate, parsePairs } from '../venues/gate.ts';
+import { contracted, type BookMessage, type VenueMarket, type VenueMessage } from '../venue.ts';
+import { gate, parseCurrencies, parsePairs } from '../venues/gate.ts';
+import { findAsset } from '../../infra/catalog/catalog.ts';
 import { cannedIo } from './cannedIo.ts';
 import { fixture, frames } from './fixtures.ts';
 import { countKinds, recordedSession, tradesOf } from './recorded.ts';
@@ -79,10 +80,40 @@ describe('gate messages', () => {
     ]);
   });
 
-  test('listMarkets asks /api/v4/spot/currency_pairs', async () => {
-    const { io, asked } = cannedIo({ 'https://g/api/v4/spot/currency_pairs': fixture('gate', 'rest_currency_pairs.json') });
-    expect((await gate.listMarkets(io, { ws: 'wss://g', rest: 'https://g' })).map((m) => m.symbol)).toContain('BTC_USDT');
-    expect(asked).toEqual(['https://g/api/v4/spot/currency_pairs']);
+  test('listMarkets asks /api/v4/spot/currency_pairs, and /api/v4/spot/currencies for the bases\' contracts', async () => {
+    // The recorded currency list has USDT only: a pair with USDT as its base gets its contracts.
+    const pairs = [...(fixture('gate', 'rest_currency_pairs.json') as object[]), { id: 'USDT_USD', base: 'USDT', base_name: 'Tether', quote: 'USD', trade_status: 'tradable' }];
+    const { io, asked } = cannedIo({ 'https://g/api/v4/spot/currency_pairs': pairs, 'https://g/api/v4/spot/currencies': fixture('gate', 'rest_currencies_recorded.json') });
+    const listed = await gate.listMarkets(io, { ws: 'wss://g', rest: 'https://g' });
+    expect(asked.sort()).toEqual(['https://g/api/v4/spot/currencies', 'https://g/api/v4/spot/currency_pairs']);
+    expect(listed.map((m) => [m.symbol, m.baseName, m.baseContracts?.length ?? 0])).toEqual([
+      ['BTC_USDT', 'Bitcoin', 0],
+      ['ETH_BTC', 'Ethereum', 0],
+      ['SOL_USDC', 'Solana', 0],
+      ['NEWCOIN_USDT', 'New coin', 0],
+      ['USDT_USD', 'Tether', 3],
+    ]);
+    // Without an answer from /api/v4/spot/currencies the pairs are listed all the same, without contracts.
+    const bare = cannedIo({ 'https://g/api/v4/spot/currency_pairs': pairs });
+    expect((await gate.listMarkets(bare.io, { ws: 'wss://g', rest: 'https://g' })).map((m) => [m.symbol, m.baseName, m.baseContracts])).toEqual(listed.map((m) => [m.symbol, m.baseName, undefined]));
+  });
+
+  test("currencies recorded from the live venue: each mapped chain's addr is the base's contract on its platform, EVM addresses in lower case", () => {
+    const usdt = parseCurrencies(fixture('gate', 'rest_currencies_recorded.json')).get('USDT');
+    expect(usdt?.contracts).toEqual([
+      { platform: 'ethereum', address: '0xdAC17F958D2ee523a2206206994597C13D831ec7' },
+      { platform: 'arbitrum-one', address: '0xFd086bC7CD5C481DCC9C85ebE478A1C0b69FCbb9' },
+      { platform: 'binance-smart-chain', address: '0x55d398326f99059fF775485246999027B3197955' },
+    ]);
+    // The listing keeps them as chains compare them; on ethereum and binance-smart-chain they are the catalog's tether contracts.
+    const [listing] = [{ symbol: 'USDT_USD', base: 'USDT', quote: 'USD', contractSize: '1', ...contracted(usdt!.contracts) }];
+    const tether = findAsset('tether')!.platforms;
+    for (const platform of ['ethereum', 'binance-smart-chain']) {
+      expect(listing.baseContracts!.find((c) => c.platform === platform)!.address).toBe(tether[platform]!.contract_address.toLowerCase());
+    }
+    // The earlier form, one entry per currency and chain without addresses, gives no contracts; a chain we do not map is skipped.
+    expect(parseCurrencies(fixture('gate', 'rest_currencies_recorded_per_chain.json')).size).toBe(0);
+    expect(parseCurrencies([{ currency: 'FOO', chains: [{ name: 'HT', addr: '0x1111111111111111111111111111111111111111' }, { name: 'ETH', addr: '' }] }]).size).toBe(0);
   });
 
   test('subscriptions: trades in lists, one request per book stream, each stamped with the time of the (re)connect', () => {

@@ -2,12 +2,13 @@
 // Channels: spot.trades, spot.obu (order book v2, https://www.gate.com/announcements/article/45317:
 // a full book on subscription, then updates numbered U..u; an update whose U is not the last u + 1
 // means a loss, and the cure is to unsubscribe and subscribe again), spot.ping.
-// Pairs: GET /api/v4/spot/currency_pairs. Trade history: GET /api/v4/spot/trades
+// Pairs: GET /api/v4/spot/currency_pairs; their bases' contracts: GET /api/v4/spot/currencies.
+// Trade history: GET /api/v4/spot/trades
 // (https://www.gate.com/docs/developers/apiv4/en/#query-market-transaction-records).
 import { z } from 'zod';
 import type { RawLevel } from '../orderBook.ts';
-import { batches, catalogued, named, parseJson, unknown } from '../venue.ts';
-import type { HistoryCursor, HistoryPage, MarketListing, SocketPlan, TradeHistoryRule, TradeMessage, VenueDescriptor, VenueMessage } from '../venue.ts';
+import { batches, catalogued, mappedContract, named, parseJson, unknown, withBaseCurrencies } from '../venue.ts';
+import type { BaseCurrency, HistoryCursor, HistoryPage, MarketListing, SocketPlan, TradeHistoryRule, TradeMessage, VenueDescriptor, VenueMessage } from '../venue.ts';
 
 const levels = z.array(z.tuple([z.string(), z.string()]));
 const envelope = z.object({ channel: z.string(), event: z.string().optional(), result: z.unknown(), error: z.unknown().optional() }).loose();
@@ -22,6 +23,35 @@ const obu = z
   .object({ t: z.number(), s: z.string().regex(/^ob\..+\.\d+$/), full: z.boolean().optional(), U: z.number().optional(), u: z.number(), b: levels.optional(), a: levels.optional() })
   .loose();
 const pairs = z.array(z.object({ id: z.string(), base: z.string(), base_name: z.string().optional(), quote: z.string(), trade_status: z.string() }).loose());
+
+/**
+ * GET /api/v4/spot/currencies: each currency with its chains and the contract on each (`addr`, empty
+ * for a chain's own coin). An earlier form listed one entry per currency and chain (`USDT_ETH`) with
+ * no `chains` and no address: such entries give no contracts. A malformed chain list reads as none.
+ */
+const currencyChain = z.object({ name: z.string(), addr: z.string().nullable().optional() }).loose();
+const currencies = z.array(z.object({ currency: z.string(), chains: z.array(currencyChain).nullable().optional().catch(null) }).loose());
+/**
+ * Gate chain id -> CoinGecko platform id, for the chains of the recorded currency list: USDT's
+ * contract there on `ETH` and `BSC` is the catalog's tether contract on ethereum and
+ * binance-smart-chain; `ARBEVM` is Arbitrum One (ccxt's recorded currencies map it to ARBITRUM_ONE).
+ * Any other chain is skipped, not guessed.
+ */
+const platformOfChain: Readonly<Record<string, string>> = {
+  ETH: 'ethereum',
+  BSC: 'binance-smart-chain',
+  ARBEVM: 'arbitrum-one',
+};
+
+/** Contracts by currency code, from GET /api/v4/spot/currencies: one for each chain we map that gives an address. */
+export function parseCurrencies(json: unknown): Map<string, BaseCurrency> {
+  return new Map(
+    currencies.parse(json).flatMap((c) => {
+      const contracts = (c.chains ?? []).flatMap((ch) => mappedContract(platformOfChain, ch.name, ch.addr));
+      return contracts.length > 0 ? [[c.currency, { contracts }] as const] : [];
+    }),
+  );
+}
 
 const toRaw = (raw: z.infer<typeof levels> | undefined): RawLevel[] => (raw ?? []).map(([p, q]) => [p, q]);
 
@@ -129,7 +159,12 @@ export const gate: VenueDescriptor = {
   endpoints: { ws: 'wss://api.gateio.ws', rest: 'https://api.gateio.ws' },
   channels: ['trades', 'books'],
   quotes: ['USDT', 'USDC', 'USD'],
-  listMarkets: async (io, endpoints) => parsePairs(await io.getJson(`${endpoints.rest}/api/v4/spot/currency_pairs`)),
+  // The pairs name their bases (base_name); the currency list adds their contracts.
+  listMarkets: (io, endpoints) =>
+    withBaseCurrencies(
+      io.getJson(`${endpoints.rest}/api/v4/spot/currency_pairs`).then(parsePairs),
+      async () => parseCurrencies(await io.getJson(`${endpoints.rest}/api/v4/spot/currencies`)),
+    ),
   sockets: (endpoints, markets) =>
     batches(markets, pairsPerSocket).map((group): SocketPlan => {
       const symbols = group.map((m) => m.symbol);

@@ -7,6 +7,7 @@ import { assetIdForVenueTicker } from '../../infra/catalog/catalog.ts';
 import { until, untilValue } from '../../test/support/until.ts';
 import { coinbase } from '../../ingest/venues/coinbase.ts';
 import { kucoin } from '../../ingest/venues/kucoin.ts';
+import { gate } from '../../ingest/venues/gate.ts';
 import { venueIo } from '../../ingest/venueIo.ts';
 import { simulatedContract } from '../market.ts';
 import { startSimulator, type SimulatedVenueId, type Simulator } from '../simulator.ts';
@@ -87,8 +88,8 @@ describe('the universe on the venues\' listing endpoints', () => {
     expect((await listed(sim, 'gate')).get('BTC_USDT')?.name).toBe('Bitcoin');
   });
 
-  test('names where the venue publishes them: Bitfinex\'s label map, KuCoin\'s currencies, Bitstamp\'s pair descriptions; contracts in KuCoin\'s and Coinbase\'s currencies', async () => {
-    sim = await startSimulator({ seed: 22, venues: ['bitfinex', 'kucoin', 'bitstamp', 'coinbase'], tickers: ['BTC'], universe: { assets: 150, listingsEveryMs: 1e9, delistingsEveryMs: 1e9 } });
+  test('names where the venue publishes them: Bitfinex\'s label map, KuCoin\'s currencies, Bitstamp\'s pair descriptions; contracts in KuCoin\'s, Coinbase\'s and Gate\'s currencies', async () => {
+    sim = await startSimulator({ seed: 22, venues: ['bitfinex', 'kucoin', 'bitstamp', 'coinbase', 'gate'], tickers: ['BTC'], universe: { assets: 150, listingsEveryMs: 1e9, delistingsEveryMs: 1e9 } });
     const universe = sim.universe!;
     const onVenue = (venue: string) => universe.markets.filter((m) => m.venue === venue && m.listAt === 0);
     const nameOf = new Map(universe.assets.map((a) => [a.key, a.name]));
@@ -113,6 +114,13 @@ describe('the universe on the venues\' listing endpoints', () => {
     expect(onVenue('coinbase').filter((m) => m.assetKey.startsWith('sim:')).length).toBeGreaterThan(0);
     for (const m of onVenue('coinbase')) {
       expect(coinbaseListed.get(m.spec.symbol), m.spec.symbol).toEqual(m.assetKey.startsWith('sim:') ? [{ platform: 'ethereum', address: simulatedContract(m.assetKey) }] : undefined);
+    }
+    // Gate's currencies give it on the chain ETH: the collector lists it on ethereum, the name coming from the pairs' base_name.
+    const gateListed = new Map((await gate.listMarkets(venueIo, sim.endpoints('gate'))).map((l) => [l.symbol, l]));
+    expect(onVenue('gate').filter((m) => m.assetKey.startsWith('sim:')).length).toBeGreaterThan(3);
+    for (const m of onVenue('gate')) {
+      expect(gateListed.get(m.spec.symbol)?.baseContracts, m.spec.symbol).toEqual(m.assetKey.startsWith('sim:') ? [{ platform: 'ethereum', address: simulatedContract(m.assetKey) }] : undefined);
+      if (m.assetKey.startsWith('sim:')) expect(gateListed.get(m.spec.symbol)?.baseName).toBe(nameOf.get(m.assetKey));
     }
     const pairs = await getJson<{ url_symbol: string; description: string }[]>(`${sim.endpoints('bitstamp').rest}/api/v2/trading-pairs-info/`);
     const description = new Map(pairs.map((p) => [p.url_symbol, p.description]));
