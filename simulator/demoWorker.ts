@@ -6,9 +6,13 @@ import { createLogger } from '../infra/log.ts';
 import { Lifecycle } from '../infra/roles/lifecycle.ts';
 import type { DemoSimulatorData, DemoSimulatorMessage, WriteArchivesRequest } from '../infra/roles/demo.ts';
 import { answerParent, type WorkerLifeMessage } from '../infra/roles/workerThread.ts';
+import { lowerThreadPriority } from '../infra/roles/threadPriority.ts';
 import { writeDemoArchives, type DemoArchives } from './archiveFiles.ts';
 import { planDemoHistory } from './history.ts';
 import { startSimulator, type SimulatorOptions } from './simulator.ts';
+
+/** The nice value of the simulator's thread: the collectors' default (INGEST_THREAD_NICE). */
+const simulatorThreadNice = 10;
 
 const port = parentPort!;
 const post = (message: DemoSimulatorMessage | WorkerLifeMessage) => port.postMessage(message);
@@ -18,6 +22,10 @@ const life = new Lifecycle(log, data.shutdownDeadlineMs);
 answerParent(port, life);
 
 const simulator = await startSimulator(data.options as SimulatorOptions);
+// The simulator stands for the venues, which a deployment reaches over the network: short of CPU,
+// the service's threads go first, as they would on a machine of their own (test/bench/RESULTS.md).
+const nice = lowerThreadPriority(simulatorThreadNice);
+log.debug({ nice }, nice === undefined ? "the simulator's thread keeps the process's priority (no /proc/thread-self)" : "the simulator's thread priority set");
 life.add('simulator', 'base', () => simulator.close());
 
 /** The first trade id the simulator printed (or is to print) on a market: the history's ids end below it. */

@@ -4,7 +4,8 @@
 // directory (1 day of SIMULATED history), after a warm-up, for `--minutes`: the index lag
 // (mds_index_lag_seconds) every second; /ready, what the bus refused (mds_bus_dropped_total) and the
 // process's RSS every 5 s; then every page of 250 of /v1/coins, uncached, and 8 times again, cached,
-// and /v1/prices for every asset, uncached, three times. Prints each target with both figures and PASS or FAIL.
+// and /v1/prices for every asset, uncached, three times; then the API at 64 connections (autocannon,
+// on the same machine) over cached routes while it ingests. Prints each target with both figures and PASS or FAIL.
 //   node test/bench/market.bench.ts [--assets 2000] [--minutes 5] [--warmup 60]
 // A new listing priced within 5 minutes is checked by test/discovery.system.test.ts, not timed here.
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -13,6 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import autocannon from 'autocannon';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { metricSum } from '../soak.ts';
 import { rssMbOf } from '../soakService.ts';
@@ -34,7 +36,15 @@ interface Figures {
   coinsUncachedMaxMs: number;
   coinsCachedP99Ms: number;
   pricesUncachedMaxMs: number;
+  /** autocannon at 64 connections over cached routes while the demo ingests (the client on the same machine). */
+  apiP99Ms: number;
+  apiP50Ms: number;
+  apiRequestsPerS: number;
+  apiErrors: number;
 }
+
+/** The API under load: connections, seconds measured (after a warm-up that builds the cached answers), and the routes asked in turn. */
+const apiLoad = { connections: 64, seconds: 20, paths: ['/v1/prices?ids=bitcoin,ethereum', '/v1/coins?limit=250&page=1', '/v1/coins/bitcoin/ohlc?interval=1m', '/v1/global'] };
 
 /** How many times each /v1/coins page is asked again once cached. */
 const cachedAskings = 8;
@@ -120,8 +130,16 @@ async function measure(universeAssets: number, minutes: number, warmupS: number)
       assets = (answer.body as { prices?: unknown[] }).prices?.length ?? 0;
       await sleep(6_000);
     }
+    const cannon = (duration: number) =>
+      autocannon({ url: base, connections: apiLoad.connections, duration, headers: { 'x-api-key': key }, requests: apiLoad.paths.map((path) => ({ path })) });
+    await cannon(2);
+    const api = await cannon(apiLoad.seconds);
     return {
       assets,
+      apiP99Ms: api.latency.p99,
+      apiP50Ms: api.latency.p50,
+      apiRequestsPerS: api.requests.average,
+      apiErrors: api.errors + api.timeouts + api.non2xx,
       indexLagP99S: quantile(lags, 0.99),
       readySamples: rss.length,
       readyFailed,
@@ -159,6 +177,10 @@ const targets: { name: string; figure: (f: Figures) => number; unit: string; pas
   { name: `/v1/coins page, cached, p99 of ${market.coinsPages * cachedAskings}`, figure: (f) => f.coinsCachedP99Ms, unit: 'ms', pass: (v) => v < 50, target: '< 50 ms' },
   { name: '/v1/coins page, uncached, slowest', figure: (f) => f.coinsUncachedMaxMs, unit: 'ms', pass: (v) => v < 1_000, target: '< 1000 ms' },
   { name: '/v1/prices every asset, uncached, slowest', figure: (f) => f.pricesUncachedMaxMs, unit: 'ms', pass: (v) => v < 1_000, target: '< 1000 ms' },
+  { name: `API at ${apiLoad.connections} connections while ingesting, requests a second`, figure: (f) => f.apiRequestsPerS, unit: '', pass: () => true, target: '' },
+  { name: `API at ${apiLoad.connections} connections, p50`, figure: (f) => f.apiP50Ms, unit: 'ms', pass: () => true, target: '' },
+  { name: `API at ${apiLoad.connections} connections, p99 (autocannon on the same 2 cores)`, figure: (f) => f.apiP99Ms, unit: 'ms', pass: (v) => v < 50, target: '< 50 ms' },
+  { name: `API at ${apiLoad.connections} connections, errors and non-2xx`, figure: (f) => f.apiErrors, unit: '', pass: (v) => v === 0, target: '0' },
 ];
 const round = (v: number) => (Number.isFinite(v) ? Math.round(v * 10) / 10 : v);
 console.log(`market bench: the demo with ${universeAssets} universe assets against the catalog's alone (baseline), ${minutes} min each after ${warmupS} s`);
