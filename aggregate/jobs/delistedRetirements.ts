@@ -20,8 +20,8 @@ export const retireAfterMs = 24 * 3_600_000;
 
 /**
  * Discovered assets whose markets' latest statuses all say delisted, the last of them at or before
- * `before`, and no trade stored after it (a ticker listed again while no collector ran is not
- * retired: its markets' latest statuses would not say delisted).
+ * `before`. A market listed again since has a later status (connected, or down), so its asset is
+ * not due; retired ids are left out by the caller.
  */
 const delistedSql = `
 SELECT asset, venue, toUnixTimestamp64Milli(max(last_ts)) AS delisted_at

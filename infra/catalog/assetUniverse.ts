@@ -1,6 +1,7 @@
 // The assets the service serves: the catalog's, then every discovered asset that has traded (its
 // first print is in asset_first_prints) and was not joined into another (asset_aliases: the alias
-// then names the asset it joined; one retired at its delisting names its new listing once that trades), named as its venue's listing names it where the listing gives a
+// then names the asset it joined; an id retired at its delisting names the ticker's new listing
+// once that trades), named as its venue's listing names it where the listing gives a
 // name (the collectors' latest status of one of its markets, market_connections.base_name), with the
 // contracts the listing gives (the latest status that gave any, base_contracts) and the total supply
 // and decimals a configured chain gave for one of them (token_supplies). Read per
