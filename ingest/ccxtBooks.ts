@@ -93,6 +93,15 @@ export class CcxtBooks {
     }
   }
 
+  /** Markets no longer followed (delisted): their books are no longer published. */
+  drop(symbols: readonly string[]): void {
+    this.lost(symbols);
+    for (const s of symbols) {
+      this.#resyncing.delete(s);
+      this.#resyncStartedAt.delete(s);
+    }
+  }
+
   /** The books ccxt last settled a watcher with, cut to `depth` levels a side, as events. */
   events(depth: number): BookEvent[] {
     const { exchange, byUnified, venueId } = this.#options;
@@ -100,7 +109,8 @@ export class CcxtBooks {
     for (const [unified, receivedAt] of this.#settledAt) {
       const book = exchange.orderbooks[unified] as CcxtOrderBook | undefined;
       if (!book) continue;
-      const market = byUnified.get(unified)!;
+      const market = byUnified.get(unified);
+      if (!market) continue;
       const side = (levels: CcxtOrderBook['bids']): Level[] =>
         levels.slice(0, depth).map(([p, q]): Level => [p ?? Number.NaN, typeof q === 'number' ? decimalProduct(decimalText(exchange, q), market.contractSize) : Number.NaN]);
       const event = toBookEvent(venueId, market, { bids: side(book.bids), asks: side(book.asks) }, Math.floor(book.timestamp ?? receivedAt), receivedAt);

@@ -4,7 +4,7 @@
 // resubscribes only when a watcher is called again). The rest are parts: the hooks on the exchange
 // (ingest/ccxtExchange.ts), ccxt's structures as reports (ccxtReports.ts), the books (ccxtBooks.ts),
 // and what every collector shares: the market set, the emit path and the shell.
-import type { Exchange, Liquidation, Trade } from 'ccxt';
+import type { Exchange, Liquidation, Market, Trade } from 'ccxt';
 import type { Bus } from '../infra/bus/bus.ts';
 import type { Logger } from '../infra/log.ts';
 import { CcxtBooks } from './ccxtBooks.ts';
@@ -12,9 +12,10 @@ import { hookExchange, type Ccxt } from './ccxtExchange.ts';
 import { ccxtListings, liquidationCaches, liquidationReports, tradeReports, UnseenItems } from './ccxtReports.ts';
 import { backoffDelayMs, recoveryCounts, sharedTuningDefaults, startCollectorShell, type Collector, type CollectorShell, type SharedTuning } from './collectorKit.ts';
 import { EmitPath, ReplayDuplicates } from './emitPath.ts';
-import { logResolved, MarketSet } from './marketSet.ts';
+import { logResolved, MarketSet, type MarketChange } from './marketSet.ts';
+import { MarketsRefresh } from './marketsRefresh.ts';
 import { statusEvents } from './normalize.ts';
-import type { VenueMarket } from './venue.ts';
+import type { MarketListing, VenueMarket } from './venue.ts';
 import type { CcxtVenue } from './venues/ccxtVenues.ts';
 
 /** Timings a deployment or a test may change. */
@@ -34,8 +35,11 @@ export interface CcxtCollectorOptions {
   /** Carries the venue in its bindings. */
   log: Logger;
   tuning?: Partial<CcxtTuning>;
-  /** ccxt market structures to use instead of asking the venue's REST API (`exchange.setMarkets`). */
-  markets?: readonly Record<string, unknown>[];
+  /**
+   * ccxt market structures to use instead of asking the venue's REST API (`exchange.setMarkets`): a
+   * list, or a function asked at every listing (a test lists and delists markets through it).
+   */
+  markets?: readonly Record<string, unknown>[] | (() => readonly Record<string, unknown>[]);
   /** Adjusts the exchange before anything connects (tests point its URLs at the simulator). */
   configure?(exchange: Exchange): void;
   /** Catalog asset ids to follow (`ingest --assets`); every mapped market when unset. */
@@ -57,6 +61,7 @@ interface WatchContext {
   log: Logger;
   tuning: CcxtTuning;
   shell: CollectorShell;
+  /** The markets followed, by ccxt's unified symbol: re-listing adds and removes some, and a watcher stops watching a removed one. */
   byUnified: ReadonlyMap<string, VenueMarket>;
   books: CcxtBooks;
   emitPath: EmitPath;
@@ -125,7 +130,9 @@ export async function startCcxtCollector(options: CcxtCollectorOptions): Promise
       lastMessageAt: counters.lastMessageAt,
     }),
     async close() {
+      const refreshed = refresh.stop();
       await started;
+      await refreshed;
       await exchange.close();
       await Promise.all(loops);
     },
@@ -144,19 +151,41 @@ export async function startCcxtCollector(options: CcxtCollectorOptions): Promise
   const emitPath = new EmitPath({ venueId: venue.id, bus, log, market: (symbol) => markets.get(symbol), counters });
   const context: WatchContext = { ccxt, exchange, venue, bus, log, tuning, shell, byUnified, books, emitPath, duplicates: new ReplayDuplicates(), unseen: new UnseenItems(), counters };
 
-  const started = (async () => {
-    const listed = options.markets
-      ? Object.values(exchange.setMarkets([...options.markets]))
-      : // ccxt keeps a failed listing's promise: a retry has to ask for a reload.
-        await shell.retrying('market listing', async (failures) => Object.values(await exchange.loadMarkets(failures > 0)));
-    if (shell.stopped() || !listed) return;
+  /** ccxt's unified symbol of each venue symbol of the last listing. */
+  let unifiedOf = new Map<string, string>();
+  const listMarkets = async (reload: boolean): Promise<MarketListing[]> => {
+    const given = typeof options.markets === 'function' ? options.markets() : options.markets;
+    const listed: Market[] = given ? Object.values(exchange.setMarkets([...given])) : Object.values(await exchange.loadMarkets(reload));
     const candidates = ccxtListings(venue, listed, exchange);
-    markets.apply(candidates.map((c) => c.listing));
-    const unifiedById = new Map(candidates.map((c) => [c.listing.symbol, c.unified]));
-    for (const market of markets.markets) byUnified.set(unifiedById.get(market.symbol)!, market);
+    unifiedOf = new Map(candidates.map((c) => [c.listing.symbol, c.unified]));
+    return candidates.map((c) => c.listing);
+  };
+  const follow = (added: readonly VenueMarket[]) => {
+    const symbols = added.map((market) => {
+      const unified = unifiedOf.get(market.symbol)!;
+      byUnified.set(unified, market);
+      return unified;
+    });
+    loops.push(...startWatchers(context, symbols));
+  };
+
+  const started = (async () => {
+    // ccxt keeps a failed listing's promise: a retry has to ask for a reload.
+    const listings = await shell.retrying('market listing', (failures) => listMarkets(failures > 0));
+    if (shell.stopped() || !listings) return;
+    const { added } = markets.apply(listings);
     logResolved(log, markets);
-    loops.push(...startWatchers(context, [...byUnified.keys()]));
+    follow(added);
   })();
+  const refresh = new MarketsRefresh({
+    everyMs: tuning.marketsRefreshMs,
+    started,
+    list: () => listMarkets(true),
+    markets,
+    onChange: async (change) => onMarketsChanged({ venue, bus, byUnified, books, follow }, change),
+    stopped: shell.stopped,
+    log,
+  });
 
   return {
     venue,
@@ -166,6 +195,24 @@ export async function startCcxtCollector(options: CcxtCollectorOptions): Promise
     ready: () => started,
     stop: shell.stop,
   };
+}
+
+/**
+ * What re-listing changed: delisted markets are published as such (a discovered asset all of whose
+ * markets left is retired: aggregate/jobs/delistedRetirements.ts) and leave the map, so their
+ * watchers stop watching them; new markets get watchers of their own (the running ones keep theirs).
+ */
+function onMarketsChanged(
+  parts: { venue: CcxtVenue; bus: Pick<Bus, 'publish'>; byUnified: Map<string, VenueMarket>; books: CcxtBooks; follow(added: readonly VenueMarket[]): void },
+  { added, removed }: MarketChange,
+): void {
+  const { venue, bus, byUnified, books } = parts;
+  if (removed.length > 0) bus.publish(statusEvents(venue.id, removed, false, Date.now(), true));
+  const gone = new Set(removed.map((m) => m.symbol));
+  const dropped = [...byUnified].filter(([, market]) => gone.has(market.symbol)).map(([unified]) => unified);
+  for (const unified of dropped) byUnified.delete(unified);
+  books.drop(dropped);
+  parts.follow(added);
 }
 
 /** One watcher per kind and group of markets: grouped where ccxt watches several markets at once, else one per market. */
@@ -219,9 +266,12 @@ async function watchLoop(context: WatchContext, kind: Kind, symbols: string[]): 
   let streaming = false;
   const report = (connected: boolean) => {
     streaming = connected;
-    if (kind === 'trades') bus.publish(statusEvents(venue.id, symbols.map((s) => byUnified.get(s)!), connected, Date.now()));
+    if (kind === 'trades') bus.publish(statusEvents(venue.id, symbols.flatMap((s) => byUnified.get(s) ?? []), connected, Date.now()));
   };
   while (!shell.stopped()) {
+    // A delisted market is no longer watched (ccxt, listed again, no longer knows it); a watcher left with none ends.
+    if (symbols.some((s) => !byUnified.has(s))) symbols = symbols.filter((s) => byUnified.has(s));
+    if (symbols.length === 0) return;
     try {
       const answer = await watchCall(exchange, kind, symbols);
       const receivedAt = Date.now();

@@ -26,8 +26,6 @@ export interface CollectorTuning extends SharedTuning {
   overlapMs: number;
   /** REST snapshots fetched at once (each costs request weight at the venue). */
   snapshotConcurrency: number;
-  /** How often the venue's markets are listed again, to follow new listings and drop delisted ones (ms). */
-  marketsRefreshMs: number;
 }
 
 export interface CollectorOptions {
@@ -90,7 +88,6 @@ export async function startCollector(options: CollectorOptions): Promise<Collect
     rotateAfterMs: venue.maxConnectionMs ? Math.floor(venue.maxConnectionMs * 0.95) : undefined,
     overlapMs: 5_000,
     snapshotConcurrency: 4,
-    marketsRefreshMs: 60 * 60_000,
     ...options.tuning,
   };
   const counters: NativeCounters = { trades: 0, liquidations: 0, unknownMessages: 0, venueErrors: 0 };

@@ -21,6 +21,8 @@ export interface SharedTuning {
   backoff: { baseMs: number; maxMs: number };
   /** How often the collector logs its metrics (ms). */
   metricsLogEveryMs: number;
+  /** How often the venue's markets are listed again, to follow new listings and drop delisted ones (ms). */
+  marketsRefreshMs: number;
 }
 
 export const sharedTuningDefaults: SharedTuning = {
@@ -28,6 +30,7 @@ export const sharedTuningDefaults: SharedTuning = {
   bookDepth: 50,
   backoff: { baseMs: 500, maxMs: 30_000 },
   metricsLogEveryMs: 60_000,
+  marketsRefreshMs: 60 * 60_000,
 };
 
 export interface CollectorMetrics {

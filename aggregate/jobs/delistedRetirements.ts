@@ -40,14 +40,18 @@ export interface DelistedAsset {
   venue: string;
   /** The last of its markets' delisting statuses, unix ms. */
   delistedAt: number;
+  /** The id it is retired under (`<ticker>--<venue>--<YYYYMMDD>`). */
+  retired: string;
 }
 
 /** The discovered assets due for retirement at `now`. */
 export async function delistedAssets(store: Store, now = Date.now()): Promise<DelistedAsset[]> {
   const rows = await store.rows<{ asset: string; venue: string; delisted_at: number | string }>(delistedSql, { before: now - retireAfterMs });
-  return rows
-    .map((r) => ({ asset: r.asset, venue: r.venue, delistedAt: Number(r.delisted_at) }))
-    .filter((r) => retiredAssetId(r.asset, r.delistedAt) !== undefined);
+  return rows.flatMap((r) => {
+    const delistedAt = Number(r.delisted_at);
+    const retired = retiredAssetId(r.asset, delistedAt);
+    return retired ? [{ asset: r.asset, venue: r.venue, delistedAt, retired }] : [];
+  });
 }
 
 /** Retires each discovered asset due at `now`; logs what moved. */
@@ -56,9 +60,8 @@ export async function retireDelistedAssets(store: Store, log: Logger, now = Date
   for (const delisted of await delistedAssets(store, now)) {
     if (signal?.aborted) break;
     const origin = parseDiscoveredId(delisted.asset)!;
-    const retired = retiredAssetId(delisted.asset, delisted.delistedAt)!;
     // The id's ticker slug as the mapping's ticker: its id is the asset's own again.
-    const outcome = await joinIdentity(store, { venue: origin.venue, ticker: origin.ticker, asset: retired, scale: 1 }, undefined, 'delisted');
+    const outcome = await joinIdentity(store, { venue: origin.venue, ticker: origin.ticker, asset: delisted.retired, scale: 1 }, undefined, 'delisted');
     if (!outcome) continue;
     outcomes.push(outcome);
     log.info({ ...outcome, delistedAt: new Date(delisted.delistedAt).toISOString() }, 'discovered asset retired: its markets left the venue\'s listing a day ago; its history is kept under the retired id, and a later listing of the ticker is a new asset');

@@ -199,7 +199,14 @@ export async function startCollectors({ config, log, life }: Pick<RoleContext, '
     life.add(`collector:${venue.id}`, 'sources', stopThenFlush(() => collector.stop()));
   }
   for (const venue of selection.ccxtVenues) {
-    const collector = await startCcxtCollector({ venue, bus, log: log.child({ venue: venue.id }), assets: selection.assets, discover: config.INGEST_DISCOVER });
+    const collector = await startCcxtCollector({
+      venue,
+      bus,
+      log: log.child({ venue: venue.id }),
+      assets: selection.assets,
+      discover: config.INGEST_DISCOVER,
+      tuning: { marketsRefreshMs: config.INGEST_MARKETS_REFRESH_MIN * 60_000 },
+    });
     collectors.push(collector);
     life.add(`collector:${venue.id}`, 'sources', stopThenFlush(() => collector.stop()));
   }

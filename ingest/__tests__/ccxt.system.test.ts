@@ -37,7 +37,11 @@ afterEach(async () => {
   running = [];
 });
 
-async function startLive(id: string, simVenue: CcxtSimVenue, options: { seed: number; tuning?: Partial<CcxtTuning>; unthrottled?: boolean }): Promise<Live> {
+async function startLive(
+  id: string,
+  simVenue: CcxtSimVenue,
+  options: { seed: number; tuning?: Partial<CcxtTuning>; unthrottled?: boolean; listed?: () => readonly Record<string, unknown>[] },
+): Promise<Live> {
   const venue = findCcxtVenue(id);
   if (!venue) throw new Error(`no ccxt venue ${id}`);
   const sim = await startCcxtSimulator(simVenue, { seed: options.seed, tradesPerSecondPerMarket: 5, liquidationsPerSecondPerMarket: 3 });
@@ -50,7 +54,8 @@ async function startLive(id: string, simVenue: CcxtSimVenue, options: { seed: nu
     bus: { publish: (e) => void events.push(...e) },
     log: createLogger('silent'),
     tuning: { bookEveryMs: 100, backoff: { baseMs: 50, maxMs: 500 }, ...options.tuning },
-    markets: simVenue.markets,
+    // What the collector lists (the venue's REST listing in production); the simulator serves every fixture market.
+    markets: options.listed ?? simVenue.markets,
     configure(exchange: Exchange) {
       simVenue.pointAt(exchange, sim.server.wsUrl);
       exchange.fetchImplementation = (url: string) => {
@@ -163,6 +168,44 @@ describe.each(cases)('$id through ccxt against its simulated protocol', (c) => {
     expect(metrics.lastMessageAgeMs).toBeLessThan(2_000);
     expect(live.rest).toEqual([]);
   });
+});
+
+test('re-listing: a market listed later is watched from then on, a delisted one is published as such and no longer watched', async () => {
+  let listed = poloniex.markets.filter((m) => m.id !== 'SOL_USDT');
+  const live = await startLive('poloniex', poloniex, { seed: 24, tuning: { marketsRefreshMs: 200 }, listed: () => listed });
+  const { sim, collector, events } = live;
+  const symbolsNow = () => collector.markets().map((m) => m.symbol);
+  expect(symbolsNow()).not.toContain('SOL_USDT');
+  await until(() => trades(events).length > 20, 'first trades');
+  await sleep(500);
+  expect(trades(events).filter((t) => t.market === 'SOL_USDT')).toEqual([]);
+
+  // The venue lists SOL and delists ETH: one refresh applies both.
+  listed = poloniex.markets.filter((m) => m.id !== 'ETH_USDT');
+  await until(() => trades(events).some((t) => t.market === 'SOL_USDT'), 'trades of the market listed later');
+  const delistedAt = events.findIndex((e) => e.type === 'status' && e.market === 'ETH_USDT' && e.delisted === true);
+  expect(delistedAt).toBeGreaterThanOrEqual(0);
+  expect(events[delistedAt]).toMatchObject({ venue: 'poloniex', asset: 'ethereum', connected: false });
+  expect(symbolsNow()).toEqual(['BTC_USDT', 'XRP_USDT', 'DOGE_USDT', 'PEPE_USDT', 'SOL_USDT']);
+
+  // The venue's socket still carries ETH (ccxt does not unsubscribe): its trades are sent, none is published.
+  const sentAfter = live.sentTrades.length;
+  await until(() => live.sentTrades.slice(sentAfter).filter((t) => t.market === 'ETH_USDT').length >= 5 && live.sentTrades.slice(sentAfter).some((t) => t.market === 'SOL_USDT'), 'trades sent after the change');
+  sim.pause();
+  await sleep(400);
+  const metrics = collector.metrics();
+  await collector.stop();
+  const afterDelisting = events.slice(delistedAt + 1);
+  expect(afterDelisting.filter((e) => e.market === 'ETH_USDT')).toEqual([]);
+  // Every SOL trade sent since its first one published arrived, once.
+  const firstSol = trades(events).find((t) => t.market === 'SOL_USDT')!;
+  const sentSol = live.sentTrades.filter((t) => t.market === 'SOL_USDT' && t.trade.time >= firstSol.ts).map((t) => t.tradeId);
+  const gotSol = trades(events).filter((t) => t.market === 'SOL_USDT').map((t) => t.tradeId);
+  expect(gotSol.length).toBeGreaterThan(0);
+  expect(gotSol.filter((id) => sentSol.includes(id))).toEqual(sentSol);
+  expect(new Set(gotSol).size).toBe(gotSol.length);
+  expect(books(afterDelisting).filter((b) => b.market === 'SOL_USDT').length).toBeGreaterThan(0);
+  expect(metrics).toMatchObject({ markets: 5, venueErrors: 0, unknownMessages: 0 });
 });
 
 test('quantities in contracts are converted to base units with the market contract size', async () => {

@@ -64,7 +64,7 @@ const firstPrint = (asset: string) =>
 
 describe('retireDelistedAssets', () => {
   test('only an asset all of whose markets left the listing a day ago or more is due', async () => {
-    expect(await delistedAssets(store, now)).toEqual([{ asset: 'foo--gate', venue: 'gate', delistedAt }]);
+    expect(await delistedAssets(store, now)).toEqual([{ asset: 'foo--gate', venue: 'gate', delistedAt, retired }]);
     // Half an hour before the day is up: not yet.
     expect(await delistedAssets(store, delistedAt + retireAfterMs - hour / 2)).toEqual([]);
   });
