@@ -156,10 +156,25 @@ export async function loadAssetMarkets(store: StoreCalls, now: number, options: 
   ]);
   const byAsset = new Map(rows.map((r) => [r.asset, r]));
 
-  const markets = universe.assets.map((asset) => toAssetMarket(asset, byAsset.get(asset.id), latest.get(asset.id), now));
-  const ranked = [...markets].sort(byRank);
-  ranked.forEach((m, i) => (m.rank = i + 1));
-  return ranked;
+  const ranked = universe.assets.map((asset) => rankKeyed(toAssetMarket(asset, byAsset.get(asset.id), latest.get(asset.id), now))).sort(byRank);
+  return ranked.map(({ market }, i) => {
+    market.rank = i + 1;
+    return market;
+  });
+}
+
+/** A market with what ranks it, computed once before the sort. */
+interface RankKeyed {
+  market: AssetMarket;
+  /** 0: priced, supply known; 1: priced, circulating supply unknown; 2: unpriced. */
+  group: number;
+  /** Larger first within the group: the market cap (group 0) or the 24 h volume (group 1). */
+  size: number;
+}
+
+function rankKeyed(market: AssetMarket): RankKeyed {
+  const group = market.price === null ? 2 : circulatingUnknown(market.asset) ? 1 : 0;
+  return { market, group, size: group === 1 ? market.volume24h : (market.marketCap ?? 0) };
 }
 
 /**
@@ -167,11 +182,8 @@ export async function loadAssetMarkets(store: StoreCalls, now: number, options: 
  * circulating supply is unknown (discovered ones: their market cap is 0, nobody knows it), largest 24 h volume
  * first; then unpriced assets. Equal ones keep the universe's order (sort is stable).
  */
-function byRank(a: AssetMarket, b: AssetMarket): number {
-  const group = (m: AssetMarket) => (m.price === null ? 2 : circulatingUnknown(m.asset) ? 1 : 0);
-  const groups = group(a) - group(b);
-  if (groups !== 0) return groups;
-  return group(a) === 1 ? b.volume24h - a.volume24h : (b.marketCap ?? 0) - (a.marketCap ?? 0);
+function byRank(a: RankKeyed, b: RankKeyed): number {
+  return a.group - b.group || b.size - a.size;
 }
 
 function toAssetMarket(asset: CatalogAsset, row: Row | undefined, latest: LatestIndexPrice | undefined, now: number): AssetMarket {
@@ -216,9 +228,14 @@ function toAssetMarket(asset: CatalogAsset, row: Row | undefined, latest: Latest
     '30d': fromSeconds(row.ref30d),
     '1y': fromSeconds(row.ref1y),
   };
-  const change = Object.fromEntries(
-    Object.entries(reference).map(([w, ref]) => [w, percent(price, ref?.price)]),
-  ) as Record<ChangeWindow, number | null>;
+  const change: Record<ChangeWindow, number | null> = {
+    '1h': percent(price, reference['1h']?.price),
+    '24h': percent(price, reference['24h']?.price),
+    '7d': percent(price, reference['7d']?.price),
+    '14d': percent(price, reference['14d']?.price),
+    '30d': percent(price, reference['30d']?.price),
+    '1y': percent(price, reference['1y']?.price),
+  };
   const range = (high: number | null, low: number | null) => (high === null || low === null ? null : { high, low });
   const marketCap = price * supply.circulating;
   const ref24h = reference['24h'];
@@ -279,6 +296,8 @@ export interface AssetMarketSnapshot {
   /** unix ms the snapshot was computed for. */
   at: number;
   markets: AssetMarket[];
+  /** The priced ones (isPriced), in rank order: what the lists serve, filtered once per snapshot. */
+  priced: PricedMarket[];
 }
 
 /** How long a snapshot is reused by the routes that share it. */
@@ -298,7 +317,7 @@ export function sharedAssetMarkets(store: StoreCalls, measured: MeasuredRule): P
   const rule = `${measured.staleAfterMs}/${measured.minFreeBytes}`;
   const held = byRule.get(rule);
   if (held && now - held.at < snapshotMaxAgeMs) return held.pending;
-  const pending = loadAssetMarkets(store, now, { measured }).then((markets) => ({ at: now, markets }));
+  const pending = loadAssetMarkets(store, now, { measured }).then((markets) => ({ at: now, markets, priced: markets.filter(isPriced) }));
   const entry = { at: now, pending };
   byRule.set(rule, entry);
   pending.catch(() => {

@@ -5,7 +5,7 @@ import type { StoreCalls } from '../../infra/store.ts';
 import { measuredRule } from '../../aggregate/indexPrices/latestIndexPrices.ts';
 import { parseParams } from '../errors.ts';
 import { flagParam, idListParam } from '../listQuery.ts';
-import { isPriced, sharedAssetMarkets, universeCapChange } from '../read/assetMarket.ts';
+import { sharedAssetMarkets, universeCapChange } from '../read/assetMarket.ts';
 import type { CachedRoute } from '../responseCache.ts';
 import { publicUrl } from '../coinImages.ts';
 
@@ -53,8 +53,7 @@ export function categoriesRoute(deps: { store: StoreCalls; config: Pick<Config, 
       return {
         key: `${all}|${chosen.map((c) => c.id).join(',')}`,
         build: async (): Promise<CategoryRow[]> => {
-          const { at, markets } = await sharedAssetMarkets(deps.store, measuredRule(deps.config));
-          const priced = markets.filter(isPriced);
+          const { at, priced } = await sharedAssetMarkets(deps.store, measuredRule(deps.config));
           const totalCap = priced.reduce((sum, m) => sum + m.marketCap, 0);
           const rows = chosen.map((category) => {
             // priced is in rank order, so the first three members are the largest.

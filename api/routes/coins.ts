@@ -5,7 +5,7 @@ import type { StoreCalls } from '../../infra/store.ts';
 import { measuredRule } from '../../aggregate/indexPrices/latestIndexPrices.ts';
 import { parseParams } from '../errors.ts';
 import { flagParam, idListParam, pageOf, paginationQuery } from '../listQuery.ts';
-import { isPriced, sharedAssetMarkets, type PricedMarket } from '../read/assetMarket.ts';
+import { sharedAssetMarkets, type PricedMarket } from '../read/assetMarket.ts';
 import { loadIndexCloses } from '../read/indexCloses.ts';
 import type { CachedRoute } from '../responseCache.ts';
 import { publicUrl } from '../coinImages.ts';
@@ -148,11 +148,9 @@ export function coinsRoute(deps: { store: StoreCalls; config: Pick<Config, 'INDE
       return {
         key: `${limit}|${offset}|${sparkline}|${listed?.join(',') ?? '*'}`,
         build: async () => {
-          const { at, markets } = await sharedAssetMarkets(deps.store, measuredRule(deps.config));
+          const { at, priced } = await sharedAssetMarkets(deps.store, measuredRule(deps.config));
           const wanted = listed ? new Set(listed) : undefined;
-          const rows = markets
-            .filter(isPriced)
-            .filter((m) => !wanted || wanted.has(m.asset.id))
+          const rows = (wanted ? priced.filter((m) => wanted.has(m.asset.id)) : priced)
             .slice(offset, offset + limit)
             .map((m) => coinRowOf(m, deps.config.PUBLIC_BASE_URL));
           if (sparkline) {

@@ -5,7 +5,7 @@ import type { StoreCalls } from '../../infra/store.ts';
 import { measuredRule } from '../../aggregate/indexPrices/latestIndexPrices.ts';
 import { loadUsdRates } from '../../aggregate/currency/usdRates.ts';
 import { valueCurrencies } from '../currency.ts';
-import { isPriced, sharedAssetMarkets, universeCapChange } from '../read/assetMarket.ts';
+import { sharedAssetMarkets, universeCapChange } from '../read/assetMarket.ts';
 import type { CachedRoute } from '../responseCache.ts';
 
 const globalSql = readFileSync(new URL('./global.sql', import.meta.url), 'utf8');
@@ -51,13 +51,12 @@ export function globalRoute(deps: { store: StoreCalls; config: Pick<Config, 'IND
       return {
         key: 'global',
         build: async (): Promise<GlobalResponse> => {
-          const { at, markets } = await sharedAssetMarkets(deps.store, measuredRule(deps.config));
+          const { at, priced } = await sharedAssetMarkets(deps.store, measuredRule(deps.config));
           const nowS = Math.floor(at / 1000);
           const [[counted], rates] = await Promise.all([
             deps.store.rows<{ markets: number }>(globalSql, { from_s: nowS - 86_400, now_s: nowS }),
             loadUsdRates(deps.store, at),
           ]);
-          const priced = markets.filter(isPriced);
           const totalCap = priced.reduce((sum, m) => sum + m.marketCap, 0);
           const totalVolume = priced.reduce((sum, m) => sum + m.volume24h, 0);
           const known = valueCurrencies.flatMap((c) => {

@@ -50,3 +50,17 @@ test("a discovered asset is named by its market's latest status that gave a name
     ['plain--kraken', 'PLAIN'],
   ]);
 });
+
+test('a read builds again only the discovered assets whose listed facts changed; the others are the same objects as before', async () => {
+  const first = await loadAssetUniverse(store);
+  await store.insert('market_connections', [
+    status('quiet--gate', 'gate', 'QUIET_USDT', t0 + 180_000, 'Quiet Protocol'),
+    { ...status('plain--kraken', 'kraken', 'PLAINUSD', t0 + 180_000, ''), base_contracts: { ethereum: '0x00000000000000000000000000000000000000aa' } },
+  ]);
+  const second = await loadAssetUniverse(store);
+  expect(second.find('zorba--gate')).toBe(first.find('zorba--gate'));
+  expect(second.find('quiet--gate')).not.toBe(first.find('quiet--gate'));
+  expect(second.find('quiet--gate')?.name).toBe('Quiet Protocol');
+  expect(second.find('plain--kraken')?.platforms).toEqual({ ethereum: { contract_address: '0x00000000000000000000000000000000000000aa', decimal_place: null } });
+  expect(first.find('plain--kraken')?.platforms).toEqual({});
+});

@@ -96,6 +96,27 @@ function tokenOf(contracts: Readonly<Record<string, string>> | undefined, tokens
   return undefined;
 }
 
+/** A discovered asset as last built, and the facts it was built from (factsKey). */
+interface BuiltAsset {
+  facts: string;
+  asset: CatalogAsset | undefined;
+}
+
+/**
+ * The discovered assets of each store's last read, by id. An asset whose listed facts did not
+ * change is the same object again: every read built thousands of them (a description, a logo, the
+ * platforms) in the API's thread every few seconds, and the garbage of it held that thread.
+ */
+const lastBuilt = new WeakMap<StoreCalls, Map<string, BuiltAsset>>();
+
+/** What a discovered asset is built from, as one string: equal strings build equal assets. */
+function factsKey(name: string | undefined, contracts: Readonly<Record<string, string>> | undefined, token: ChainToken | undefined): string {
+  let key = name ?? '';
+  for (const platform in contracts) key += `\u0001${platform}=${contracts[platform]}`;
+  if (token) key += `\u0002${token.platform}|${token.name}|${token.decimals}|${token.totalSupply}|${token.checkedAt}`;
+  return key;
+}
+
 /** The universe as the store holds it now. */
 export async function loadAssetUniverse(store: StoreCalls, at = Date.now()): Promise<AssetUniverse> {
   const [rows, aliases, names, contracts, tokenRows] = await Promise.all([
@@ -112,13 +133,21 @@ export async function loadAssetUniverse(store: StoreCalls, at = Date.now()): Pro
   const nameOf = new Map(names.map((n) => [n.asset, n.name]));
   const contractsOf = new Map(contracts.map((c) => [c.asset, c.contracts]));
   const tokens = new Map(tokenRows.map((t) => [contractKey(t.platform, t.address), t]));
-  const discovered = rows
-    .filter((r) => !joined.has(r.asset))
-    .flatMap((r) => {
-      const listed = contractsOf.get(r.asset);
-      const token = tokenOf(listed, tokens);
-      return discoveredAsset(r.asset, { name: nameOf.get(r.asset), contracts: listed, ...(token ? { token } : {}) }) ?? [];
-    });
+  const before = lastBuilt.get(store);
+  const built = new Map<string, BuiltAsset>();
+  const discovered: CatalogAsset[] = [];
+  for (const r of rows) {
+    if (joined.has(r.asset)) continue;
+    const name = nameOf.get(r.asset);
+    const listed = contractsOf.get(r.asset);
+    const token = tokenOf(listed, tokens);
+    const facts = factsKey(name, listed, token);
+    const held = before?.get(r.asset);
+    const entry = held?.facts === facts ? held : { facts, asset: discoveredAsset(r.asset, { name, contracts: listed, ...(token ? { token } : {}) }) };
+    built.set(r.asset, entry);
+    if (entry.asset) discovered.push(entry.asset);
+  }
+  lastBuilt.set(store, built);
   const assets = [...catalogAssets, ...discovered];
   const byId = new Map(assets.map((a) => [a.id, a]));
   return { at, assets, find: (id) => byId.get(joined.get(id) ?? id) };
