@@ -104,7 +104,8 @@ export async function startCcxtCollector(options: CcxtCollectorOptions): Promise
   // Needed for ws:// URLs only (local tests), harmless otherwise.
   await exchange.loadHttpProxyAgent();
 
-  const loops: Promise<void>[] = [];
+  /** The watchers running: one that ends (its markets delisted) leaves the set. */
+  const loops = new Set<Promise<void>>();
   const shell = startCollectorShell({
     venueId: venue.id,
     bus,
@@ -166,7 +167,11 @@ export async function startCcxtCollector(options: CcxtCollectorOptions): Promise
       byUnified.set(unified, market);
       return unified;
     });
-    loops.push(...startWatchers(context, symbols));
+    for (const loop of startWatchers(context, symbols)) {
+      loops.add(loop);
+      const ended = () => void loops.delete(loop);
+      loop.then(ended, ended);
+    }
   };
 
   const started = (async () => {
