@@ -104,8 +104,8 @@ interface BuiltAsset {
 
 /**
  * The discovered assets of each store's last read, by id. An asset whose listed facts did not
- * change is the same object again: every read built thousands of them (a description, a logo, the
- * platforms) in the API's thread every few seconds, and the garbage of it held that thread.
+ * change is the same object again, not built anew (a description, a logo, the platforms) at every
+ * read: thousands of them, in the API's thread, every few seconds.
  */
 const lastBuilt = new WeakMap<StoreCalls, Map<string, BuiltAsset>>();
 
