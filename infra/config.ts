@@ -214,7 +214,7 @@ export const configSchema = z.object({
     .default('0')
     .transform((v) => v === '1' || v === 'true'),
   /**
-   * Minutes between re-listings of each native venue's markets (new markets subscribed, delisted
+   * Minutes between re-listings of each venue's markets, native or ccxt (new markets subscribed, delisted
    * ones dropped): a venue's new listing is collected within this.
    */
   INGEST_MARKETS_REFRESH_MIN: positiveInt(2),
