@@ -27,7 +27,8 @@ function priceOf(asset: CatalogAsset, i: number, t: number): number {
   const base = [60_000, 1, 59_000, 3_000, 150, 600, 0.5, 0.1, 0.4, 7, 20, 30, 5][i] ?? 10;
   const growth = [0.3, 0, 0.3, 0.5, 0.1, -0.2, 0.8, 0.25, 0.35, -0.1, 0.6, 0.2, 0.9][i] ?? 0;
   const x = (t - historyFrom) / (90 * DAY);
-  return base * Math.exp(growth * x) * (1 + 0.04 * Math.sin((t / DAY) * (1 + i / 3)));
+  // The wave's phase is counted from `now`, so the basket (up, down, flat) is the same at any hour of the run.
+  return base * Math.exp(growth * x) * (1 + 0.04 * Math.sin(((t - now) / DAY) * (1 + i / 3)));
 }
 
 /** Boundaries the figures depend on: no trade near them, so a few seconds of clock do not matter. */
