@@ -32,7 +32,7 @@ function acceptedCodings(header: string): Map<string, number> {
  * names none or rates identity higher. Express's `acceptsEncodings` breaks ties by the client's
  * order, and browsers send `gzip, deflate, br`.
  */
-export function preferredEncoding(req: Request): Encoding | undefined {
+export function preferredEncoding(req: Pick<Request, 'headers'>): Encoding | undefined {
   const header = req.headers['accept-encoding'];
   if (header === undefined) return undefined;
   const stated = acceptedCodings(header);

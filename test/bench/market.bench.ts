@@ -6,14 +6,18 @@
 // process's RSS every 5 s; then every page of 250 of /v1/coins, uncached, and 8 times again, cached,
 // and /v1/prices for every asset, uncached, three times; then the API at 64 connections (autocannon,
 // on the same machine) over cached routes while it ingests. Prints each target with both figures and PASS or FAIL.
+// The answers' floor on this machine, measured in the same run: a bare node:http server in a process
+// of its own (bareServer.ts) serving the very bytes the demo answered, asked as the demo was (the
+// cached pages, then autocannon) right after it, while the demo still ingests.
 //   node test/bench/market.bench.ts [--assets 2000] [--minutes 5] [--warmup 60]
 // A new listing priced within 5 minutes is checked by test/discovery.system.test.ts, not timed here.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { createInterface } from 'node:readline';
 import autocannon from 'autocannon';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { metricSum } from '../soak.ts';
@@ -22,6 +26,7 @@ import { freeLoopbackPort } from '../support/ports.ts';
 import { mainThreadNodeFlag } from '../../infra/roles/youngGeneration.ts';
 
 const mainTs = fileURLToPath(new URL('../../infra/roles/main.ts', import.meta.url));
+const bareServerTs = fileURLToPath(new URL('./bareServer.ts', import.meta.url));
 const key = 'mds_marketBench0123456789abcdefghijk';
 
 interface Figures {
@@ -41,6 +46,8 @@ interface Figures {
   apiP50Ms: number;
   apiRequestsPerS: number;
   apiErrors: number;
+  /** The same askings of the bare server (bareServer.ts) serving the same bytes, at the same time. */
+  floor: { coinsCachedP99Ms: number; apiP99Ms: number; apiP50Ms: number; apiRequestsPerS: number; apiErrors: number };
 }
 
 /** The API under load: connections, seconds measured (after a warm-up that builds the cached answers), and the routes asked in turn. */
@@ -54,11 +61,29 @@ const quantile = (values: readonly number[], q: number) => {
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN;
 };
 
-async function timedGet(url: string): Promise<{ ms: number; status: number; body: unknown }> {
+async function timedGet(url: string): Promise<{ ms: number; status: number; body: unknown; text: string }> {
   const started = performance.now();
   const res = await fetch(url, { headers: { 'x-api-key': key } });
-  const body = res.headers.get('content-type')?.includes('json') ? await res.json() : await res.text();
-  return { ms: performance.now() - started, status: res.status, body };
+  const text = await res.text();
+  const ms = performance.now() - started;
+  return { ms, status: res.status, body: res.headers.get('content-type')?.includes('json') ? JSON.parse(text) : text, text };
+}
+
+/** The bare server (bareServer.ts) answering each path with the text given; stopped by its `stop`. */
+async function startBareServer(dir: string, bodies: ReadonlyMap<string, string>): Promise<{ url: string; stop: () => Promise<void> }> {
+  const file = join(dir, 'bare-bodies.json');
+  writeFileSync(file, JSON.stringify(Object.fromEntries(bodies)));
+  const child = spawn(process.execPath, [bareServerTs, file], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const { url } = await new Promise<{ url: string }>((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`the bare server exited with ${code}`)));
+    createInterface({ input: child.stdout! }).once('line', (line) => resolve(JSON.parse(line)));
+  });
+  const stop = async () => {
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGTERM');
+    await exited;
+  };
+  return { url, stop };
 }
 
 async function startDemo(dir: string, port: number, universeAssets: number): Promise<ChildProcess> {
@@ -115,10 +140,13 @@ async function measure(universeAssets: number, minutes: number, warmupS: number)
     // enough answers for their p99 not to be the slowest of a handful.
     const uncached: number[] = [];
     const cached: number[] = [];
+    const bodies = new Map<string, string>();
     for (let page = 1; ; page++) {
-      const first = await timedGet(`${base}/v1/coins?limit=250&page=${page}`);
+      const path = `/v1/coins?limit=250&page=${page}`;
+      const first = await timedGet(base + path);
       uncached.push(first.ms);
-      for (let i = 0; i < cachedAskings; i++) cached.push((await timedGet(`${base}/v1/coins?limit=250&page=${page}`)).ms);
+      bodies.set(path, first.text);
+      for (let i = 0; i < cachedAskings; i++) cached.push((await timedGet(base + path)).ms);
       if (((first.body as { coins?: unknown[] }).coins?.length ?? 0) < 250) break;
     }
     // /v1/prices of every asset: cached 5 s, so each asking 6 s after the last is uncached.
@@ -130,11 +158,35 @@ async function measure(universeAssets: number, minutes: number, warmupS: number)
       assets = (answer.body as { prices?: unknown[] }).prices?.length ?? 0;
       await sleep(6_000);
     }
-    const cannon = (duration: number) =>
-      autocannon({ url: base, connections: apiLoad.connections, duration, headers: { 'x-api-key': key }, requests: apiLoad.paths.map((path) => ({ path })) });
-    await cannon(2);
-    const api = await cannon(apiLoad.seconds);
+    const cannon = (url: string, duration: number) =>
+      autocannon({ url, connections: apiLoad.connections, duration, headers: { 'x-api-key': key }, requests: apiLoad.paths.map((path) => ({ path })) });
+    await cannon(base, 2);
+    const api = await cannon(base, apiLoad.seconds);
+
+    // The floor: the same bytes from the bare server, asked the same way, the demo still ingesting.
+    for (const path of apiLoad.paths) bodies.set(path, (await timedGet(base + path)).text);
+    const bare = await startBareServer(dir, bodies);
+    let floor: Figures['floor'];
+    try {
+      const floorCached: number[] = [];
+      for (const path of bodies.keys()) {
+        if (!path.startsWith('/v1/coins?limit=250')) continue;
+        for (let i = 0; i < cachedAskings; i++) floorCached.push((await timedGet(bare.url + path)).ms);
+      }
+      await cannon(bare.url, 2);
+      const floorApi = await cannon(bare.url, apiLoad.seconds);
+      floor = {
+        coinsCachedP99Ms: quantile(floorCached, 0.99),
+        apiP99Ms: floorApi.latency.p99,
+        apiP50Ms: floorApi.latency.p50,
+        apiRequestsPerS: floorApi.requests.average,
+        apiErrors: floorApi.errors + floorApi.timeouts + floorApi.non2xx,
+      };
+    } finally {
+      await bare.stop();
+    }
     return {
+      floor,
       assets,
       apiP99Ms: api.latency.p99,
       apiP50Ms: api.latency.p50,
@@ -175,12 +227,17 @@ const targets: { name: string; figure: (f: Figures) => number; unit: string; pas
   { name: 'RSS growth over the second half', figure: (f) => f.rssSlopeMbPerMin, unit: 'MB/min', pass: (v) => v < 10, target: '< 10 MB/min (flat)' },
   { name: '/v1/coins pages of 250', figure: (f) => f.coinsPages, unit: '', pass: () => true, target: '' },
   { name: `/v1/coins page, cached, p99 of ${market.coinsPages * cachedAskings}`, figure: (f) => f.coinsCachedP99Ms, unit: 'ms', pass: (v) => v < 50, target: '< 50 ms' },
+  { name: '  the same bytes from the bare server, at the same time: p99', figure: (f) => f.floor.coinsCachedP99Ms, unit: 'ms', pass: () => true, target: '' },
   { name: '/v1/coins page, uncached, slowest', figure: (f) => f.coinsUncachedMaxMs, unit: 'ms', pass: (v) => v < 1_000, target: '< 1000 ms' },
   { name: '/v1/prices every asset, uncached, slowest', figure: (f) => f.pricesUncachedMaxMs, unit: 'ms', pass: (v) => v < 1_000, target: '< 1000 ms' },
   { name: `API at ${apiLoad.connections} connections while ingesting, requests a second`, figure: (f) => f.apiRequestsPerS, unit: '', pass: () => true, target: '' },
   { name: `API at ${apiLoad.connections} connections, p50`, figure: (f) => f.apiP50Ms, unit: 'ms', pass: () => true, target: '' },
   { name: `API at ${apiLoad.connections} connections, p99 (autocannon on the same 2 cores)`, figure: (f) => f.apiP99Ms, unit: 'ms', pass: (v) => v < 50, target: '< 50 ms' },
   { name: `API at ${apiLoad.connections} connections, errors and non-2xx`, figure: (f) => f.apiErrors, unit: '', pass: (v) => v === 0, target: '0' },
+  { name: '  the same bytes from the bare server, at the same time: requests a second', figure: (f) => f.floor.apiRequestsPerS, unit: '', pass: () => true, target: '' },
+  { name: '  the same bytes from the bare server, at the same time: p50', figure: (f) => f.floor.apiP50Ms, unit: 'ms', pass: () => true, target: '' },
+  { name: '  the same bytes from the bare server, at the same time: p99', figure: (f) => f.floor.apiP99Ms, unit: 'ms', pass: () => true, target: '' },
+  { name: '  the same bytes from the bare server, at the same time: errors', figure: (f) => f.floor.apiErrors, unit: '', pass: (v) => v === 0, target: '0' },
 ];
 const round = (v: number) => (Number.isFinite(v) ? Math.round(v * 10) / 10 : v);
 console.log(`market bench: the demo with ${universeAssets} universe assets against the catalog's alone (baseline), ${minutes} min each after ${warmupS} s`);
