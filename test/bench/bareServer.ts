@@ -1,6 +1,6 @@
 // The floor of an HTTP answer on this machine: a bare node:http server, in a process of its own,
 // that answers each path with bytes given to it and does nothing else. The market bench asks it as
-// it asks the demo, at the same time, so that what the machine's load alone costs an answer is
+// it asks the demo, right after it and while the demo ingests, so that what the machine's load alone costs an answer is
 // measured beside what the service's answers cost. Each body is compressed at the start as the API
 // compresses it (api/encoding.ts) and sent in the coding the request prefers, as the API sends it:
 // the client then pays the same decompression for both.
