@@ -42,5 +42,13 @@ export function preferredEncoding(req: Pick<Request, 'headers'>): Encoding | und
   return quality(best) > 0 && quality(best) >= quality('identity') ? best : undefined;
 }
 
+/** Bodies up to this size are sent as they are: compressing them saves less than it costs. */
+export const compressAbove = 1024;
+
+/** The encoding to send a body of `size` bytes in: the client's preferred one, none for small bodies. */
+export function negotiatedEncoding(req: Pick<Request, 'headers'>, size: number): Encoding | undefined {
+  return size <= compressAbove ? undefined : preferredEncoding(req);
+}
+
 /** A strong validator of the body's bytes. */
 export const etagOf = (body: Buffer) => `"${createHash('sha1').update(body).digest('base64url')}"`;

@@ -1,6 +1,6 @@
 import type { Request, RequestHandler } from 'express';
 import type { z } from 'zod';
-import { compressors, etagOf, preferredEncoding, type Encoding } from './encoding.ts';
+import { compressAbove, compressors, etagOf, negotiatedEncoding, type Encoding } from './encoding.ts';
 import { ApiError } from './errors.ts';
 import { requestLog } from './requestId.ts';
 import { BuildFailureLog, storeUnavailable } from './unavailable.ts';
@@ -56,14 +56,6 @@ export interface ResponseCacheOptions {
   staleIfErrorMs?: number;
   /** After a failed build, how long (ms) requests of that key wait before one of them tries again (default 1 s). */
   retryAfterFailureMs?: number;
-}
-
-/** Bodies up to this size are sent as they are: compressing them saves less than it costs. */
-const compressAbove = 1024;
-
-/** The encoding to send: the client's preferred one (encoding.ts), none for small bodies. */
-function negotiate(req: Request, size: number): Encoding | undefined {
-  return size <= compressAbove ? undefined : preferredEncoding(req);
 }
 
 /**
@@ -235,7 +227,7 @@ export function cachedHandler(route: CachedRoute): RequestHandler {
       throw storeUnavailable();
     }
     const { entry, stale } = served;
-    const encoding = negotiate(req, entry.body.length);
+    const encoding = negotiatedEncoding(req, entry.body.length);
     if (stale) {
       const age = String(Math.floor((Date.now() - entry.builtAt) / 1000));
       res.setHeader('Age', age);

@@ -2,14 +2,14 @@
 // that answers each path with bytes given to it and does nothing else. The market bench asks it as
 // it asks the demo, right after it and while the demo ingests, so that what the machine's load alone costs an answer is
 // measured beside what the service's answers cost. Each body is compressed at the start as the API
-// compresses it (api/encoding.ts) and sent in the coding the request prefers, as the API sends it:
+// compresses it (api/encoding.ts) and sent in the coding the API would send it in for that request:
 // the client then pays the same decompression for both.
 //   node test/bench/bareServer.ts BODIES.json   (a JSON object: path with query → body text)
 // Prints one line, {"url": "http://127.0.0.1:PORT"}, once it listens.
 import { createServer } from 'node:http';
 import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import { compressors, preferredEncoding, type Encoding } from '../../api/encoding.ts';
+import { compressors, negotiatedEncoding, type Encoding } from '../../api/encoding.ts';
 
 type Forms = { identity: Buffer } & Record<Encoding, Buffer>;
 
@@ -28,7 +28,7 @@ const server = createServer((req, res) => {
     res.writeHead(404).end();
     return;
   }
-  const encoding = preferredEncoding(req);
+  const encoding = negotiatedEncoding(req, forms.identity.length);
   const body = encoding ? forms[encoding] : forms.identity;
   res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': body.length, ...(encoding ? { 'content-encoding': encoding } : {}) }).end(body);
 });
