@@ -4,19 +4,17 @@
 // Target: every endpoint at least 0.70 of its baseline. The servers run in a child process
 // (apiServer.ts); autocannon runs here.
 // Usage: npm run bench:api [-- seconds]   (default 8 per measurement)
-import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import autocannon from 'autocannon';
+import { spawnReporting } from './reportingChild.ts';
 
 const seconds = Number(process.argv[2] ?? 8);
 const connections = 64;
 
-const server = spawn(process.execPath, [join(import.meta.dirname, 'apiServer.ts')], { stdio: ['ignore', 'pipe', 'inherit'] });
-const ready = await new Promise<{ api: string; bare: string; key: string; sizes: Record<string, number> }>((resolve, reject) => {
-  server.once('exit', (code) => reject(new Error(`bench server exited with ${code}`)));
-  createInterface({ input: server.stdout! }).once('line', (line) => resolve(JSON.parse(line)));
-});
+const { child: server, report: ready } = await spawnReporting<{ api: string; bare: string; key: string; sizes: Record<string, number> }>(
+  [join(import.meta.dirname, 'apiServer.ts')],
+  'the bench server',
+);
 
 interface Figures {
   rps: number;

@@ -17,13 +17,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { createInterface } from 'node:readline';
 import autocannon from 'autocannon';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { metricSum } from '../soak.ts';
 import { rssMbOf } from '../soakService.ts';
 import { freeLoopbackPort } from '../support/ports.ts';
 import { mainThreadNodeFlag } from '../../infra/roles/youngGeneration.ts';
+import { spawnReporting } from './reportingChild.ts';
 
 const mainTs = fileURLToPath(new URL('../../infra/roles/main.ts', import.meta.url));
 const bareServerTs = fileURLToPath(new URL('./bareServer.ts', import.meta.url));
@@ -73,11 +73,7 @@ async function timedGet(url: string): Promise<{ ms: number; status: number; body
 async function startBareServer(dir: string, bodies: ReadonlyMap<string, string>): Promise<{ url: string; stop: () => Promise<void> }> {
   const file = join(dir, 'bare-bodies.json');
   writeFileSync(file, JSON.stringify(Object.fromEntries(bodies)));
-  const child = spawn(process.execPath, [bareServerTs, file], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const { url } = await new Promise<{ url: string }>((resolve, reject) => {
-    child.once('exit', (code) => reject(new Error(`the bare server exited with ${code}`)));
-    createInterface({ input: child.stdout! }).once('line', (line) => resolve(JSON.parse(line)));
-  });
+  const { child, report: { url } } = await spawnReporting<{ url: string }>([bareServerTs, file], 'the bare server');
   const stop = async () => {
     if (child.exitCode !== null || child.signalCode !== null) return;
     const exited = new Promise((resolve) => child.once('exit', resolve));
@@ -142,11 +138,13 @@ async function measure(universeAssets: number, minutes: number, warmupS: number)
     const uncached: number[] = [];
     const cached: number[] = [];
     const bodies = new Map<string, string>();
+    const pagePaths: string[] = [];
     for (let page = 1; ; page++) {
       const path = `/v1/coins?limit=250&page=${page}`;
       const first = await timedGet(base + path);
       uncached.push(first.ms);
       bodies.set(path, first.text);
+      pagePaths.push(path);
       for (let i = 0; i < cachedAskings; i++) cached.push((await timedGet(base + path)).ms);
       if (((first.body as { coins?: unknown[] }).coins?.length ?? 0) < 250) break;
     }
@@ -170,8 +168,7 @@ async function measure(universeAssets: number, minutes: number, warmupS: number)
     let floor: Figures['floor'];
     try {
       const floorCached: number[] = [];
-      for (const path of bodies.keys()) {
-        if (!path.startsWith('/v1/coins?limit=250')) continue;
+      for (const path of pagePaths) {
         for (let i = 0; i < cachedAskings; i++) floorCached.push((await timedGet(bare.url + path)).ms);
       }
       await cannon(bare.url, 2);

@@ -5,11 +5,11 @@
 // alone (no catalog ticker listed).
 // Usage: node test/bench/universe.bench.ts [seconds per phase]   (default 30)
 // (`--serve '<options JSON>'` is the child it starts: a simulator, its Gate endpoints on stdout.)
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { createInterface } from 'node:readline';
 import WebSocket from 'ws';
 import { startSimulator, type SimulatorOptions } from '../../simulator/simulator.ts';
+import { spawnReporting } from './reportingChild.ts';
 
 async function serve(options: SimulatorOptions): Promise<void> {
   const sim = await startSimulator(options);
@@ -33,11 +33,8 @@ function cpuSeconds(pid: number): number {
 const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
 
 async function start(options: SimulatorOptions): Promise<{ child: ChildProcess; gate: { ws: string; rest: string }; markets: number }> {
-  const child = spawn(process.execPath, [process.argv[1]!, '--serve', JSON.stringify(options)], { stdio: ['pipe', 'pipe', 'inherit'] });
-  return new Promise((resolve, reject) => {
-    child.once('exit', (code) => reject(new Error(`the simulator exited (${code})`)));
-    createInterface({ input: child.stdout! }).once('line', (text) => resolve({ child, ...(JSON.parse(text) as { gate: { ws: string; rest: string }; markets: number }) }));
-  });
+  const { child, report } = await spawnReporting<{ gate: { ws: string; rest: string }; markets: number }>([process.argv[1]!, '--serve', JSON.stringify(options)], 'the simulator', 'pipe');
+  return { child, ...report };
 }
 
 /** One websocket on Gate subscribed to trades and 50-level books of every pair it lists; counts the frames. */
