@@ -157,8 +157,11 @@ export class TradeGaps {
     const market = this.#of(trade.symbol);
     const { last, awaiting, closedQuiet } = market;
     const sequential = this.#continuity === 'sequential' && trade.seq !== undefined;
-    // An older trade (a rotation's overlap, a venue's replay) moves nothing.
-    if (last && (sequential && last.seq !== undefined ? trade.seq! <= last.seq : trade.ts < last.ts)) return undefined;
+    // An older trade (a rotation's overlap, a venue's replay) moves nothing. The time a market was
+    // watched from is no trade: its first live trade replaces it however old (a venue sends, after a
+    // subscription, trades printed just before it), or a later gap from that time would take it again.
+    const watchedFrom = last !== undefined && last.tradeId === undefined && last.seq === undefined && !awaiting && !closedQuiet;
+    if (last && !watchedFrom && (sequential && last.seq !== undefined ? trade.seq! <= last.seq : trade.ts < last.ts)) return undefined;
     market.last = cursorOf(trade);
     market.awaiting = undefined;
     market.closedQuiet = undefined;

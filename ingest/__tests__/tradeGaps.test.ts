@@ -172,6 +172,22 @@ describe('a market watched before its first trade', () => {
     gaps.watching(['M'], 100);
     expect(gaps.last('M')).toEqual({ ts: 90, seq: 7, tradeId: 't7' });
   });
+
+  it('its first live trade is where it starts, even one printed before the subscription: a later gap starts at that trade, not at the time watched from', () => {
+    // Seen on the simulated Bitstamp under load: trades printed just before the subscription came after
+    // it, were ignored as older than the time watched from, and a drop's recovery from that time handed them on again.
+    const byTime = new TradeGaps('time');
+    byTime.watching(['M'], 1_000);
+    expect(byTime.observe(trade(undefined, 990))).toBeUndefined();
+    expect(byTime.last('M')).toEqual({ ts: 990, tradeId: 't990' });
+    byTime.interrupted(['M'], 1_500);
+    expect(byTime.observe(trade(undefined, 3_000))).toEqual({ symbol: 'M', cause: 'reconnect', after: { ts: 990, tradeId: 't990' }, until: { ts: 3_000, tradeId: 't3000' } });
+    const numbered = new TradeGaps('sequential');
+    numbered.watching(['M'], 1_000);
+    expect(numbered.observe(trade(5, 990))).toBeUndefined();
+    numbered.interrupted(['M'], 1_500);
+    expect(numbered.observe(trade(8, 3_000))?.missing).toEqual({ first: 6, last: 7 });
+  });
 });
 
 describe('trades the bus refused', () => {
