@@ -1,7 +1,7 @@
 // The floor of an HTTP answer on this machine: a bare node:http server, in a process of its own,
 // that answers each path with bytes given to it and does nothing else. The market bench asks it as
-// it asks the demo, right after it and while the demo ingests, so that what the machine's load alone costs an answer is
-// measured beside what the service's answers cost. Each body is compressed at the start as the API
+// it asks the demo, in turn with it while the demo ingests, so that what the machine's load alone
+// costs an answer is measured beside what the service's answers cost. Each body is compressed at the start as the API
 // compresses it (api/encoding.ts) and sent in the coding the API would send it in for that request:
 // the client then pays the same decompression for both.
 //   node test/bench/bareServer.ts BODIES.json   (a JSON object: path with query → body text)
