@@ -45,8 +45,11 @@ export interface EmitPathOptions {
   /** The followed market of a venue symbol; reports of other markets are dropped. */
   market(symbol: string): VenueMarket | undefined;
   counters: EmitCounters;
-  /** Each live trade published, in the venue's order (not those recovered from its history): where missed trades are found. */
-  onLiveTrade?(trade: TradeMessage): void;
+  /**
+   * Each live trade, in the venue's order (not those recovered from its history): where missed
+   * trades are found. False: a recovery already handed this trade on, and it is not published.
+   */
+  onLiveTrade?(trade: TradeMessage): boolean;
 }
 
 export class EmitPath {
@@ -75,9 +78,9 @@ export class EmitPath {
         continue;
       }
       if (event.type === 'trade') {
-        counters.trades += 1;
         // Each market's live trades pass here in the venue's order: what finds the trades missed.
-        if (!recovered) onLiveTrade?.(r as TradeMessage);
+        if (!recovered && onLiveTrade?.(r as TradeMessage) === false) continue;
+        counters.trades += 1;
       } else counters.liquidations += 1;
       events.push(event);
     }

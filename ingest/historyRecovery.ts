@@ -71,11 +71,22 @@ interface Paging {
   furthest?: TradeMessage;
 }
 
-/** The ids a gap closed at a time recovered from `from` (its end's second, as coarse as the history's times) on. */
+/**
+ * What the bus has of the end of a gap closed at a time: `from` is its end's second (as coarse as
+ * the history's times); `ids` the trades it handed on from `lateWithinMs` before that on, and the
+ * live trades that came late for it (see deliveredLive).
+ */
 interface Seam {
   from: number;
   ids: Set<string>;
 }
+
+/**
+ * How long before the time a gap was closed at a live trade may still come late for it (printed
+ * before that time, delivered after): a recovery remembers the ids it handed on from then on, so
+ * that such a trade is published once.
+ */
+export const lateWithinMs = 60_000;
 
 /** Queued gaps of one market closer than this are recovered in one pass (see takeNear). */
 export const togetherWithinMs = 120_000;
@@ -92,6 +103,10 @@ export class HistoryRecovery {
    * history's times may be coarse), and must not hand those trades on twice.
    */
   readonly #seams = new Map<string, Seam>();
+  /** Per market, live trades that came late for a gap closed at a time (see deliveredLive): no recovery hands them on. */
+  readonly #lateLive = new Map<string, Set<string>>();
+  /** Per market, the ids the gap being paged has handed on so far. */
+  readonly #handing = new Map<string, Set<string>>();
   #running: Promise<void> | undefined;
   #lastRequestAt = -Infinity;
   readonly #stats: HistoryRecoveryStats = { pending: 0, requests: 0, failedRequests: 0, recoveredTrades: 0, gaps: { recovered: 0, partly_recovered: 0, unrecoverable: 0 } };
@@ -123,6 +138,22 @@ export class HistoryRecovery {
    */
   refused(symbol: string): void {
     this.#seams.delete(symbol);
+    this.#lateLive.delete(symbol);
+    this.#handing.delete(symbol);
+  }
+
+  /**
+   * A live trade printed before the time its market's gap was closed at, and delivered after it
+   * (TradeGaps.closedAfter): that gap's recovery takes it too. False where a recovery has already
+   * handed it on (the live one is then not published again); else no recovery hands it on from now.
+   */
+  deliveredLive(trade: Pick<TradeMessage, 'symbol' | 'tradeId'>): boolean {
+    const { symbol, tradeId } = trade;
+    if (this.#handing.get(symbol)?.has(tradeId) || this.#seams.get(symbol)?.ids.has(tradeId)) return false;
+    let late = this.#lateLive.get(symbol);
+    if (!late) this.#lateLive.set(symbol, (late = new Set()));
+    late.add(tradeId);
+    return true;
   }
 
   /** Resolves once every queued gap has ended (or the collector stopped). */
@@ -222,13 +253,22 @@ export class HistoryRecovery {
     return (trade) => !seam.ids.has(trade.tradeId);
   }
 
-  /** After a gap's pages: the ids it handed on from its last second, where it was closed at a time. */
+  /**
+   * After a gap's pages: where it was closed at a time, the ids the bus has of its end (see Seam).
+   * The live trades that came late for it are forgotten once no gap of the market is queued.
+   */
   #keepSeam(gap: FoundGap, handed: readonly TradeMessage[]): void {
-    this.#seams.delete(gap.symbol);
+    const { symbol } = gap;
+    this.#seams.delete(symbol);
+    this.#handing.delete(symbol);
+    const late = this.#lateLive.get(symbol);
+    if (!this.#queue.some((queued) => queued.symbol === symbol)) this.#lateLive.delete(symbol);
     if (gap.until.tradeId !== undefined || gap.until.seq !== undefined) return;
     const from = this.#place.coarse(gap.until.ts);
-    // Those of that second only: a long gap hands on many.
-    this.#seams.set(gap.symbol, { from, ids: new Set(handed.filter((t) => t.ts >= from).map((t) => t.tradeId)) });
+    // Those of its last minute only: a long gap hands on many.
+    const ids = new Set(handed.filter((t) => t.ts >= from - lateWithinMs).map((t) => t.tradeId));
+    for (const id of late ?? []) ids.add(id);
+    this.#seams.set(symbol, { from, ids });
   }
 
   /** Ends a gap with what its pages gave: its state, and the last trade recovered. */
@@ -248,6 +288,10 @@ export class HistoryRecovery {
     const place = this.#place;
     if (rest.reachMs !== undefined && this.#now() - gap.after.ts > rest.reachMs) paging.shortOfStart = true;
     let cursor: HistoryCursor = gap.after;
+    const handing = new Set<string>();
+    this.#handing.set(gap.symbol, handing);
+    // Asked at every page: a live trade may come late for the gap while it is paged.
+    const notLateLive = (trade: TradeMessage) => !this.#lateLive.get(gap.symbol)?.has(trade.tradeId);
     while (!this.#options.stopped()) {
       const page = await this.#fetch(rest, gap.symbol, cursor);
       if (!page) {
@@ -259,8 +303,9 @@ export class HistoryRecovery {
       const oldest = sorted[0];
       if (rest.latestOnly !== undefined && sorted.length >= rest.latestOnly && oldest && place.isAfter(oldest, gap.after)) paging.shortOfStart = true;
       const inGap = sorted.filter((t) => place.isAfter(t, cursor) && place.isWithin(t, gap));
-      const wanted = inGap.filter(keep);
+      const wanted = inGap.filter((t) => keep(t) && notLateLive(t));
       if (wanted.length > 0) {
+        for (const t of wanted) handing.add(t.tradeId);
         this.#options.emit(wanted);
         // Counted as published, page by page: a long recovery shows its progress.
         this.#stats.recoveredTrades += wanted.length;

@@ -64,10 +64,15 @@ export class MissedTrades {
     for (const gap of gaps) this.#recovery.enqueue(gap);
   }
 
-  /** A live trade (the emit path's observer). */
-  onLiveTrade(trade: TradeMessage): void {
+  /**
+   * A live trade (the emit path's observer). False for one that came late for a gap closed at a
+   * time whose recovery already handed it on: it is not published again.
+   */
+  onLiveTrade(trade: TradeMessage): boolean {
+    const late = this.#gaps.closedAfter(trade);
     const gap = this.#gaps.observe(trade);
     if (gap) this.#recovery.enqueue(gap);
+    return late ? this.#recovery.deliveredLive(trade) : true;
   }
 
   /** A socket subscribed these markets: each is watched from now if no trade of it is known. */

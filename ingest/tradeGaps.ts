@@ -179,6 +179,16 @@ export class TradeGaps {
   }
 
   /**
+   * Whether a live trade falls in the gap its market was last closed at a time for (see due):
+   * printed before that time, delivered after it (by the venue's delay or ours). That gap's
+   * recovery takes it too (HistoryRecovery.deliveredLive decides which one is published).
+   */
+  closedAfter(trade: Pick<TradeMessage, 'symbol' | 'ts'>): boolean {
+    const market = this.#markets.get(trade.symbol);
+    return market?.closedQuiet !== undefined && market.last !== undefined && market.last.tradeId === undefined && trade.ts <= market.last.ts;
+  }
+
+  /**
    * Markets whose stream has been back for `quietMs` or more with no trade since: a quiet market's
    * gap ends at `now` (what it missed is recovered up to then), and its first live trade opens one
    * more from `now` (see MarketTrades.closedQuiet). A market whose stream is still down waits: what

@@ -499,6 +499,22 @@ describe('two gaps of a market meeting where the first was closed at a time (a q
     expect(reports.filter((x) => x.state !== 'open').map((x) => [x.state, x.recovered])).toEqual([['recovered', 2], ['recovered', 1]]);
   });
 
+  it('a live trade that came late for a gap (printed before its end, delivered after) is not handed on by it, unless the bus refused trades of the market since', async () => {
+    const handedBy = async (refusedSince: boolean) => {
+      const venue: ModelVenue = { trades: [trade(undefined, second - 2_000, id(100)), trade(undefined, second, id(101))], pageSize: 10, everything: true };
+      const { rule, getJson } = modelRule(venue, 'time', { timeResolutionMs: 1_000 });
+      const { r, emitted } = recovery({ ...rule, idsRise: true }, getJson);
+      expect(r.deliveredLive(trade(undefined, second, id(101)))).toBe(true);
+      if (refusedSince) r.refused('M');
+      r.enqueue(gaps().first);
+      await r.idle();
+      return emitted.map((page) => page.map((t) => t.tradeId));
+    };
+    expect(await handedBy(false)).toEqual([[id(100)]]);
+    // The refused trades may be that one: the gap the refusal opens must hand it on.
+    expect(await handedBy(true)).toEqual([[id(100), id(101)]]);
+  });
+
   it('trades of the market refused by the bus since: the next gap hands them on again (they may be the refused ones)', async () => {
     // A history whose times are finer than the resolution its rule states: 101 shows second + 300.
     const venue: ModelVenue = { trades: [trade(undefined, second + 300, id(101)), trade(undefined, second + 2_000, id(103))], pageSize: 10, everything: true };

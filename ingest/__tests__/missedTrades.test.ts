@@ -138,3 +138,81 @@ test('a recovered trade the bus refused is recovered again, though the gap that 
   await until(() => gapsEnded().length === 2, 'the gap the refusal opened recovered', 5_000);
   expect(handed('2')).toBe(2);
 });
+
+test('a live trade printed before the time a quiet market was closed at, delivered after it: published once, whether the recovery got to it first, between its pages, or not yet', async () => {
+  // Bitstamp's way again: ids rise with time, history times in whole seconds. The market is closed
+  // quiet at S + 500; trades 2 and 4, printed at S - 200 and S + 400 (the second before the closing
+  // time's, and its own), come live only then (the venue's delay, or ours).
+  const byTime: TradeHistoryRule = {
+    continuity: 'time',
+    idsRise: true,
+    rest: { requestsPerSecond: 1_000, timeResolutionMs: 1_000, url: (base, symbol, after) => `${base}/trades?symbol=${symbol}&ts=${after.ts}`, parse: (json) => json as HistoryPage },
+  };
+  const S = 1_000_000_000;
+  const at = (id: number, ts: number): TradeMessage => ({ kind: 'trade', symbol: 'BTCUSDT', tradeId: String(id), price: '1', quantity: '1', side: 'buy', ts });
+  const run = async (lateComes: 'after its recovery' | 'between its pages' | 'while its recovery waits') => {
+    let now = S - 5_000;
+    const printed = [at(1, S - 4_000), at(2, S - 200), at(3, S + 300), at(4, S + 400)];
+    const events: MarketEvent[] = [];
+    const counters = { trades: 0, liquidations: 0, unknownMessages: 0 };
+    let stopped = false;
+    let open = () => {};
+    const venueAnswers = new Promise<void>((resolve) => (open = resolve));
+    let asked = 0;
+    const getJson = async () => {
+      asked += 1;
+      // Between its pages: the first page hands on 2, the second waits.
+      if (lateComes === 'between its pages' && asked === 1) return { trades: printed.slice(0, 2), more: true };
+      if (lateComes !== 'after its recovery') await venueAnswers;
+      return { trades: [...printed], more: false };
+    };
+    const emitPath = new EmitPath({ venueId: 'model', bus: { publish: (e) => void events.push(...e) }, log: silentLog, market: () => btc, counters, onLiveTrade: (t) => missed.onLiveTrade(t) });
+    const missed = new MissedTrades({
+      venue: { id: 'model', history: byTime },
+      restBase: 'http://venue',
+      io: { getJson },
+      emitPath,
+      onGap: (report) => events.push(toGapEvent('model', btc, report, now)),
+      log: silentLog,
+      wait: async () => {},
+      stopped: () => stopped,
+      quietMs: 200,
+      now: () => now,
+    });
+    stop = async () => {
+      stopped = true;
+      open();
+      await missed.close();
+    };
+    const gaps = (state: 'open' | 'ended') => events.filter((e): e is GapEvent => e.type === 'gap' && (state === 'open') === (e.state === 'open'));
+
+    missed.watching(['BTCUSDT']);
+    emitPath.emit([printed[0]!], now);
+    now = S - 3_000;
+    missed.interrupted(['BTCUSDT']);
+    now = S + 100;
+    missed.watching(['BTCUSDT']);
+    missed.streaming('BTCUSDT');
+    now = S + 500;
+    if (lateComes === 'after its recovery') await until(() => gaps('ended').length === 1, 'the quiet market closed and recovered', 5_000);
+    else await until(() => gaps('open').length === 1 && asked === (lateComes === 'between its pages' ? 2 : 1), 'the quiet market closed, its recovery waiting on the venue', 5_000);
+    now = S + 600;
+    emitPath.emit([printed[1]!, printed[3]!], now);
+    open();
+    await until(() => gaps('ended').length === 1, 'the quiet market recovered', 5_000);
+    // Then the stream carries the market: the gap from the closing time to that trade.
+    printed.push(at(5, S + 2_000));
+    now = S + 2_100;
+    emitPath.emit([printed[4]!], now);
+    await until(() => gaps('ended').length === 2, 'both gaps recovered', 5_000);
+    await stop();
+    stop = undefined;
+    const published = events.filter((e): e is TradeEvent => e.type === 'trade').map((t) => t.tradeId);
+    return { published: [...published].sort(), counted: counters.trades };
+  };
+  for (const lateComes of ['after its recovery', 'between its pages', 'while its recovery waits'] as const) {
+    const { published, counted } = await run(lateComes);
+    expect(published, lateComes).toEqual(['1', '2', '3', '4', '5']);
+    expect(counted, `${lateComes}: the collector's count of trades published`).toBe(5);
+  }
+});

@@ -290,6 +290,20 @@ describe('a quiet close, a delisting', () => {
     expect(gaps.observe(trade(12, 3_000))).toEqual({ symbol: 'M', cause: 'reconnect', after: { ts: 2_000, seq: 9 }, until: { ts: 3_000, seq: 12, tradeId: 't12' }, missing: { first: 10, last: 11 } });
   });
 
+  it('a live trade printed at or before the closing time falls in the closed gap (it came late); one after it, or once a later one came, does not', () => {
+    const gaps = new TradeGaps('time');
+    gaps.observe(trade(undefined, 100));
+    expect(gaps.closedAfter(trade(undefined, 90))).toBe(false);
+    gaps.interrupted(['M'], 200);
+    gaps.watching(['M'], 1_000);
+    gaps.streaming('M', 1_000);
+    expect(gaps.closedAfter(trade(undefined, 1_500))).toBe(false);
+    gaps.due(2_000, 1_000);
+    expect([gaps.closedAfter(trade(undefined, 1_900)), gaps.closedAfter(trade(undefined, 2_000)), gaps.closedAfter(trade(undefined, 2_001))]).toEqual([true, true, false]);
+    gaps.observe(trade(undefined, 2_100));
+    expect(gaps.closedAfter(trade(undefined, 1_900))).toBe(false);
+  });
+
   it('a second message before the quiet time does not start the quiet clock again', () => {
     const gaps = new TradeGaps('time');
     gaps.observe(trade(undefined, 100));
