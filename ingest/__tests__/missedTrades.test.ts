@@ -23,6 +23,16 @@ const history: TradeHistoryRule = {
   },
 };
 
+/** Bitstamp's way: integer ids that rise with time, history times stated in whole seconds. */
+const bitstampLike: TradeHistoryRule = {
+  continuity: 'time',
+  idsRise: true,
+  rest: { requestsPerSecond: 1_000, timeResolutionMs: 1_000, url: (base, symbol, after) => `${base}/trades?symbol=${symbol}&ts=${after.ts}`, parse: (json) => json as HistoryPage },
+};
+/** A second's start, and a trade of that market by id and time. */
+const S = 1_000_000_000;
+const at = (id: number, ts: number): TradeMessage => ({ kind: 'trade', symbol: 'BTCUSDT', tradeId: String(id), price: '1', quantity: '1', side: 'buy', ts });
+
 let stop: (() => Promise<void>) | undefined;
 afterEach(async () => {
   await stop?.();
@@ -87,22 +97,15 @@ test('a market quiet after its socket came back: closed at a time, and the first
 });
 
 test('a recovered trade the bus refused is recovered again, though the gap that handed it was closed at a time in its second', async () => {
-  // Ids that rise with time, history times stated as whole seconds (here finer: 2 shows S + 300).
-  const byTime: TradeHistoryRule = {
-    continuity: 'time',
-    idsRise: true,
-    rest: { requestsPerSecond: 1_000, timeResolutionMs: 1_000, url: (base, symbol, after) => `${base}/trades?symbol=${symbol}&ts=${after.ts}`, parse: (json) => json as HistoryPage },
-  };
-  const S = 1_000_000_000;
+  // Bitstamp's way, its history's times finer than stated: 2 shows S + 300.
   let now = S - 5_000;
-  const at = (id: number, ts: number): TradeMessage => ({ kind: 'trade', symbol: 'BTCUSDT', tradeId: String(id), price: '1', quantity: '1', side: 'buy', ts });
   const printed = [at(1, S - 4_000), at(2, S + 300), at(3, S + 2_000)];
   const events: MarketEvent[] = [];
   const counters = { trades: 0, liquidations: 0, unknownMessages: 0 };
   let stopped = false;
   const emitPath = new EmitPath({ venueId: 'model', bus: { publish: (e) => void events.push(...e) }, log: silentLog, market: () => btc, counters, onLiveTrade: (t) => missed.onLiveTrade(t) });
   const missed = new MissedTrades({
-    venue: { id: 'model', history: byTime },
+    venue: { id: 'model', history: bitstampLike },
     restBase: 'http://venue',
     io: { getJson: async () => ({ trades: printed, more: false }) },
     emitPath,
@@ -140,16 +143,8 @@ test('a recovered trade the bus refused is recovered again, though the gap that 
 });
 
 test('a live trade printed before the time a quiet market was closed at, delivered after it: published once, whether the recovery got to it first, between its pages, or not yet', async () => {
-  // Bitstamp's way again: ids rise with time, history times in whole seconds. The market is closed
-  // quiet at S + 500; trades 2 and 4, printed at S - 200 and S + 400 (the second before the closing
-  // time's, and its own), come live only then (the venue's delay, or ours).
-  const byTime: TradeHistoryRule = {
-    continuity: 'time',
-    idsRise: true,
-    rest: { requestsPerSecond: 1_000, timeResolutionMs: 1_000, url: (base, symbol, after) => `${base}/trades?symbol=${symbol}&ts=${after.ts}`, parse: (json) => json as HistoryPage },
-  };
-  const S = 1_000_000_000;
-  const at = (id: number, ts: number): TradeMessage => ({ kind: 'trade', symbol: 'BTCUSDT', tradeId: String(id), price: '1', quantity: '1', side: 'buy', ts });
+  // The market is closed quiet at S + 500; trades 2 and 4, printed at S - 200 and S + 400 (the
+  // second before the closing time's, and its own), come live only then (the venue's delay, or ours).
   const run = async (lateComes: 'after its recovery' | 'between its pages' | 'while its recovery waits') => {
     let now = S - 5_000;
     const printed = [at(1, S - 4_000), at(2, S - 200), at(3, S + 300), at(4, S + 400)];
@@ -168,7 +163,7 @@ test('a live trade printed before the time a quiet market was closed at, deliver
     };
     const emitPath = new EmitPath({ venueId: 'model', bus: { publish: (e) => void events.push(...e) }, log: silentLog, market: () => btc, counters, onLiveTrade: (t) => missed.onLiveTrade(t) });
     const missed = new MissedTrades({
-      venue: { id: 'model', history: byTime },
+      venue: { id: 'model', history: bitstampLike },
       restBase: 'http://venue',
       io: { getJson },
       emitPath,
