@@ -126,7 +126,8 @@ const groups = [
   {
     // Missed trades: gaps found from the live trades and sockets, and their recovery from a venue's history.
     mutate: ['ingest/tradeGaps.ts', 'ingest/historyRecovery.ts'],
-    tests: ['ingest/__tests__/tradeGaps.test.ts', 'ingest/__tests__/historyRecovery.test.ts'],
+    // missedTrades.test.ts: the two as the collector wires them (a late live trade, a refused recovered one).
+    tests: ['ingest/__tests__/tradeGaps.test.ts', 'ingest/__tests__/historyRecovery.test.ts', 'ingest/__tests__/missedTrades.test.ts'],
   },
   {
     mutate: ['api/responseCache.ts'],

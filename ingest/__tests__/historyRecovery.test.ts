@@ -515,6 +515,19 @@ describe('two gaps of a market meeting where the first was closed at a time (a q
     expect(await handedBy(true)).toEqual([[id(100), id(101)]]);
   });
 
+  it('a live trade late for a gap queued behind an earlier gap of its market: the earlier one ending does not forget it', async () => {
+    const venue: ModelVenue = { trades: [trade(undefined, second - 400_000, id(90)), trade(undefined, second - 2_000, id(100)), trade(undefined, second, id(101))], pageSize: 10, everything: true };
+    const { rule, getJson } = modelRule(venue, 'time', { timeResolutionMs: 1_000 });
+    const { r, emitted } = recovery({ ...rule, idsRise: true }, getJson);
+    // Another market's gap keeps the drain busy while the market's two gaps queue (far apart: two passes).
+    r.enqueue({ symbol: 'X', cause: 'reconnect', after: { ts: 0, tradeId: id(1) }, until: { ts: 1, tradeId: id(2) } });
+    r.enqueue({ symbol: 'M', cause: 'reconnect', after: { ts: second - 500_000, tradeId: id(89) }, until: { ts: second - 300_000, tradeId: id(91) } });
+    r.enqueue(gaps().first);
+    expect(r.deliveredLive(trade(undefined, second, id(101)))).toBe(true);
+    await r.idle();
+    expect(emitted.filter((page) => page[0]!.symbol === 'M').map((page) => page.map((t) => t.tradeId))).toEqual([[id(90)], [id(100)]]);
+  });
+
   it('trades of the market refused by the bus since: the next gap hands them on again (they may be the refused ones)', async () => {
     // A history whose times are finer than the resolution its rule states: 101 shows second + 300.
     const venue: ModelVenue = { trades: [trade(undefined, second + 300, id(101)), trade(undefined, second + 2_000, id(103))], pageSize: 10, everything: true };

@@ -292,6 +292,8 @@ describe('a quiet close, a delisting', () => {
 
   it('a live trade printed at or before the closing time falls in the closed gap (it came late); one after it, or once a later one came, does not', () => {
     const gaps = new TradeGaps('time');
+    // A market it knows nothing of yet (its first trade).
+    expect(gaps.closedAfter(trade(undefined, 90))).toBe(false);
     gaps.observe(trade(undefined, 100));
     expect(gaps.closedAfter(trade(undefined, 90))).toBe(false);
     gaps.interrupted(['M'], 200);
