@@ -148,6 +148,8 @@ export class HistoryRecovery {
    * handed it on (the live one is then not published again); else no recovery hands it on from now.
    */
   deliveredLive(trade: Pick<TradeMessage, 'symbol' | 'tradeId'>): boolean {
+    // Nothing is recovered without a REST history: nothing to keep it from.
+    if (!this.#options.rule?.rest) return true;
     const { symbol, tradeId } = trade;
     if (this.#handing.get(symbol)?.has(tradeId) || this.#seams.get(symbol)?.ids.has(tradeId)) return false;
     let late = this.#lateLive.get(symbol);
