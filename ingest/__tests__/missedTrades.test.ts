@@ -96,10 +96,12 @@ test('a market quiet after its socket came back: closed at a time, and the first
   ]);
 });
 
-test('a recovered trade the bus refused is recovered again, though the gap that handed it was closed at a time in its second', async () => {
-  // Bitstamp's way, its history's times finer than stated: 2 shows S + 300.
-  let now = S - 5_000;
-  const printed = [at(1, S - 4_000), at(2, S + 300), at(3, S + 2_000)];
+/**
+ * The emit path and the missed trades wired as the collector wires them, over a Bitstamp-like venue
+ * whose history `getJson` answers, on a clock the test sets (from S - 5 s); `stop` ends them.
+ */
+function wiredOnClock(getJson: () => Promise<HistoryPage>, onStop: () => void = () => {}) {
+  const clock = { now: S - 5_000 };
   const events: MarketEvent[] = [];
   const counters = { trades: 0, liquidations: 0, unknownMessages: 0 };
   let stopped = false;
@@ -107,38 +109,56 @@ test('a recovered trade the bus refused is recovered again, though the gap that 
   const missed = new MissedTrades({
     venue: { id: 'model', history: bitstampLike },
     restBase: 'http://venue',
-    io: { getJson: async () => ({ trades: printed, more: false }) },
+    io: { getJson },
     emitPath,
-    onGap: (report) => events.push(toGapEvent('model', btc, report, now)),
+    onGap: (report) => events.push(toGapEvent('model', btc, report, clock.now)),
     log: silentLog,
     wait: async () => {},
     stopped: () => stopped,
     quietMs: 200,
-    now: () => now,
+    now: () => clock.now,
   });
   stop = async () => {
     stopped = true;
+    onStop();
     await missed.close();
   };
-  const gapsEnded = () => events.filter((e): e is GapEvent => e.type === 'gap' && e.state !== 'open');
-  const handed = (id: string) => events.filter((e): e is TradeEvent => e.type === 'trade' && e.tradeId === id).length;
+  /** Gap events: the ones opened, or those ended. */
+  const gaps = (state: 'open' | 'ended') => events.filter((e): e is GapEvent => e.type === 'gap' && (state === 'open') === (e.state === 'open'));
+  return { clock, events, counters, emitPath, missed, gaps };
+}
 
+/**
+ * `first` live, the socket down at S - 3 s, back at S + 100 ms and quiet: at S + 500 ms (the clock
+ * left there) the market's gap is closed at that time, once the quiet clock next looks.
+ */
+function liveThenQuiet({ clock, emitPath, missed }: ReturnType<typeof wiredOnClock>, first: TradeMessage): void {
   missed.watching(['BTCUSDT']);
-  emitPath.emit([printed[0]!], now);
-  now = S - 3_000;
+  emitPath.emit([first], clock.now);
+  clock.now = S - 3_000;
   missed.interrupted(['BTCUSDT']);
-  // Back at S + 100, quiet until S + 500: the gap is closed at that time and hands on 2.
-  now = S + 100;
+  clock.now = S + 100;
   missed.watching(['BTCUSDT']);
   missed.streaming('BTCUSDT');
-  now = S + 500;
-  await until(() => gapsEnded().length === 1, 'the quiet market closed and recovered', 5_000);
+  clock.now = S + 500;
+}
+
+test('a recovered trade the bus refused is recovered again, though the gap that handed it was closed at a time in its second', async () => {
+  // Bitstamp's way, its history's times finer than stated: 2 shows S + 300.
+  const printed = [at(1, S - 4_000), at(2, S + 300), at(3, S + 2_000)];
+  const wired = wiredOnClock(async () => ({ trades: printed, more: false }));
+  const { clock, events, emitPath, missed, gaps } = wired;
+  const handed = (id: string) => events.filter((e): e is TradeEvent => e.type === 'trade' && e.tradeId === id).length;
+
+  // Back at S + 100, quiet until S + 500: the gap is closed at that time and hands on 2.
+  liveThenQuiet(wired, printed[0]!);
+  await until(() => gaps('ended').length === 1, 'the quiet market closed and recovered', 5_000);
   expect(handed('2')).toBe(1);
   // The bus refused it; the first live trade after finds the gap from just before it.
   missed.refused([{ market: 'BTCUSDT', ts: S + 300, tradeId: '2' }]);
-  now = S + 2_100;
-  emitPath.emit([printed[2]!], now);
-  await until(() => gapsEnded().length === 2, 'the gap the refusal opened recovered', 5_000);
+  clock.now = S + 2_100;
+  emitPath.emit([printed[2]!], clock.now);
+  await until(() => gaps('ended').length === 2, 'the gap the refusal opened recovered', 5_000);
   expect(handed('2')).toBe(2);
 });
 
@@ -146,11 +166,7 @@ test('a live trade printed before the time a quiet market was closed at, deliver
   // The market is closed quiet at S + 500; trades 2 and 4, printed at S - 200 and S + 400 (the
   // second before the closing time's, and its own), come live only then (the venue's delay, or ours).
   const run = async (lateComes: 'after its recovery' | 'between its pages' | 'while its recovery waits') => {
-    let now = S - 5_000;
     const printed = [at(1, S - 4_000), at(2, S - 200), at(3, S + 300), at(4, S + 400)];
-    const events: MarketEvent[] = [];
-    const counters = { trades: 0, liquidations: 0, unknownMessages: 0 };
-    let stopped = false;
     let open = () => {};
     const venueAnswers = new Promise<void>((resolve) => (open = resolve));
     let asked = 0;
@@ -161,46 +177,22 @@ test('a live trade printed before the time a quiet market was closed at, deliver
       if (lateComes !== 'after its recovery') await venueAnswers;
       return { trades: [...printed], more: false };
     };
-    const emitPath = new EmitPath({ venueId: 'model', bus: { publish: (e) => void events.push(...e) }, log: silentLog, market: () => btc, counters, onLiveTrade: (t) => missed.onLiveTrade(t) });
-    const missed = new MissedTrades({
-      venue: { id: 'model', history: bitstampLike },
-      restBase: 'http://venue',
-      io: { getJson },
-      emitPath,
-      onGap: (report) => events.push(toGapEvent('model', btc, report, now)),
-      log: silentLog,
-      wait: async () => {},
-      stopped: () => stopped,
-      quietMs: 200,
-      now: () => now,
-    });
-    stop = async () => {
-      stopped = true;
-      open();
-      await missed.close();
-    };
-    const gaps = (state: 'open' | 'ended') => events.filter((e): e is GapEvent => e.type === 'gap' && (state === 'open') === (e.state === 'open'));
+    const wired = wiredOnClock(getJson, () => open());
+    const { clock, events, counters, emitPath, gaps } = wired;
 
-    missed.watching(['BTCUSDT']);
-    emitPath.emit([printed[0]!], now);
-    now = S - 3_000;
-    missed.interrupted(['BTCUSDT']);
-    now = S + 100;
-    missed.watching(['BTCUSDT']);
-    missed.streaming('BTCUSDT');
-    now = S + 500;
+    liveThenQuiet(wired, printed[0]!);
     if (lateComes === 'after its recovery') await until(() => gaps('ended').length === 1, 'the quiet market closed and recovered', 5_000);
     else await until(() => gaps('open').length === 1 && asked === (lateComes === 'between its pages' ? 2 : 1), 'the quiet market closed, its recovery waiting on the venue', 5_000);
-    now = S + 600;
-    emitPath.emit([printed[1]!, printed[3]!], now);
+    clock.now = S + 600;
+    emitPath.emit([printed[1]!, printed[3]!], clock.now);
     open();
     await until(() => gaps('ended').length === 1, 'the quiet market recovered', 5_000);
     // Then the stream carries the market: the gap from the closing time to that trade.
     printed.push(at(5, S + 2_000));
-    now = S + 2_100;
-    emitPath.emit([printed[4]!], now);
+    clock.now = S + 2_100;
+    emitPath.emit([printed[4]!], clock.now);
     await until(() => gaps('ended').length === 2, 'both gaps recovered', 5_000);
-    await stop();
+    await stop?.();
     stop = undefined;
     const published = events.filter((e): e is TradeEvent => e.type === 'trade').map((t) => t.tradeId);
     return { published: [...published].sort(), counted: counters.trades };

@@ -183,21 +183,21 @@ async function measure(universeAssets: number, minutes: number, warmupS: number)
     // (its 5 s snapshot, its 30 s page rebuilds) on a machine the demo keeps busy.
     for (const path of apiLoad.paths) bodies.set(path, (await timedGet(base + path)).text);
     const bare = await startBareServer(dir, bodies);
+    const urlOf = { demo: base, bare: bare.url };
+    // Who is asked first alternates by round: the second of a pair meets the machine the first left.
+    const inTurn = (round: number) => (round % 2 === 0 ? (['demo', 'bare'] as const) : (['bare', 'demo'] as const));
     try {
       const cached = { demo: [] as number[], bare: [] as number[] };
       for (let i = 0; i < cachedAskings; i++) {
         for (const path of pagePaths) {
-          // Who is asked first alternates: the second asking of a pair meets the machine the first left.
-          for (const who of i % 2 === 0 ? (['demo', 'bare'] as const) : (['bare', 'demo'] as const)) cached[who].push((await timedGet((who === 'demo' ? base : bare.url) + path)).ms);
+          for (const who of inTurn(i)) cached[who].push((await timedGet(urlOf[who] + path)).ms);
         }
       }
       const loaded = { demo: emptyLoad(), bare: emptyLoad() };
       await cannon(base, 2);
       await cannon(bare.url, 2);
       for (let burst = 0; burst < apiLoad.bursts; burst++) {
-        for (const who of burst % 2 === 0 ? (['demo', 'bare'] as const) : (['bare', 'demo'] as const)) {
-          await cannon(who === 'demo' ? base : bare.url, apiLoad.seconds / apiLoad.bursts, loaded[who]);
-        }
+        for (const who of inTurn(burst)) await cannon(urlOf[who], apiLoad.seconds / apiLoad.bursts, loaded[who]);
       }
       const apiOf = (load: Load) => ({
         apiP99Ms: quantile(load.latencies, 0.99),
