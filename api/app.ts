@@ -5,7 +5,8 @@ import type { Config } from '../infra/config.ts';
 import type { Logger } from '../infra/log.ts';
 import type { StoreCalls } from '../infra/store.ts';
 import { requireKey } from './auth.ts';
-import { ApiError, errorHandler, methodNotAllowed, notFound } from './errors.ts';
+import { ApiError, errorHandler, notFound } from './errors.ts';
+import { keyedRoutes } from './keyedRoutes.ts';
 import type { KeyStore } from './keys.ts';
 import type { Quota } from './quota.ts';
 import { requestId } from './requestId.ts';
@@ -75,6 +76,9 @@ export function createApp(deps: AppDeps): express.Application {
     res.setHeader('Access-Control-Expose-Headers', exposed);
     next();
   });
+  // The endpoints first: most requests are theirs, and their paths are found in one step (keyedRoutes.ts). Each needs a key.
+  const guards = [requireKey(deps.keys), deps.quota.middleware];
+  app.use(keyedRoutes(guards, routes.map((route) => ({ path: route.path, get: cachedHandler(route) }))));
   // Cached routes keep compressed bodies in their cache (responseCache.ts); the documents and pages without a key are compressed once (staticAsset.ts).
   // The reference is public; everything under it needs a key.
   app.get('/v1/openapi.json', staticAsset(openApi, 'json', 'no-cache'));
@@ -89,13 +93,9 @@ export function createApp(deps: AppDeps): express.Application {
   // The status page and its data: no key; what it shows of the keyed data is STATUS_ASSETS (README "Status page").
   app.use(statusPage({ store: deps.store, config: deps.config, process: deps.ops?.status }));
   if (deps.ops) app.use(deps.ops.router);
-  app.use(requireKey(deps.keys));
-  app.use(deps.quota.middleware);
+  // Everything else needs a key.
+  app.use(guards);
   if (deps.streamToken) app.post('/v1/stream/token', deps.streamToken);
-
-  for (const route of routes) {
-    app.route(route.path).get(cachedHandler(route)).all(methodNotAllowed);
-  }
 
   app.use(notFound);
   app.use(errorHandler);

@@ -5,6 +5,8 @@ import type { StoreCalls } from '../infra/store.ts';
 const base62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 /** `mds_` and 4 random characters (24 bits): enough to tell keys apart in a list, too little to matter. */
 export const keyPrefixLength = 8;
+/** How many lately valid keys verify() remembers the digest of (oldest first out). */
+const recentKeysHeld = 1_000;
 
 /** How `key_hash` was made (migration 0170): HMAC-SHA256 with the server secret; `sha256` rows predate it and are refused. */
 const keyedScheme = 'hmac-sha256';
@@ -77,7 +79,7 @@ interface Snapshot {
  * in the store, so the table alone yields no key (not even a short or guessable one, by trying
  * candidates); a key's first 8 characters are kept in clear for listing. A started KeyStore holds every valid
  * key in memory and reloads them in the background every `refreshMs`, so checking a key never
- * waits on the store, and an unknown key costs nothing but a map lookup. A key made or revoked
+ * waits on the store: it costs one HMAC, and a key found valid lately only a map lookup. A key made or revoked
  * by another process applies within `refreshMs`; through this instance, at once. When reloads
  * fail, the last good keys stay in use for `maxStaleMs`.
  */
@@ -97,6 +99,12 @@ export class KeyStore {
   #generation = 0;
   /** Legacy (unkeyed) valid rows are warned about once per process. */
   #legacyWarned = false;
+  /**
+   * Keys found valid lately, with their digest: hashing each request's key was about 6 % of the
+   * API's time at 64 connections (test/bench/RESULTS.md). Still checked against the current keys on
+   * every use, so a revocation applies as before. Held in this process's memory only.
+   */
+  readonly #recent = new Map<string, { verified: VerifiedKey; digest: Buffer }>();
 
   constructor(store: StoreCalls, options: KeyStoreOptions = {}) {
     this.#store = store;
@@ -204,8 +212,19 @@ export class KeyStore {
    * KeysUnavailableError when no load has succeeded yet or the last one is older than maxStaleMs.
    */
   verify(key: string): VerifiedKey | undefined {
+    const known = this.#recent.get(key);
+    if (known) {
+      if (this.#holds(known.digest, known.verified.prefix)) return known.verified;
+      this.#recent.delete(key);
+      return undefined;
+    }
     const verified = { prefix: key.slice(0, keyPrefixLength), keyHash: this.#hash(key) };
-    return this.isValid(verified) ? verified : undefined;
+    const digest = Buffer.from(verified.keyHash, 'hex');
+    if (!this.#holds(digest, verified.prefix)) return undefined;
+    // Only keys that were valid: unknown keys sent at random cannot push the real ones out.
+    if (this.#recent.size >= recentKeysHeld) this.#recent.delete(this.#recent.keys().next().value!);
+    this.#recent.set(key, { verified, digest });
+    return verified;
   }
 
   /**
@@ -213,12 +232,16 @@ export class KeyStore {
    * request: a stream token, an open stream. Throws KeysUnavailableError as verify() does.
    */
   isValid({ prefix, keyHash }: VerifiedKey): boolean {
+    return this.#holds(Buffer.from(keyHash, 'hex'), prefix);
+  }
+
+  /** Whether the current keys hold this digest (isValid's checks, which throw the same way). */
+  #holds(digest: Buffer, prefix: string): boolean {
     const snapshot = this.#snapshot;
     if (!snapshot) throw new KeysUnavailableError('the API keys have not been loaded yet');
     if (Date.now() - snapshot.loadedAt > this.#maxStaleMs) {
       throw new KeysUnavailableError(`the API keys could not be reloaded for ${Math.round((Date.now() - snapshot.loadedAt) / 1000)} s`);
     }
-    const digest = Buffer.from(keyHash, 'hex');
     return digest.length === 32 && matches(snapshot.byPrefix.get(prefix) ?? [], digest);
   }
 

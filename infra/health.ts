@@ -145,7 +145,8 @@ export function observeRequests(metrics: Metrics, access?: AccessLog): RequestHa
   return (req, res, next) => {
     const start = process.hrtime.bigint();
     res.once('finish', () => {
-      const route = (req.route?.path as string | undefined) ?? 'unmatched';
+      // The API's endpoints name their template in res.locals.route (api/keyedRoutes.ts); Express routes in req.route.
+      const route = (res.locals.route as string | undefined) ?? (req.route?.path as string | undefined) ?? 'unmatched';
       const elapsedS = Number(process.hrtime.bigint() - start) / 1e9;
       requests.inc({ route, status: String(res.statusCode) });
       seconds.observe({ route }, elapsedS);
