@@ -9,6 +9,7 @@ import type { Metrics } from '../infra/metrics.ts';
 import type { StoreCalls } from '../infra/store.ts';
 import { createApp, type AppDeps } from './app.ts';
 import { ApiError } from './errors.ts';
+import { stopSharedAssetMarkets } from './read/assetMarket.ts';
 import { KeyStore, type KeyStoreOptions } from './keys.ts';
 import { createQuota } from './quota.ts';
 import { writeRawError } from './rawError.ts';
@@ -72,6 +73,7 @@ export async function startApi(options: StartApiOptions): Promise<ApiServer> {
     await once(server, 'listening');
   } catch (err) {
     keys.close();
+    stopSharedAssetMarkets(store);
     await stream.close();
     await quota.close();
     throw err;
@@ -84,6 +86,7 @@ export async function startApi(options: StartApiOptions): Promise<ApiServer> {
     keys,
     async close() {
       keys.close();
+      stopSharedAssetMarkets(store);
       const closed = new Promise<void>((resolve, reject) => server.close((err) => (err ? reject(err) : resolve())));
       // Upgraded sockets count as the server's connections: they must go for it to close.
       await stream.close();

@@ -1,0 +1,133 @@
+import { afterAll, afterEach, beforeAll, expect, test, vi } from 'vitest';
+import type { StoreCalls } from '../../infra/store.ts';
+import { sharedAssetMarkets, stopSharedAssetMarkets } from '../read/assetMarket.ts';
+import { openTestStore, trade } from '../../test/support/harness.ts';
+
+let env: Awaited<ReturnType<typeof openTestStore>>;
+const rule = { staleAfterMs: 60_000, minFreeBytes: 0 };
+
+beforeAll(async () => {
+  env = await openTestStore();
+  const ts = Date.now() - 60_000;
+  await env.store.insert('trades', [trade({ venue: 'binance', market: 'BTCUSDT', asset: 'bitcoin', quote: 'USDT', trade_id: '1', ts, price: 100_000, quantity: 1 })]);
+});
+afterAll(() => env?.dispose());
+afterEach(() => vi.useRealTimers());
+
+/** The test store, counting its queries and able to fail them; `settled` waits until none is running and no new one starts. */
+function counted(store: StoreCalls) {
+  const running = new Set<Promise<unknown>>();
+  const state = { queries: 0, failing: false };
+  const calls: StoreCalls = {
+    rows<T>(query: string, params?: Record<string, unknown>) {
+      state.queries += 1;
+      const answer = state.failing ? Promise.reject(new Error('store down (planted)')) : store.rows<T>(query, params);
+      const tracked = answer.catch(() => {});
+      running.add(tracked);
+      void tracked.then(() => running.delete(tracked));
+      return answer;
+    },
+    insert: (table, rows, token) => store.insert(table, rows, token),
+  };
+  const settled = async () => {
+    for (let quiet = 0; quiet < 3; ) {
+      const before = state.queries;
+      await Promise.all(running);
+      await new Promise((resolve) => setImmediate(resolve));
+      quiet = state.queries === before && running.size === 0 ? quiet + 1 : 0;
+    }
+  };
+  return { calls, state, settled };
+}
+
+/** Fake Date and timeouts only: the store's own I/O runs for real. */
+const fakeClock = () => vi.useFakeTimers({ toFake: ['Date', 'setTimeout', 'clearTimeout'] });
+
+test('one snapshot for 5 s; then built ahead while asked, the previous one answering until its successor is complete', async () => {
+  fakeClock();
+  const store = counted(env.store);
+  const t0 = Date.now();
+  const first = await sharedAssetMarkets(store.calls, rule);
+  expect(first.at).toBe(t0);
+  expect(first.markets.find((m) => m.asset.id === 'bitcoin')?.observedSince).not.toBeNull();
+  await store.settled();
+  const oneBuild = store.state.queries;
+  expect(oneBuild).toBeGreaterThan(0);
+
+  vi.advanceTimersByTime(4_999);
+  expect(await sharedAssetMarkets(store.calls, rule)).toBe(first);
+  await store.settled();
+  expect(store.state.queries).toBe(oneBuild);
+
+  // 5 s old: its successor is built without a request; meanwhile the first one answers at once.
+  vi.advanceTimersByTime(1);
+  expect(await sharedAssetMarkets(store.calls, rule)).toBe(first);
+  await store.settled();
+  expect(store.state.queries).toBe(2 * oneBuild);
+  const second = await sharedAssetMarkets(store.calls, rule);
+  expect(second.at).toBe(t0 + 5_000);
+  expect(store.state.queries).toBe(2 * oneBuild);
+  stopSharedAssetMarkets(store.calls);
+});
+
+test('builds ahead for a minute after the last request only; an older snapshot is not served, the request waits for a new one', async () => {
+  fakeClock();
+  const store = counted(env.store);
+  await sharedAssetMarkets(store.calls, rule);
+  const askedAt = Date.now();
+  await store.settled();
+  const oneBuild = store.state.queries;
+  // One build every 5 s while the last request is at most 60 s old, then none.
+  while (Date.now() < askedAt + 90_000) {
+    vi.advanceTimersByTime(5_000);
+    await store.settled();
+  }
+  expect(store.state.queries / oneBuild).toBe(1 + 12);
+  const asked = Date.now();
+  const fresh = await sharedAssetMarkets(store.calls, rule);
+  expect(fresh.at).toBe(asked);
+  stopSharedAssetMarkets(store.calls);
+});
+
+test('a failed build is not kept and stops the builds ahead; the previous snapshot answers for up to 10 s, then the failure shows', async () => {
+  fakeClock();
+  const store = counted(env.store);
+  const first = await sharedAssetMarkets(store.calls, rule);
+  await store.settled();
+  const oneBuild = store.state.queries;
+  store.state.failing = true;
+  vi.advanceTimersByTime(5_000);
+  await store.settled();
+  const failedAhead = store.state.queries;
+  expect(failedAhead).toBeGreaterThan(oneBuild);
+  // 9 s old: still answered, and the request starts a build of its own (which fails too).
+  vi.advanceTimersByTime(4_000);
+  expect(await sharedAssetMarkets(store.calls, rule)).toBe(first);
+  await store.settled();
+  const failedAsked = store.state.queries;
+  expect(failedAsked).toBeGreaterThan(failedAhead);
+  // No build ahead after a failure, though the last request is recent.
+  for (let i = 0; i < 4; i++) {
+    vi.advanceTimersByTime(5_000);
+    await store.settled();
+  }
+  expect(store.state.queries).toBe(failedAsked);
+  // Past 10 s old, the failure shows.
+  await expect(sharedAssetMarkets(store.calls, rule)).rejects.toThrow('store down (planted)');
+  store.state.failing = false;
+  const asked = Date.now();
+  expect((await sharedAssetMarkets(store.calls, rule)).at).toBe(asked);
+  stopSharedAssetMarkets(store.calls);
+});
+
+test('nothing is built ahead once the API stops them (its store is closed next)', async () => {
+  fakeClock();
+  const store = counted(env.store);
+  await sharedAssetMarkets(store.calls, rule);
+  await store.settled();
+  const before = store.state.queries;
+  stopSharedAssetMarkets(store.calls);
+  vi.advanceTimersByTime(30_000);
+  await store.settled();
+  expect(store.state.queries).toBe(before);
+});
