@@ -332,7 +332,7 @@ const snapshots = new WeakMap<StoreCalls, Map<string, HeldSnapshots>>();
  * whose answer is not cached does not wait on the store: the build queues behind the pipeline's
  * queries (infra/storeLane.ts) and took 0.4 to 1.3 s in the market bench. A request finds a snapshot
  * at most 10 s old, or waits for the one being built. A failed build is not kept, and stops the
- * builds ahead until a route asks again. Every snapshot users' answers are cached 30 s or more.
+ * builds ahead until a route asks again. Every route that reads it caches its answers 30 s or more.
  */
 export function sharedAssetMarkets(store: StoreCalls, measured: MeasuredRule): Promise<AssetMarketSnapshot> {
   const now = Date.now();
