@@ -70,9 +70,14 @@ export const errorHandler: ErrorRequestHandler = (err: unknown, req, res, next) 
   res.status(apiError.status).set(apiError.headers).json(apiError.body());
 };
 
+/** A path parameter that cannot be decoded (a bad %-escape), from Express's router or api/keyedRoutes.ts. */
+export function malformedPath(): ApiError {
+  return new ApiError(400, 'bad_request', 'malformed percent-encoding in the path');
+}
+
 function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
-  // Express's router raises a URIError with status 400 for a path parameter it cannot decode (a bad %-escape).
-  if (err instanceof URIError && 'status' in err && err.status === 400) return new ApiError(400, 'bad_request', 'malformed percent-encoding in the path');
+  // Express's router raises a URIError with status 400 for a path parameter it cannot decode.
+  if (err instanceof URIError && 'status' in err && err.status === 400) return malformedPath();
   return new ApiError(500, 'internal', 'internal error; quote the x-request-id header when reporting it');
 }

@@ -1,5 +1,5 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { ApiError, methodNotAllowed } from './errors.ts';
+import { malformedPath, methodNotAllowed } from './errors.ts';
 
 /** A keyed endpoint: its path template (`/v1/coins/:id/ohlc`) and what answers a GET of it. */
 export interface KeyedRoute {
@@ -76,7 +76,7 @@ function decodedSegment(segment: string): string {
   try {
     return decodeURIComponent(segment);
   } catch {
-    throw new ApiError(400, 'bad_request', 'malformed percent-encoding in the path');
+    throw malformedPath();
   }
 }
 
