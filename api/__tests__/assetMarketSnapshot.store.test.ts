@@ -1,5 +1,6 @@
 import { afterAll, afterEach, beforeAll, expect, test, vi } from 'vitest';
-import type { StoreCalls } from '../../infra/store.ts';
+import type { Store, StoreCalls } from '../../infra/store.ts';
+import { withStoreFaults } from '../../infra/storeFaults.ts';
 import { sharedAssetMarkets, stopSharedAssetMarkets } from '../read/assetMarket.ts';
 import { openTestStore, trade } from '../../test/support/harness.ts';
 
@@ -14,30 +15,33 @@ beforeAll(async () => {
 afterAll(() => env?.dispose());
 afterEach(() => vi.useRealTimers());
 
-/** The test store, counting its queries and able to fail them; `settled` waits until none is running and no new one starts. */
-function counted(store: StoreCalls) {
+/**
+ * The test store through the project's fault wrapper (it counts the queries and can fail them), with
+ * `settled`: waits until no query is running and no new one starts.
+ */
+function counted(store: Store) {
+  const faults = withStoreFaults(store);
   const running = new Set<Promise<unknown>>();
-  const state = { queries: 0, failing: false };
   const calls: StoreCalls = {
     rows<T>(query: string, params?: Record<string, unknown>) {
-      state.queries += 1;
-      const answer = state.failing ? Promise.reject(new Error('store down (planted)')) : store.rows<T>(query, params);
+      const answer = faults.store.rows<T>(query, params);
       const tracked = answer.catch(() => {});
       running.add(tracked);
       void tracked.then(() => running.delete(tracked));
       return answer;
     },
-    insert: (table, rows, token) => store.insert(table, rows, token),
+    insert: (table, rows, token) => faults.store.insert(table, rows, token),
   };
+  const queries = () => faults.calls().queries;
   const settled = async () => {
     for (let quiet = 0; quiet < 3; ) {
-      const before = state.queries;
+      const before = queries();
       await Promise.all(running);
       await new Promise((resolve) => setImmediate(resolve));
-      quiet = state.queries === before && running.size === 0 ? quiet + 1 : 0;
+      quiet = queries() === before && running.size === 0 ? quiet + 1 : 0;
     }
   };
-  return { calls, state, settled };
+  return { calls, queries, fail: (failing: boolean) => faults.set(failing ? 'fail' : 'ok'), settled };
 }
 
 /** Fake Date and timeouts only: the store's own I/O runs for real. */
@@ -51,22 +55,22 @@ test('one snapshot for 5 s; then built ahead while asked, the previous one answe
   expect(first.at).toBe(t0);
   expect(first.markets.find((m) => m.asset.id === 'bitcoin')?.observedSince).not.toBeNull();
   await store.settled();
-  const oneBuild = store.state.queries;
+  const oneBuild = store.queries();
   expect(oneBuild).toBeGreaterThan(0);
 
   vi.advanceTimersByTime(4_999);
   expect(await sharedAssetMarkets(store.calls, rule)).toBe(first);
   await store.settled();
-  expect(store.state.queries).toBe(oneBuild);
+  expect(store.queries()).toBe(oneBuild);
 
   // 5 s old: its successor is built without a request; meanwhile the first one answers at once.
   vi.advanceTimersByTime(1);
   expect(await sharedAssetMarkets(store.calls, rule)).toBe(first);
   await store.settled();
-  expect(store.state.queries).toBe(2 * oneBuild);
+  expect(store.queries()).toBe(2 * oneBuild);
   const second = await sharedAssetMarkets(store.calls, rule);
   expect(second.at).toBe(t0 + 5_000);
-  expect(store.state.queries).toBe(2 * oneBuild);
+  expect(store.queries()).toBe(2 * oneBuild);
   stopSharedAssetMarkets(store.calls);
 });
 
@@ -76,13 +80,13 @@ test('builds ahead for a minute after the last request only; an older snapshot i
   await sharedAssetMarkets(store.calls, rule);
   const askedAt = Date.now();
   await store.settled();
-  const oneBuild = store.state.queries;
+  const oneBuild = store.queries();
   // One build every 5 s while the last request is at most 60 s old, then none.
   while (Date.now() < askedAt + 90_000) {
     vi.advanceTimersByTime(5_000);
     await store.settled();
   }
-  expect(store.state.queries / oneBuild).toBe(1 + 12);
+  expect(store.queries() / oneBuild).toBe(1 + 12);
   const asked = Date.now();
   const fresh = await sharedAssetMarkets(store.calls, rule);
   expect(fresh.at).toBe(asked);
@@ -94,27 +98,27 @@ test('a failed build is not kept and stops the builds ahead; the previous snapsh
   const store = counted(env.store);
   const first = await sharedAssetMarkets(store.calls, rule);
   await store.settled();
-  const oneBuild = store.state.queries;
-  store.state.failing = true;
+  const oneBuild = store.queries();
+  store.fail(true);
   vi.advanceTimersByTime(5_000);
   await store.settled();
-  const failedAhead = store.state.queries;
+  const failedAhead = store.queries();
   expect(failedAhead).toBeGreaterThan(oneBuild);
   // 9 s old: still answered, and the request starts a build of its own (which fails too).
   vi.advanceTimersByTime(4_000);
   expect(await sharedAssetMarkets(store.calls, rule)).toBe(first);
   await store.settled();
-  const failedAsked = store.state.queries;
+  const failedAsked = store.queries();
   expect(failedAsked).toBeGreaterThan(failedAhead);
   // No build ahead after a failure, though the last request is recent.
   for (let i = 0; i < 4; i++) {
     vi.advanceTimersByTime(5_000);
     await store.settled();
   }
-  expect(store.state.queries).toBe(failedAsked);
+  expect(store.queries()).toBe(failedAsked);
   // Past 10 s old, the failure shows.
-  await expect(sharedAssetMarkets(store.calls, rule)).rejects.toThrow('store down (planted)');
-  store.state.failing = false;
+  await expect(sharedAssetMarkets(store.calls, rule)).rejects.toThrow('injected store fault: fail');
+  store.fail(false);
   const asked = Date.now();
   expect((await sharedAssetMarkets(store.calls, rule)).at).toBe(asked);
   stopSharedAssetMarkets(store.calls);
@@ -125,9 +129,9 @@ test('nothing is built ahead once the API stops them (its store is closed next)'
   const store = counted(env.store);
   await sharedAssetMarkets(store.calls, rule);
   await store.settled();
-  const before = store.state.queries;
+  const before = store.queries();
   stopSharedAssetMarkets(store.calls);
   vi.advanceTimersByTime(30_000);
   await store.settled();
-  expect(store.state.queries).toBe(before);
+  expect(store.queries()).toBe(before);
 });
