@@ -5,6 +5,7 @@ import { createWriteStream, readFileSync, type WriteStream } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { until } from './support/until.ts';
+import { mallocEnv } from '../infra/roles/mallocThreshold.ts';
 import { mainThreadNodeFlag } from '../infra/roles/youngGeneration.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -41,8 +42,8 @@ export class SoakService {
 
   constructor(options: { port: number; env: NodeJS.ProcessEnv; venues: readonly string[]; logFile: string }) {
     this.base = `http://127.0.0.1:${options.port}`;
-    this.#env = options.env;
-    // As `npm start` starts it: the main thread's young generation as package.json's scripts give it.
+    // As `npm start` starts it: malloc's threshold and the main thread's young generation as package.json's scripts give them.
+    this.#env = { ...options.env, ...mallocEnv };
     this.#args = [mainThreadNodeFlag, join(root, 'infra/roles/main.ts'), 'all', '--venues', options.venues.join(',')];
     this.#log = createWriteStream(options.logFile, { flags: 'a' });
   }

@@ -23,6 +23,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { metricSum } from '../soak.ts';
 import { rssMbOf } from '../soakService.ts';
 import { freeLoopbackPort } from '../support/ports.ts';
+import { mallocEnv } from '../../infra/roles/mallocThreshold.ts';
 import { mainThreadNodeFlag } from '../../infra/roles/youngGeneration.ts';
 import { spawnReporting } from './reportingChild.ts';
 
@@ -107,10 +108,10 @@ async function startBareServer(dir: string, bodies: ReadonlyMap<string, string>)
 }
 
 async function startDemo(dir: string, port: number, universeAssets: number): Promise<ChildProcess> {
-  // As `npm run demo` starts it: the main thread's young generation as package.json's scripts give it.
+  // As `npm run demo` starts it: malloc's threshold and the main thread's young generation as package.json's scripts give them.
   const child = spawn(process.execPath, [mainThreadNodeFlag, mainTs, 'demo'], {
     env: {
-      ...process.env, MDS_DATA_DIR: dir, PORT: String(port), SQL_PORT: String(await freeLoopbackPort()), DEMO_API_KEY: key, QUOTA_PER_HOUR: '10000000',
+      ...process.env, ...mallocEnv, MDS_DATA_DIR: dir, PORT: String(port), SQL_PORT: String(await freeLoopbackPort()), DEMO_API_KEY: key, QUOTA_PER_HOUR: '10000000',
       DEMO_HISTORY_DAYS: '1', DEMO_UNIVERSE_ASSETS: String(universeAssets), LOG_LEVEL: 'warn',
     },
     stdio: ['ignore', 'ignore', 'inherit'],
