@@ -39,12 +39,19 @@ function copyTree(): string {
   return dir;
 }
 
-/** The command line of `npm run <script>` in the tree, from its package.json, run with this Node (the npm `node` package's). */
-function npmScript(script: string): string[] {
+/** `npm run <script>` in the tree, from its package.json: the variables it sets, and the arguments of node (run with this Node, the npm `node` package's). */
+function npmScript(script: string): { env: Record<string, string>; args: string[] } {
   const scripts = (JSON.parse(readFileSync(join(tree, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
-  const [command, ...args] = scripts[script]!.split(' ');
+  const words = scripts[script]!.split(' ');
+  const env: Record<string, string> = {};
+  for (let word = words[0]; word !== undefined && /^[A-Z_]+=/.test(word); word = words[0]) {
+    const [name, value] = word.split('=') as [string, string];
+    env[name] = value;
+    words.shift();
+  }
+  const [command, ...args] = words;
   expect(command).toBe('node');
-  return args;
+  return { env, args };
 }
 
 interface Exited {
@@ -100,7 +107,8 @@ beforeAll(async () => {
   logs = mkdtempSync(join(tmpdir(), 'mds-module-logs-'));
   tree = copyTree();
   dataDir = join(tree, 'data');
-  const migrated = await runInTree(npmScript('migrate'), { MDS_DATA_DIR: dataDir }, { timeoutMs: 90_000 });
+  const migrate = npmScript('migrate');
+  const migrated = await runInTree(migrate.args, { ...migrate.env, MDS_DATA_DIR: dataDir }, { timeoutMs: 90_000 });
   expect(migrated.code, migrated.output).toBe(0);
   expect(migrated.output).toMatch(/"msg":"applied \d+ migrations"/);
 });
@@ -127,8 +135,9 @@ describe('each role starts without test/ and simulator/, gets ready, and exits 0
   it.each(roles)('npm run $role', async ({ role, ready, loads, loadsNot }) => {
     // The collectors' one venue is a loopback port nothing listens on: no internet here, and the role starts without its venues.
     const nowhere = `127.0.0.1:${await freeLoopbackPort()}`;
-    const args = role === 'ingest' ? [...npmScript(role), '--venues', 'binance'] : npmScript(role);
-    const run = await runInTree(args, { MDS_DATA_DIR: dataDir, VENUE_BINANCE_WS_URL: `ws://${nowhere}`, VENUE_BINANCE_REST_URL: `http://${nowhere}` }, { ready, timeoutMs: 90_000 });
+    const script = npmScript(role);
+    const args = role === 'ingest' ? [...script.args, '--venues', 'binance'] : script.args;
+    const run = await runInTree(args, { ...script.env, MDS_DATA_DIR: dataDir, VENUE_BINANCE_WS_URL: `ws://${nowhere}`, VENUE_BINANCE_REST_URL: `http://${nowhere}` }, { ready, timeoutMs: 90_000 });
     expect({ wasReady: run.wasReady, code: run.code, signal: run.signal }, run.output.slice(-3000)).toEqual({ wasReady: true, code: 0, signal: null });
     expect(run.loaded).toContain(loads);
     expect({ folders: loadsNot.folders.filter((f) => folderLoaded(run.loaded, f)), packages: loadsNot.packages.filter((p) => packageLoaded(run.loaded, p)) }).toEqual({ folders: [], packages: [] });
@@ -137,7 +146,8 @@ describe('each role starts without test/ and simulator/, gets ready, and exits 0
 
 test('--help and --version load no role: main.ts and cli.ts are all of ours they load', async () => {
   for (const option of ['--help', '--version']) {
-    const run = await runInTree([...npmScript('api'), option], {});
+    const api = npmScript('api');
+    const run = await runInTree([...api.args, option], api.env);
     expect(run.code, run.output).toBe(0);
     expect(run.loaded.filter((path) => !path.includes(':'))).toEqual(['infra/roles/main.ts', 'infra/cli.ts']);
   }
@@ -145,7 +155,8 @@ test('--help and --version load no role: main.ts and cli.ts are all of ours they
 
 test('a role that does not collect refuses --venues and --assets, without loading the venues to read them', async () => {
   for (const option of ['--venues', '--assets']) {
-    const run = await runInTree([...npmScript('api'), option, 'bitcoin'], {});
+    const api = npmScript('api');
+    const run = await runInTree([...api.args, option, 'bitcoin'], api.env);
     expect(run.code, run.output).toBe(2);
     expect(run.output).toContain(`${option} is an option of the roles that collect (ingest, all, demo), not of api`);
     expect(folderLoaded(run.loaded, 'ingest')).toBe(false);
