@@ -1,6 +1,6 @@
 // The main thread's young generation and malloc's threshold can only be given at the process's
 // start: the role scripts that run the service carry both (infra/roles/youngGeneration.ts,
-// mallocThreshold.ts), as the benchmarks and the soak that start it do.
+// mallocThreshold.ts), as the market bench and the soak that start it do.
 import { readFileSync } from 'node:fs';
 import { expect, test } from 'vitest';
 import { mallocEnv } from '../roles/mallocThreshold.ts';
