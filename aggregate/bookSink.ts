@@ -25,7 +25,7 @@ const measuredQuotes = new Set<string>(usdQuotes);
  * Each batch is committed as soon as it is folded into the newest books, not after the insert: the
  * collectors publish every synchronized book again every second, so books held on the bus for a
  * replay would only bring back what the next second brings anyway. Held until the insert, the
- * in-process bus carried `everyMs` of every market's books (28,000-36,000 records, 80-105 MB by
+ * in-process bus carried `everyMs` of every market's books (20,000-40,000 records, 64-111 MiB by
  * its estimate, on the universe demo's 7,000 books a second) and logged the group as falling behind
  * every minute. What a crash costs is the newest books not yet stored: each market's row is late by
  * its next book.
@@ -69,6 +69,8 @@ export async function startBookSink(options: BookSinkOptions): Promise<{ stop():
   subscription = await bus.subscribe({
     group: options.group ?? 'aggregate-books',
     topics: ['books'],
+    // No reset at a new assignment: what was received is committed, so no member gets it again and
+    // it is stored at the next flush (the table keeps the newest `ts` whoever stores it).
     onBatch: async (records) => {
       for (const r of records) {
         const key = `${r.event.venue}\u0000${r.event.market}`;
