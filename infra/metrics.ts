@@ -52,20 +52,23 @@ export const sampledGauge = <L extends string>(metrics: Metrics, o: SampledOptio
 /** The worker threads whose heaps each registry reports (mds_thread_heap_bytes), by thread name. */
 const workersOf = new WeakMap<Metrics, Map<string, Worker>>();
 
-type HeapStatistics = Pick<ReturnType<typeof getHeapStatistics>, 'used_heap_size' | 'total_heap_size' | 'heap_size_limit'>;
+type HeapStatistics = Pick<ReturnType<typeof getHeapStatistics>, 'used_heap_size' | 'total_heap_size' | 'heap_size_limit' | 'external_memory' | 'malloced_memory'>;
 
 /**
  * mds_thread_heap_bytes: the JavaScript heap of each thread, the main one (`thread="main"`, whose
  * bound MAIN_HEAP_MB is watched by infra/roles/mainHeap.ts, its limit V8's default) and each worker
  * observed below (a V8 isolate of its own, not in the nodejs_heap_* metrics, and part of the
- * process's RSS). Read at each scrape.
+ * process's RSS). Read at each scrape. Besides the heap, each thread's memory outside it that V8
+ * knows of: `external` (buffers and other memory its objects hold, which the heap total leaves out)
+ * and `malloced` (V8's own working memory, such as the compiler's), so that a rising RSS can be
+ * put to a thread.
  */
 function registerThreadHeaps(metrics: Metrics): void {
   const observed = new Map<string, Worker>();
   workersOf.set(metrics, observed);
   new Gauge({
     name: 'mds_thread_heap_bytes',
-    help: 'JavaScript heap of each thread: used bytes, the total the isolate holds, and V8\'s limit (workers: THREAD_HEAP_MB or their own bound, plus the young generation; main: V8\'s default, its bound MAIN_HEAP_MB being watched by the process).',
+    help: 'JavaScript heap of each thread: used bytes, the total the isolate holds, and V8\'s limit (workers: THREAD_HEAP_MB or their own bound, plus the young generation; main: V8\'s default, its bound MAIN_HEAP_MB being watched by the process); outside the heap, external (buffers its objects hold) and malloced (V8\'s own working memory).',
     labelNames: ['thread', 'kind'],
     registers: [metrics.registry],
     async collect() {
@@ -74,6 +77,8 @@ function registerThreadHeaps(metrics: Metrics): void {
         this.set({ thread, kind: 'used' }, heap.used_heap_size);
         this.set({ thread, kind: 'total' }, heap.total_heap_size);
         this.set({ thread, kind: 'limit' }, heap.heap_size_limit);
+        this.set({ thread, kind: 'external' }, heap.external_memory);
+        this.set({ thread, kind: 'malloced' }, heap.malloced_memory);
       };
       set('main', getHeapStatistics());
       for (const [name, worker] of observed) {

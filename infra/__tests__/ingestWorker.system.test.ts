@@ -70,6 +70,9 @@ test('events reach the bus of the parent thread, metrics and readiness are repor
   const heap = Object.fromEntries((await heapOf()).map((v) => [v.labels.kind, v.value]));
   expect(heap.used).toBeGreaterThan(1e6);
   expect(heap.total).toBeGreaterThanOrEqual(heap.used!);
+  // Outside its heap: the buffers its sockets and parsers hold, and V8's own working memory.
+  expect(heap.external).toBeGreaterThan(0);
+  expect(heap.malloced).toBeGreaterThan(0);
   // Its limit: THREAD_HEAP_MB (512 by default) of old generation, plus V8's young generation.
   expect(ctx.config.THREAD_HEAP_MB).toBe(512);
   expect(heap.limit).toBeGreaterThanOrEqual(512 * 1_048_576);

@@ -24,9 +24,20 @@ describe('HeapBoundCheck', () => {
 
 it("mds_thread_heap_bytes reports the main thread, its limit V8's own, without any worker observed", async () => {
   const metrics = createMetrics();
-  const values = (await metrics.registry.getSingleMetric('mds_thread_heap_bytes')!.get()).values.filter((v) => v.labels.thread === 'main');
-  const of = (kind: string) => values.find((v) => v.labels.kind === kind)?.value;
+  const mainThread = async () => {
+    const values = (await metrics.registry.getSingleMetric('mds_thread_heap_bytes')!.get()).values.filter((v) => v.labels.thread === 'main');
+    return (kind: string) => values.find((v) => v.labels.kind === kind)?.value;
+  };
+  const of = await mainThread();
   expect(of('limit')).toBe(getHeapStatistics().heap_size_limit);
   expect(of('used')).toBeGreaterThan(0);
   expect(of('total')).toBeGreaterThanOrEqual(of('used')!);
+  expect(of('malloced')).toBeGreaterThan(0);
+
+  // A buffer lives outside the heap: 64 MB held shows in `external`, not in `total`.
+  const held = Buffer.alloc(64 * MB, 1);
+  const withBuffer = await mainThread();
+  expect(withBuffer('external')! - of('external')!).toBeGreaterThanOrEqual(64 * MB);
+  expect(withBuffer('total')! - of('total')!).toBeLessThan(16 * MB);
+  expect(held[held.length - 1]).toBe(1);
 });
