@@ -4,8 +4,9 @@
 // directory (1 day of SIMULATED history), after a warm-up, for `--minutes`: the index lag
 // (mds_index_lag_seconds) about every second, at random moments; /ready, what the bus refused
 // (mds_bus_dropped_total) and the process's RSS every 5th sample; then every page of 250 of
-// /v1/coins, uncached, and /v1/prices for every asset, uncached, three times; then every page 8 times again, cached, and the API at 64 connections
-// (autocannon, on the same machine, in 4 bursts) over cached routes while it ingests. Prints each target with both figures and PASS or FAIL.
+// /v1/coins, uncached, and /v1/prices for every asset, uncached, three times; then every page 8
+// times again, cached, and the API at 64 connections (autocannon, on the same machine, in 4 bursts)
+// over cached routes while it ingests. Prints each target with both figures and PASS or FAIL.
 // The answers' floor on this machine, measured in the same run: a bare node:http server in a process
 // of its own (bareServer.ts) serving the bytes the demo answered, compressed as the API compresses
 // them, asked in turn with the demo (each cached page of one, then of the other; autocannon's bursts
