@@ -7,6 +7,7 @@
 // and decimals a configured chain gave for one of them (token_supplies). Read per
 // store at most every few seconds and shared, so one response is built from one universe.
 import type { StoreCalls } from '../store.ts';
+import { mapInTurns } from '../turns.ts';
 import { catalogAssets, type CatalogAsset } from './catalog.ts';
 import { discoveredAsset, type ChainToken } from './discovered.ts';
 
@@ -21,6 +22,9 @@ export interface AssetUniverse {
 
 /** How long a read universe is reused: a new listing is served within this of its first print being stored. */
 export const universeMaxAgeMs = 5_000;
+
+/** How many discovered assets a read builds between two turns of the event loop (infra/turns.ts): the API's thread reads it. */
+const rowsPerTurn = 250;
 
 // Discovered ids hold `--`, catalog ids never do (catalog.ts).
 const discoveredSql = `
@@ -136,8 +140,8 @@ export async function loadAssetUniverse(store: StoreCalls, at = Date.now()): Pro
   const before = lastBuilt.get(store);
   const built = new Map<string, BuiltAsset>();
   const discovered: CatalogAsset[] = [];
-  for (const r of rows) {
-    if (joined.has(r.asset)) continue;
+  await mapInTurns(rows, rowsPerTurn, (r) => {
+    if (joined.has(r.asset)) return;
     const name = nameOf.get(r.asset);
     const listed = contractsOf.get(r.asset);
     const token = tokenOf(listed, tokens);
@@ -146,7 +150,7 @@ export async function loadAssetUniverse(store: StoreCalls, at = Date.now()): Pro
     const entry = held?.facts === facts ? held : { facts, asset: discoveredAsset(r.asset, { name, contracts: listed, ...(token ? { token } : {}) }) };
     built.set(r.asset, entry);
     if (entry.asset) discovered.push(entry.asset);
-  }
+  });
   lastBuilt.set(store, built);
   const assets = [...catalogAssets, ...discovered];
   const byId = new Map(assets.map((a) => [a.id, a]));
