@@ -10,12 +10,14 @@ import { mapInTurns } from '../../infra/turns.ts';
 const assetMarketSql = readFileSync(new URL('./assetMarket.sql', import.meta.url), 'utf8');
 
 const hourMs = 3_600_000;
+const dayMs = 24 * hourMs;
+
 /**
- * How many assets the API's thread maps between two turns of its event loop (infra/turns.ts): the
- * universe demo's 2,000 assets took 40-100 ms in one piece, every 5 s, and held cached answers back.
+ * How many assets the API's thread maps between two turns of its event loop (infra/turns.ts). In one
+ * piece, the universe demo's snapshot (about 4,000 assets) held the thread for 100-200 ms every 5 s
+ * under a profiler, and cached answers waited for it (test/bench/RESULTS.md, 2026-12-05).
  */
 const assetsPerTurn = 250;
-const dayMs = 24 * hourMs;
 
 /** The windows of the price changes, and their length. */
 export const changeWindowMs = { '1h': hourMs, '24h': dayMs, '7d': 7 * dayMs, '14d': 14 * dayMs, '30d': 30 * dayMs, '1y': 365 * dayMs } as const;

@@ -139,9 +139,8 @@ export async function loadAssetUniverse(store: StoreCalls, at = Date.now()): Pro
   const tokens = new Map(tokenRows.map((t) => [contractKey(t.platform, t.address), t]));
   const before = lastBuilt.get(store);
   const built = new Map<string, BuiltAsset>();
-  const discovered: CatalogAsset[] = [];
-  await mapInTurns(rows, rowsPerTurn, (r) => {
-    if (joined.has(r.asset)) return;
+  const assetOfRow = await mapInTurns(rows, rowsPerTurn, (r) => {
+    if (joined.has(r.asset)) return undefined;
     const name = nameOf.get(r.asset);
     const listed = contractsOf.get(r.asset);
     const token = tokenOf(listed, tokens);
@@ -149,8 +148,9 @@ export async function loadAssetUniverse(store: StoreCalls, at = Date.now()): Pro
     const held = before?.get(r.asset);
     const entry = held?.facts === facts ? held : { facts, asset: discoveredAsset(r.asset, { name, contracts: listed, ...(token ? { token } : {}) }) };
     built.set(r.asset, entry);
-    if (entry.asset) discovered.push(entry.asset);
+    return entry.asset;
   });
+  const discovered = assetOfRow.filter((asset) => asset !== undefined);
   lastBuilt.set(store, built);
   const assets = [...catalogAssets, ...discovered];
   const byId = new Map(assets.map((a) => [a.id, a]));
