@@ -2,13 +2,8 @@
 // soak may kill with SIGKILL and start again on the same data directory, as an operator's host would.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, readFileSync, type WriteStream } from 'node:fs';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { until } from './support/until.ts';
-import { mallocEnv } from '../infra/roles/mallocThreshold.ts';
-import { mainThreadNodeFlag } from '../infra/roles/youngGeneration.ts';
-
-const root = fileURLToPath(new URL('..', import.meta.url));
+import { roleCommand } from './support/roleCommand.ts';
 
 export function rssMbOf(pid: number | undefined): number | undefined {
   if (pid === undefined) return undefined;
@@ -42,9 +37,10 @@ export class SoakService {
 
   constructor(options: { port: number; env: NodeJS.ProcessEnv; venues: readonly string[]; logFile: string }) {
     this.base = `http://127.0.0.1:${options.port}`;
-    // As `npm start` starts it: malloc's threshold and the main thread's young generation as package.json's scripts give them.
-    this.#env = { ...options.env, ...mallocEnv };
-    this.#args = [mainThreadNodeFlag, join(root, 'infra/roles/main.ts'), 'all', '--venues', options.venues.join(',')];
+    // As `npm start` starts it (roleCommand).
+    const command = roleCommand('all', ['--venues', options.venues.join(',')], options.env);
+    this.#env = command.env;
+    this.#args = command.argv;
     this.#log = createWriteStream(options.logFile, { flags: 'a' });
   }
 

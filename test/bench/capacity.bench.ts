@@ -30,6 +30,7 @@ import { openStore, type Store } from '../../infra/store.ts';
 import type { SentCounts, VenueRate } from '../loadgen/generator.ts';
 import { sampleFrames, sampleTrades } from '../loadgen/samples.ts';
 import { loadVenueFormats } from '../loadgen/venues/index.ts';
+import { roleCommand } from '../support/roleCommand.ts';
 import { timeRawInsert } from './rawInsert.ts';
 
 const { values: args } = parseArgs({
@@ -194,7 +195,17 @@ for (const [id, e] of Object.entries(endpoints)) {
   serviceEnv[venueEnvName(id, 'REST')] = e.rest;
 }
 
-runToEnd(['infra/roles/main.ts', 'migrate'], serviceEnv);
+/** A role of the service as package.json's scripts start it (roleCommand), with the bench's node options. */
+function startRole(role: string, args: string[], name = role) {
+  const command = roleCommand(role, args, serviceEnv, serviceNodeOptions);
+  return start(name, command.argv, command.env, listening);
+}
+function runRole(role: string, args: string[]): string {
+  const command = roleCommand(role, args, serviceEnv);
+  return runToEnd(command.argv, command.env);
+}
+
+runRole('migrate', []);
 const apiKey = runToEnd(['api/keysCli.ts', 'create', '--name', 'capacity-bench'], serviceEnv).trim();
 
 const listening = /"msg":"(?:api|health and metrics) listening"[^\n]*"url":"(http:[^"]+)"|"url":"(http:[^"]+)"[^\n]*"msg":"(?:api|health and metrics) listening"/;
@@ -205,13 +216,13 @@ let ingestUrl: string;
 let aggregateUrl: string;
 const service: Proc[] = [];
 if (kafka) {
-  const ingest = await start('ingest', [...serviceNodeOptions, 'infra/roles/main.ts', 'ingest', '--venues', venues.join(',')], serviceEnv, listening);
-  const aggregate = await start('aggregate', [...serviceNodeOptions, 'infra/roles/main.ts', 'aggregate'], serviceEnv, listening);
-  const api = await start('api', [...serviceNodeOptions, 'infra/roles/main.ts', 'api'], serviceEnv, listening);
+  const ingest = await startRole('ingest', ['--venues', venues.join(',')]);
+  const aggregate = await startRole('aggregate', []);
+  const api = await startRole('api', []);
   [ingestUrl, aggregateUrl, apiUrl] = [urlOf(ingest.match), urlOf(aggregate.match), urlOf(api.match)];
   service.push(ingest.proc, aggregate.proc, api.proc);
 } else {
-  const all = await start('service', [...serviceNodeOptions, 'infra/roles/main.ts', 'all', '--venues', venues.join(',')], serviceEnv, listening);
+  const all = await startRole('all', ['--venues', venues.join(',')], 'service');
   apiUrl = ingestUrl = aggregateUrl = urlOf(all.match);
   service.push(all.proc);
 }

@@ -7,9 +7,8 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { roleCommand } from '../support/roleCommand.ts';
 
-const mainTs = fileURLToPath(new URL('../../infra/roles/main.ts', import.meta.url));
 const key = 'mds_demoStartBench0123456789abcdefgh';
 const limitMs = 600_000;
 
@@ -38,10 +37,9 @@ async function bitcoin(port: number): Promise<Coin | undefined> {
 /** Starts the demo on `dir`, polls until every time is known (or the limit), stops it. */
 async function timedStart(dir: string, port: number): Promise<Timings> {
   const started = performance.now();
-  const child = spawn(process.execPath, [mainTs, 'demo'], {
-    env: { ...process.env, MDS_DATA_DIR: dir, PORT: String(port), DEMO_API_KEY: key, QUOTA_PER_HOUR: '1000000', LOG_LEVEL: 'info' },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
+  // As `npm run demo` starts it (roleCommand).
+  const demo = roleCommand('demo', [], { ...process.env, MDS_DATA_DIR: dir, PORT: String(port), DEMO_API_KEY: key, QUOTA_PER_HOUR: '1000000', LOG_LEVEL: 'info' });
+  const child = spawn(process.execPath, demo.argv, { env: demo.env, stdio: ['ignore', 'ignore', 'inherit'] });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const times: Timings = {};
   const at = () => Math.round(performance.now() - started);

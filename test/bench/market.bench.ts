@@ -24,11 +24,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { metricSum } from '../soak.ts';
 import { rssMbOf } from '../soakService.ts';
 import { freeLoopbackPort } from '../support/ports.ts';
-import { mallocEnv } from '../../infra/roles/mallocThreshold.ts';
-import { mainThreadNodeFlag } from '../../infra/roles/youngGeneration.ts';
+import { roleCommand } from '../support/roleCommand.ts';
 import { spawnReporting } from './reportingChild.ts';
 
-const mainTs = fileURLToPath(new URL('../../infra/roles/main.ts', import.meta.url));
 const bareServerTs = fileURLToPath(new URL('./bareServer.ts', import.meta.url));
 const key = 'mds_marketBench0123456789abcdefghijk';
 
@@ -109,14 +107,12 @@ async function startBareServer(dir: string, bodies: ReadonlyMap<string, string>)
 }
 
 async function startDemo(dir: string, port: number, universeAssets: number): Promise<ChildProcess> {
-  // As `npm run demo` starts it: malloc's threshold and the main thread's young generation as package.json's scripts give them.
-  const child = spawn(process.execPath, [mainThreadNodeFlag, mainTs, 'demo'], {
-    env: {
-      ...process.env, ...mallocEnv, MDS_DATA_DIR: dir, PORT: String(port), SQL_PORT: String(await freeLoopbackPort()), DEMO_API_KEY: key, QUOTA_PER_HOUR: '10000000',
-      DEMO_HISTORY_DAYS: '1', DEMO_UNIVERSE_ASSETS: String(universeAssets), LOG_LEVEL: 'warn',
-    },
-    stdio: ['ignore', 'ignore', 'inherit'],
+  // As `npm run demo` starts it (roleCommand).
+  const demo = roleCommand('demo', [], {
+    ...process.env, MDS_DATA_DIR: dir, PORT: String(port), SQL_PORT: String(await freeLoopbackPort()), DEMO_API_KEY: key, QUOTA_PER_HOUR: '10000000',
+    DEMO_HISTORY_DAYS: '1', DEMO_UNIVERSE_ASSETS: String(universeAssets), LOG_LEVEL: 'warn',
   });
+  const child = spawn(process.execPath, demo.argv, { env: demo.env, stdio: ['ignore', 'ignore', 'inherit'] });
   const base = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 600 && child.exitCode === null; i++) {
     const answered = await timedGet(`${base}/v1/coins?limit=1`).catch(() => undefined);
