@@ -11,9 +11,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { until, untilValue } from './support/until.ts';
+import { mainTs } from './support/roleCommand.ts';
 
 const root = fileURLToPath(new URL('../', import.meta.url));
-const mainTs = join(root, 'infra/roles/main.ts');
 const keysCli = join(root, 'api/keysCli.ts');
 const password = 'Hunter2-Secret-Pw';
 const dir = mkdtempSync(join(tmpdir(), 'mds-keys-live-'));

@@ -18,6 +18,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { loopbackReserve } from '../../infra/connectionLimits.ts';
 import { until } from '../../test/support/until.ts';
+import { mainTs } from '../../test/support/roleCommand.ts';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 /** The service's open-file limit (soft and hard: Node raises the soft one to the hard one). */
@@ -48,7 +49,6 @@ beforeAll(async () => {
     VENUE_BINANCE_REST_URL: 'http://127.0.0.1:9',
   };
   for (const name of ['CLICKHOUSE_URL', 'KAFKA_BROKERS', 'REDIS_URL', 'HTTP_MAX_CONNECTIONS']) delete env[name];
-  const mainTs = join(root, 'infra/roles/main.ts');
   service = spawn('sh', ['-c', `ulimit -n ${fileLimit} && exec "$0" "$@"`, process.execPath, mainTs, 'all', '--venues', 'binance'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
   service.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   service.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));

@@ -8,9 +8,9 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../infra/store.ts';
 import { KeyStore } from '../keys.ts';
 import { silentLog } from '../../test/support/harness.ts';
+import { mainTs } from '../../test/support/roleCommand.ts';
 
 const cli = fileURLToPath(new URL('../keysCli.ts', import.meta.url));
-const mainTs = fileURLToPath(new URL('../../infra/roles/main.ts', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'mds-keys-cli-'));
 const password = 'Hunter2-Secret-Pw';
 

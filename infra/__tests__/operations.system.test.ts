@@ -9,9 +9,9 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ccxtVenues, nativeVenues } from '../../ingest/venues/registry.ts';
 import { simulatedTickers } from '../../simulator/market.ts';
+import { mainTs } from '../../test/support/roleCommand.ts';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
-const mainTs = join(root, 'infra/roles/main.ts');
 const packageJson = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { name: string; version: string };
 const password = 'Hunter2-Secret-Pw';
 
