@@ -13,7 +13,6 @@
 // likewise), so that both meet the same moments of the demo, which goes on ingesting.
 //   node test/bench/market.bench.ts [--assets 2000] [--minutes 5] [--warmup 60]
 // A new listing priced within 5 minutes is checked by test/discovery.system.test.ts, not timed here.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -24,11 +23,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { metricSum } from '../soak.ts';
 import { rssMbOf } from '../soakService.ts';
 import { freeLoopbackPort } from '../support/ports.ts';
-import { roleCommand } from '../support/roleCommand.ts';
+import { benchKey as key, quantile, slopePerMinute, startDemo, stopDemo } from './benchDemo.ts';
 import { spawnReporting } from './reportingChild.ts';
 
 const bareServerTs = fileURLToPath(new URL('./bareServer.ts', import.meta.url));
-const key = 'mds_marketBench0123456789abcdefghijk';
 
 interface Figures {
   assets: number;
@@ -79,11 +77,6 @@ async function cannon(url: string, seconds: number, load?: Load): Promise<void> 
   load.errors += result.errors + result.timeouts + result.non2xx;
 }
 
-const quantile = (values: readonly number[], q: number) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN;
-};
-
 async function timedGet(url: string): Promise<{ ms: number; status: number; body: unknown; text: string }> {
   const started = performance.now();
   const res = await fetch(url, { headers: { 'x-api-key': key } });
@@ -106,36 +99,6 @@ async function startBareServer(dir: string, bodies: ReadonlyMap<string, string>)
   return { url, stop };
 }
 
-async function startDemo(dir: string, port: number, universeAssets: number): Promise<ChildProcess> {
-  // As `npm run demo` starts it (roleCommand).
-  const demo = roleCommand('demo', [], {
-    ...process.env, MDS_DATA_DIR: dir, PORT: String(port), SQL_PORT: String(await freeLoopbackPort()), DEMO_API_KEY: key, QUOTA_PER_HOUR: '10000000',
-    DEMO_HISTORY_DAYS: '1', DEMO_UNIVERSE_ASSETS: String(universeAssets), LOG_LEVEL: 'warn',
-  });
-  const child = spawn(process.execPath, demo.argv, { env: demo.env, stdio: ['ignore', 'ignore', 'inherit'] });
-  const base = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 600 && child.exitCode === null; i++) {
-    const answered = await timedGet(`${base}/v1/coins?limit=1`).catch(() => undefined);
-    if (answered?.status === 200) return child;
-    await sleep(1_000);
-  }
-  child.kill('SIGKILL');
-  throw new Error(`the demo (${universeAssets} universe assets) did not answer /v1/coins within 10 minutes`);
-}
-
-/**
- * The least-squares slope of the RSS samples, MB a minute: the RSS swings by tens of MB from one
- * sample to the next (collections, merges), so the first and last samples alone say little.
- */
-function slopePerMinute(samples: readonly { at: number; mb: number }[]): number {
-  if (samples.length < 2) return NaN;
-  const meanAt = samples.reduce((sum, s) => sum + s.at, 0) / samples.length;
-  const meanMb = samples.reduce((sum, s) => sum + s.mb, 0) / samples.length;
-  const covariance = samples.reduce((sum, s) => sum + (s.at - meanAt) * (s.mb - meanMb), 0);
-  const variance = samples.reduce((sum, s) => sum + (s.at - meanAt) ** 2, 0);
-  return (covariance / variance) * 60_000;
-}
-
 async function measure(universeAssets: number, minutes: number, warmupS: number): Promise<Figures> {
   const dir = mkdtempSync(join(tmpdir(), 'mds-market-bench-'));
   const port = await freeLoopbackPort();
@@ -145,7 +108,7 @@ async function measure(universeAssets: number, minutes: number, warmupS: number)
     process.stderr.write(`market bench: ${universeAssets} universe assets: up, warming up ${warmupS} s\n`);
     await sleep(warmupS * 1_000);
     const lags: number[] = [];
-    const rss: { at: number; mb: number }[] = [];
+    const rss: { at: number; value: number }[] = [];
     let readyFailed = 0;
     let droppedFrom: number | undefined;
     let droppedTo = 0;
@@ -162,7 +125,7 @@ async function measure(universeAssets: number, minutes: number, warmupS: number)
       droppedTo = dropped;
       if (tick % 5 === 0) {
         if ((await fetch(`${base}/ready`)).status !== 200) readyFailed += 1;
-        rss.push({ at: Date.now(), mb: rssMbOf(child.pid) ?? NaN });
+        rss.push({ at: Date.now(), value: rssMbOf(child.pid) ?? NaN });
       }
       await sleep(500 + Math.random() * 1_000);
     }
@@ -226,7 +189,7 @@ async function measure(universeAssets: number, minutes: number, warmupS: number)
         readySamples: rss.length,
         readyFailed,
         busDropped: droppedTo - (droppedFrom ?? 0),
-        rssEndMb: rss.at(-1)?.mb ?? NaN,
+        rssEndMb: rss.at(-1)?.value ?? NaN,
         rssSlopeMbPerMin: slope,
         coinsPages: uncached.length,
         coinsUncachedMaxMs: Math.max(...uncached),
@@ -237,9 +200,7 @@ async function measure(universeAssets: number, minutes: number, warmupS: number)
       await bare.stop();
     }
   } finally {
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    child.kill('SIGTERM');
-    await exited;
+    await stopDemo(child);
     rmSync(dir, { recursive: true, force: true });
   }
 }

@@ -1,0 +1,37 @@
+// The benches' arithmetic (benchDemo.ts), against figures worked by hand.
+import { describe, expect, it } from 'vitest';
+import { quantile, slopePerMinute } from './benchDemo.ts';
+
+describe('slopePerMinute', () => {
+  const minute = 60_000;
+
+  it('is the rise a minute of samples on a line, whatever their spacing', () => {
+    // 1,000 MB at minute 0, 3 MB more each minute, sampled at minutes 0, 1, 5 and 10.
+    const samples = [0, 1, 5, 10].map((m) => ({ at: 1_700_000_000_000 + m * minute, value: 1_000 + 3 * m }));
+    expect(slopePerMinute(samples)).toBeCloseTo(3, 9);
+  });
+
+  it('is the least-squares line through noisy samples, not the first and last', () => {
+    // Minutes 0..4 at 10, 30, 10, 30, 10: the ends are equal (first-to-last: 0), the least-squares
+    // slope is sum((t - 2)(v - 18)) / sum((t - 2)^2) = (16 - 12 + 0 + 12 - 16) / 10 = 0; shifting the
+    // last sample up by 10 adds (4 - 2) * 10 / 10 = 2.
+    const noisy = [10, 30, 10, 30, 10].map((value, m) => ({ at: m * minute, value }));
+    expect(slopePerMinute(noisy)).toBeCloseTo(0, 9);
+    expect(slopePerMinute(noisy.map((s, m) => (m === 4 ? { ...s, value: 20 } : s)))).toBeCloseTo(2, 9);
+  });
+
+  it('is NaN for fewer than two samples', () => {
+    expect(slopePerMinute([])).toBeNaN();
+    expect(slopePerMinute([{ at: 0, value: 5 }])).toBeNaN();
+  });
+});
+
+describe('quantile', () => {
+  it('takes the nearest rank at or below, from unsorted values', () => {
+    const values = [9, 1, 8, 2, 7, 3, 6, 4, 5, 10];
+    expect(quantile(values, 0.5)).toBe(6);
+    expect(quantile(values, 0.99)).toBe(10);
+    expect(quantile(values, 0)).toBe(1);
+    expect(quantile([], 0.5)).toBeNaN();
+  });
+});

@@ -1,0 +1,56 @@
+// The universe demo as the benches start it: `npm run demo`'s command (roleCommand) on a data
+// directory of the bench's, 1 day of SIMULATED history, a known API key and a quota no bench reaches.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { freeLoopbackPort } from '../support/ports.ts';
+import { roleCommand } from '../support/roleCommand.ts';
+
+/** The demo's API key in the benches (DEMO_API_KEY). */
+export const benchKey = 'mds_marketBench0123456789abcdefghijk';
+
+/**
+ * Starts the demo with `universeAssets` synthetic assets beside the catalog's (0: the catalog's
+ * alone) on `port`, and resolves once `/v1/coins` answers 200; its log's warnings go to stderr.
+ */
+export async function startDemo(dir: string, port: number, universeAssets: number): Promise<ChildProcess> {
+  const demo = roleCommand('demo', [], {
+    ...process.env, MDS_DATA_DIR: dir, PORT: String(port), SQL_PORT: String(await freeLoopbackPort()), DEMO_API_KEY: benchKey, QUOTA_PER_HOUR: '10000000',
+    DEMO_HISTORY_DAYS: '1', DEMO_UNIVERSE_ASSETS: String(universeAssets), LOG_LEVEL: 'warn',
+  });
+  const child = spawn(process.execPath, demo.argv, { env: demo.env, stdio: ['ignore', 'ignore', 'inherit'] });
+  const coins = `http://127.0.0.1:${port}/v1/coins?limit=1`;
+  for (let i = 0; i < 600 && child.exitCode === null; i++) {
+    const status = await fetch(coins, { headers: { 'x-api-key': benchKey } }).then((r) => r.status, () => 0);
+    if (status === 200) return child;
+    await sleep(1_000);
+  }
+  child.kill('SIGKILL');
+  throw new Error(`the demo (${universeAssets} universe assets) did not answer /v1/coins within 10 minutes`);
+}
+
+/** Stops the demo with SIGTERM and waits for it to exit. */
+export async function stopDemo(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  await exited;
+}
+
+/**
+ * The least-squares slope of samples, units a minute: the RSS swings by tens of MB from one sample
+ * to the next (collections, merges), so the first and last samples alone say little.
+ */
+export function slopePerMinute(samples: readonly { at: number; value: number }[]): number {
+  if (samples.length < 2) return NaN;
+  const meanAt = samples.reduce((sum, s) => sum + s.at, 0) / samples.length;
+  const meanValue = samples.reduce((sum, s) => sum + s.value, 0) / samples.length;
+  const covariance = samples.reduce((sum, s) => sum + (s.at - meanAt) * (s.value - meanValue), 0);
+  const variance = samples.reduce((sum, s) => sum + (s.at - meanAt) ** 2, 0);
+  return (covariance / variance) * 60_000;
+}
+
+/** The q-quantile of `values` (the nearest rank at or below); NaN for none. */
+export function quantile(values: readonly number[], q: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN;
+}
