@@ -72,19 +72,21 @@ function registerThreadHeaps(metrics: Metrics): void {
     labelNames: ['thread', 'kind'],
     registers: [metrics.registry],
     async collect() {
+      const heaps: [string, HeapStatistics][] = [['main', getHeapStatistics()]];
+      for (const [name, worker] of observed) {
+        // A stopped worker is left out.
+        const heap = await worker.getHeapStatistics().catch(() => undefined);
+        if (heap) heaps.push([name, heap]);
+      }
+      // Cleared and written with no wait between: a scrape that overlaps this one reads all of
+      // this one's threads or all of its own, never a mix that leaves some out.
       this.reset();
-      const set = (thread: string, heap: HeapStatistics) => {
+      for (const [thread, heap] of heaps) {
         this.set({ thread, kind: 'used' }, heap.used_heap_size);
         this.set({ thread, kind: 'total' }, heap.total_heap_size);
         this.set({ thread, kind: 'limit' }, heap.heap_size_limit);
         this.set({ thread, kind: 'external' }, heap.external_memory);
         this.set({ thread, kind: 'malloced' }, heap.malloced_memory);
-      };
-      set('main', getHeapStatistics());
-      for (const [name, worker] of observed) {
-        // A stopped worker is left out.
-        const heap = await worker.getHeapStatistics().catch(() => undefined);
-        if (heap) set(name, heap);
       }
     },
   });

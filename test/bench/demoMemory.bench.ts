@@ -153,7 +153,8 @@ for (let from = 0; from < minutes; from += windowMinutes) {
   const windowLags = between(lags, from, to).map((l) => l.value);
   windows.push({ from, to, lagP99: quantile(windowLags, 0.99) });
   const rss = inWindow.map((s) => s.rssMb);
-  const heapSlopes = threads.map((thread) => round(slopePerMinute(inWindow.map((s) => ({ at: s.at, value: s.heapsMb[thread] ?? NaN }))), 2));
+  // A thread whose heap a scrape missed is left out of that minute.
+  const heapSlopes = threads.map((thread) => round(slopePerMinute(inWindow.flatMap((s) => (s.heapsMb[thread] === undefined ? [] : [{ at: s.at, value: s.heapsMb[thread] }]))), 2));
   const storeSlope = slopePerMinute(inWindow.map((s) => ({ at: s.at, value: s.storeTrackedMb })));
   console.log(`  ${from}-${to} | ${round(rss.at(-1) ?? NaN)} | ${round(rss.reduce((a, b) => a + b, 0) / rss.length)} | ${round(Math.max(...rss))} | ${round(rssSlope(inWindow), 2)} | ${heapSlopes.join(', ')} | ${round(storeSlope, 2)} | ${round(quantile(windowLags, 0.5), 2)} / ${round(quantile(windowLags, 0.99), 2)} / ${round(Math.max(...windowLags), 2)} s`);
 }
