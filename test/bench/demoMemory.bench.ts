@@ -110,6 +110,7 @@ const windowMinutes = Number(values.window);
 for (const [name, value] of Object.entries({ assets: universeAssets, minutes, settle, 'flat-from': flatFrom, window: windowMinutes })) {
   if (!Number.isFinite(value) || value < 0) throw new Error(`--${name} must be a number of 0 or more, not ${JSON.stringify(values[name as keyof typeof values])}`);
 }
+if (!(windowMinutes >= 1)) throw new Error(`--window must be 1 minute or more, not ${windowMinutes}`);
 if (!(settle <= flatFrom && flatFrom + 2 <= minutes)) throw new Error(`--settle (${settle}) <= --flat-from (${flatFrom}) <= --minutes (${minutes}) - 2 is needed: a slope wants 3 samples at least`);
 
 const dir = mkdtempSync(join(tmpdir(), 'mds-memory-bench-'));
