@@ -1,6 +1,6 @@
 // The benches' arithmetic (benchDemo.ts), against figures worked by hand.
 import { describe, expect, it } from 'vitest';
-import { quantile, slopePerMinute } from './benchDemo.ts';
+import { indexLagOf, quantile, slopePerMinute } from './benchDemo.ts';
 
 describe('slopePerMinute', () => {
   const minute = 60_000;
@@ -33,5 +33,12 @@ describe('quantile', () => {
     expect(quantile(values, 0.99)).toBe(10);
     expect(quantile(values, 0)).toBe(1);
     expect(quantile([], 0.5)).toBeNaN();
+  });
+});
+
+describe('indexLagOf', () => {
+  it('reads the gauge, and is undefined while it is absent (no second computed yet)', () => {
+    expect(indexLagOf('mds_index_lag_seconds 2.75\nmds_index_lag_seconds_other 9\n')).toBe(2.75);
+    expect(indexLagOf('# HELP mds_index_lag_seconds the lag\nmds_bus_dropped_total 0\n')).toBeUndefined();
   });
 });

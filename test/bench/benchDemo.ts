@@ -2,6 +2,7 @@
 // directory of the bench's, 1 day of SIMULATED history, a known API key and a quota no bench reaches.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { metricSum } from '../soak.ts';
 import { freeLoopbackPort } from '../support/ports.ts';
 import { roleCommand } from '../support/roleCommand.ts';
 
@@ -54,3 +55,14 @@ export function quantile(values: readonly number[], q: number): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN;
 }
+
+/** The index lag (mds_index_lag_seconds) in a /metrics text; undefined until the index has computed a second (the gauge is absent then). */
+export function indexLagOf(metrics: string): number | undefined {
+  return /^mds_index_lag_seconds /m.test(metrics) ? metricSum(metrics, 'mds_index_lag_seconds') : undefined;
+}
+
+/**
+ * The wait between two index-lag samples, 0.5-1.5 s at random: the lag is a sawtooth over each
+ * second (it drops once a second is computed), and a sampler locked to the second sees one point of it.
+ */
+export const lagSampleWaitMs = (): number => 500 + Math.random() * 1_000;

@@ -20,7 +20,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { metricSum } from '../soak.ts';
 import { rssMbOf } from '../soakService.ts';
 import { freeLoopbackPort } from '../support/ports.ts';
-import { benchKey, quantile, slopePerMinute, startDemo, stopDemo } from './benchDemo.ts';
+import { benchKey, indexLagOf, lagSampleWaitMs, quantile, slopePerMinute, startDemo, stopDemo } from './benchDemo.ts';
 
 const mb = 1024 * 1024;
 const rssBoundMb = 2048;
@@ -84,10 +84,9 @@ async function lightUser(base: string, until: number): Promise<number[]> {
 async function lagSampler(base: string, until: number): Promise<{ at: number; value: number }[]> {
   const lags: { at: number; value: number }[] = [];
   while (Date.now() < until) {
-    const metrics = await fetch(`${base}/metrics`).then((r) => r.text(), () => '');
-    // No lag until the index has computed a second: the gauge is absent then.
-    if (/^mds_index_lag_seconds /m.test(metrics)) lags.push({ at: Date.now(), value: metricSum(metrics, 'mds_index_lag_seconds') });
-    await sleep(500 + Math.random() * 1_000);
+    const lag = indexLagOf(await fetch(`${base}/metrics`).then((r) => r.text(), () => ''));
+    if (lag !== undefined) lags.push({ at: Date.now(), value: lag });
+    await sleep(lagSampleWaitMs());
   }
   return lags;
 }

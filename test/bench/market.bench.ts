@@ -23,7 +23,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { metricSum } from '../soak.ts';
 import { rssMbOf } from '../soakService.ts';
 import { freeLoopbackPort } from '../support/ports.ts';
-import { benchKey as key, quantile, slopePerMinute, startDemo, stopDemo } from './benchDemo.ts';
+import { benchKey as key, indexLagOf, lagSampleWaitMs, quantile, slopePerMinute, startDemo, stopDemo } from './benchDemo.ts';
 import { spawnReporting } from './reportingChild.ts';
 
 const bareServerTs = fileURLToPath(new URL('./bareServer.ts', import.meta.url));
@@ -113,13 +113,12 @@ async function measure(universeAssets: number, minutes: number, warmupS: number)
     let droppedFrom: number | undefined;
     let droppedTo = 0;
     const until = Date.now() + minutes * 60_000;
-    // The lag about every second (a p99 of 5-s samples would be their maximum), /ready and the RSS
-    // every 5th sample. The lag is a sawtooth over each second (it drops once a second is computed),
-    // so the wait is drawn at random: a sampler locked to the second would see one point of the tooth.
+    // The lag about every second, at random moments (lagSampleWaitMs; a p99 of 5-s samples would be
+    // their maximum), /ready and the RSS every 5th sample.
     for (let tick = 0; Date.now() < until; tick++) {
       const metrics = await fetch(`${base}/metrics`).then((r) => r.text());
-      // No lag until the index has computed a second: the gauge is absent then.
-      if (/^mds_index_lag_seconds /m.test(metrics)) lags.push(metricSum(metrics, 'mds_index_lag_seconds'));
+      const lag = indexLagOf(metrics);
+      if (lag !== undefined) lags.push(lag);
       const dropped = metricSum(metrics, 'mds_bus_dropped_total');
       droppedFrom ??= dropped;
       droppedTo = dropped;
@@ -127,7 +126,7 @@ async function measure(universeAssets: number, minutes: number, warmupS: number)
         if ((await fetch(`${base}/ready`)).status !== 200) readyFailed += 1;
         rss.push({ at: Date.now(), value: rssMbOf(child.pid) ?? NaN });
       }
-      await sleep(500 + Math.random() * 1_000);
+      await sleep(lagSampleWaitMs());
     }
     const half = rss.filter((r) => r.at >= rss[0]!.at + (minutes * 60_000) / 2);
     const slope = slopePerMinute(half);
