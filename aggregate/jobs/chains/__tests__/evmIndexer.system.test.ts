@@ -4,7 +4,7 @@ import { afterAll, beforeAll, expect, test } from 'vitest';
 import { computeIndex, openTestStore, silentLog } from '../../../../test/support/harness.ts';
 import { until } from '../../../../test/support/until.ts';
 import type { Logger } from '../../../../infra/log.ts';
-import { defaultSimFactories, EvmChainModel, startDemoChain, startEvmChainServer, type DemoChain, type EvmChainServer, type SimSwap } from '../../../../simulator/evmChain.ts';
+import { defaultSimFactories, demoChainRetainBlocks, EvmChainModel, startDemoChain, startEvmChainServer, type DemoChain, type EvmChainServer, type SimSwap } from '../../../../simulator/evmChain.ts';
 import { chainConfig } from '../chainsConfig.ts';
 import { ChainMismatchError, ChainReorgedWhileReadingError, EvmIndexer } from '../evmIndexer.ts';
 import { JsonRpcClient, JsonRpcError } from '../jsonRpc.ts';
@@ -299,6 +299,8 @@ test('the demo chain after a demo restart: a new chain each start, still indexed
     // Two demo chains started in the same instant are still two chains.
     const twins = await Promise.all([start(), start()]);
     expect(twins[0].chain.model.block(0)!.hash).not.toBe(twins[1].chain.model.block(0)!.hash);
+    // The demo's chain keeps 30 minutes of blocks, not the model's 2.8 hours: its memory is level from then on.
+    expect(twins[0].chain.model.retainBlocks).toBe(demoChainRetainBlocks);
     await Promise.all(twins.map((t) => t.chain.close()));
 
     const before = await start();
