@@ -1,6 +1,6 @@
 // The benches' arithmetic (benchDemo.ts), against figures worked by hand.
 import { describe, expect, it } from 'vitest';
-import { indexLagOf, quantile, slopePerMinute } from './benchDemo.ts';
+import { indexLagOf, logLevelOf, quantile, slopePerMinute } from './benchDemo.ts';
 
 describe('slopePerMinute', () => {
   const minute = 60_000;
@@ -40,5 +40,15 @@ describe('indexLagOf', () => {
   it('reads the gauge, and is undefined while it is absent (no second computed yet)', () => {
     expect(indexLagOf('mds_index_lag_seconds 2.75\nmds_index_lag_seconds_other 9\n')).toBe(2.75);
     expect(indexLagOf('# HELP mds_index_lag_seconds the lag\nmds_bus_dropped_total 0\n')).toBeUndefined();
+  });
+});
+
+describe('logLevelOf', () => {
+  it("reads a pino line's level, and 0 for a line that is not one", () => {
+    // A line as the demo writes it (its log of this session, trimmed).
+    expect(logLevelOf('{"level":50,"time":1796465005000,"role":"demo","part":"index","msg":"index step failed"}')).toBe(50);
+    expect(logLevelOf('{"level":40,"time":1796465005000,"role":"demo","msg":"trades stored after the index passed their seconds"}')).toBe(40);
+    expect(logLevelOf('Node.js v24.21.0')).toBe(0);
+    expect(logLevelOf('')).toBe(0);
   });
 });

@@ -1,6 +1,7 @@
 // The universe demo as the benches start it: `npm run demo`'s command (roleCommand) on a data
 // directory of the bench's, 1 day of SIMULATED history, a known API key and a quota no bench reaches.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { metricSum } from '../soak.ts';
 import { freeLoopbackPort } from '../support/ports.ts';
@@ -9,29 +10,61 @@ import { roleCommand } from '../support/roleCommand.ts';
 /** The demo's API key in the benches (DEMO_API_KEY). */
 export const benchKey = 'mds_marketBench0123456789abcdefghijk';
 
+/** Log lines of the demo's kept to tell why it stopped, when it stops on its own. */
+const keptLogLines = 30;
+
 /**
  * Starts the demo with `universeAssets` synthetic assets beside the catalog's (0: the catalog's
- * alone) on `port`, and resolves once `/v1/coins` answers 200; its log's warnings go to stderr.
+ * alone) on `port`, and resolves once `/v1/coins` answers 200. Its log (stdout) is not shown, but
+ * its errors (level 50 and up) go to stderr as they come, and if it exits before `stopDemo` asks,
+ * its exit and its last log lines do: a demo that died had said nothing to a bench.
  */
 export async function startDemo(dir: string, port: number, universeAssets: number): Promise<ChildProcess> {
   const demo = roleCommand('demo', [], {
     ...process.env, MDS_DATA_DIR: dir, PORT: String(port), SQL_PORT: String(await freeLoopbackPort()), DEMO_API_KEY: benchKey, QUOTA_PER_HOUR: '10000000',
     DEMO_HISTORY_DAYS: '1', DEMO_UNIVERSE_ASSETS: String(universeAssets), LOG_LEVEL: 'warn',
   });
-  const child = spawn(process.execPath, demo.argv, { env: demo.env, stdio: ['ignore', 'ignore', 'inherit'] });
+  const child = spawn(process.execPath, demo.argv, { env: demo.env, stdio: ['ignore', 'pipe', 'inherit'] });
+  const lastLines = keepLogTail(child);
+  const exited = new Promise<string>((resolve) => child.once('exit', (code, signal) => resolve(`the demo exited (code ${code}, signal ${signal})`)));
+  void exited.then((how) => {
+    if (!stopping.has(child)) process.stderr.write(`${how} before the bench stopped it; its last log lines:\n${lastLines().join('\n')}\n`);
+  });
   const coins = `http://127.0.0.1:${port}/v1/coins?limit=1`;
-  for (let i = 0; i < 600 && child.exitCode === null; i++) {
+  for (let i = 0; i < 600 && child.exitCode === null && child.signalCode === null; i++) {
     const status = await fetch(coins, { headers: { 'x-api-key': benchKey } }).then((r) => r.status, () => 0);
     if (status === 200) return child;
     await sleep(1_000);
   }
+  if (child.exitCode !== null || child.signalCode !== null) throw new Error(`${await exited} before it answered /v1/coins`);
   child.kill('SIGKILL');
   throw new Error(`the demo (${universeAssets} universe assets) did not answer /v1/coins within 10 minutes`);
+}
+
+/** Demos that stopDemo is stopping: their exit is asked for. */
+const stopping = new WeakSet<ChildProcess>();
+
+/** Reads the child's log lines as they come: errors (pino level 50 and up) to stderr, the last `keptLogLines` kept. */
+function keepLogTail(child: ChildProcess): () => string[] {
+  const lines: string[] = [];
+  createInterface({ input: child.stdout! }).on('line', (line) => {
+    lines.push(line);
+    if (lines.length > keptLogLines) lines.shift();
+    if (logLevelOf(line) >= 50) process.stderr.write(`demo: ${line}\n`);
+  });
+  return () => [...lines];
+}
+
+/** A pino line's level (0 for a line that is not one). */
+export function logLevelOf(line: string): number {
+  const level = /^\{"level":(\d+)/.exec(line)?.[1];
+  return level === undefined ? 0 : Number(level);
 }
 
 /** Stops the demo with SIGTERM and waits for it to exit. */
 export async function stopDemo(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
+  stopping.add(child);
   const exited = new Promise((resolve) => child.once('exit', resolve));
   child.kill('SIGTERM');
   await exited;
