@@ -32,7 +32,8 @@ export async function startDemo(dir: string, port: number, universeAssets: numbe
   });
   const coins = `http://127.0.0.1:${port}/v1/coins?limit=1`;
   for (let i = 0; i < 600 && child.exitCode === null && child.signalCode === null; i++) {
-    const status = await fetch(coins, { headers: { 'x-api-key': benchKey } }).then((r) => r.status, () => 0);
+    // A demo that accepts and never answers must not hold the bench: each try waits 5 s at most.
+    const status = await fetch(coins, { headers: { 'x-api-key': benchKey }, signal: AbortSignal.timeout(5_000) }).then((r) => r.status, () => 0);
     if (status === 200) return child;
     await sleep(1_000);
   }
