@@ -60,7 +60,7 @@ describe('retainedSizes', () => {
 });
 
 describe('retainedGrowth', () => {
-  it('lists the objects of both snapshots whose retained size grew, largest first, each with its holder', () => {
+  it('gives the heap reachable in each, and the objects of both whose retained size grew, largest first, each with its holder', () => {
     // Later: D holds a new G (100), B a new H (60). C and D grow by 100, B by 60, A not at all.
     const later: HandNode[] = [
       ...earlier.slice(0, 2),
@@ -70,7 +70,9 @@ describe('retainedGrowth', () => {
       { type: 'object', name: 'G', id: 23, size: 100, edges: [] },
       { type: 'object', name: 'H', id: 25, size: 60, edges: [] },
     ];
-    const grown = retainedGrowth(readHeapSnapshot(snapshotText(earlier)), readHeapSnapshot(snapshotText(later)), 50);
+    const { reachable, grown } = retainedGrowth(readHeapSnapshot(snapshotText(earlier)), readHeapSnapshot(snapshotText(later)), 50);
+    // The whole heap: 105 before, 105 + 100 + 60 after.
+    expect(reachable).toEqual({ before: 105, after: 265 });
     expect(grown).toEqual([
       { object: 'object:C#15', heldBy: 'synthetic:#1', edge: '', before: 70, after: 170 },
       { object: 'object:D#21', heldBy: 'object:C#15', edge: 'd', before: 40, after: 140 },

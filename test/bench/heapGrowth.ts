@@ -200,8 +200,11 @@ export interface Growth {
   after: number;
 }
 
-/** The objects of `later` found in `earlier` (by id) whose retained size grew by `minBytes` or more, largest growth first. */
-export function retainedGrowth(earlier: HeapGraph, later: HeapGraph, minBytes = 100_000): Growth[] {
+/**
+ * The heap reachable from the root in each snapshot, and the objects of `later` found in `earlier`
+ * (by id) whose retained size grew by `minBytes` or more, largest growth first.
+ */
+export function retainedGrowth(earlier: HeapGraph, later: HeapGraph, minBytes = 100_000): { reachable: { before: number; after: number }; grown: Growth[] } {
   const before = retainedSizes(earlier).retained;
   const retainedById = new Map<number, number>();
   for (let k = 0; k < earlier.count; k++) retainedById.set(earlier.id(k), before[k]!);
@@ -216,7 +219,8 @@ export function retainedGrowth(earlier: HeapGraph, later: HeapGraph, minBytes = 
     const edge = later.edges(holder).find((e) => e.to === k)?.name ?? '';
     grown.push({ object: label(k), heldBy: label(holder), edge: String(edge), before: was, after: retained[k]! });
   }
-  return grown.sort((a, b) => b.after - b.before - (a.after - a.before));
+  grown.sort((a, b) => b.after - b.before - (a.after - a.before));
+  return { reachable: { before: before[0]!, after: retained[0]! }, grown };
 }
 
 if (import.meta.main) {
@@ -227,9 +231,9 @@ if (import.meta.main) {
   }
   const [earlier, later] = positionals.map((file) => readHeapSnapshot(readFileSync(file))) as [HeapGraph, HeapGraph];
   const mb = (bytes: number) => (bytes / 1e6).toFixed(2);
-  const total = (graph: HeapGraph) => retainedSizes(graph).retained[0]!;
-  console.log(`heap reachable: ${mb(total(earlier))} MB, then ${mb(total(later))} MB`);
-  for (const g of retainedGrowth(earlier, later).slice(0, Number(values.top))) {
+  const { reachable, grown } = retainedGrowth(earlier, later);
+  console.log(`heap reachable: ${mb(reachable.before)} MB, then ${mb(reachable.after)} MB`);
+  for (const g of grown.slice(0, Number(values.top))) {
     console.log(`${mb(g.after - g.before).padStart(8)} MB (${mb(g.before)} -> ${mb(g.after)})  ${g.object}  held by ${g.heldBy}${g.edge === '' ? '' : ` .${g.edge}`}`);
   }
 }
