@@ -4,6 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, readFileSync, type WriteStream } from 'node:fs';
 import { until } from './support/until.ts';
 import { roleCommand } from './support/roleCommand.ts';
+import { stopChild } from './support/stopChild.ts';
 
 export function rssMbOf(pid: number | undefined): number | undefined {
   if (pid === undefined) return undefined;
@@ -93,13 +94,8 @@ export class SoakService {
 
   /** SIGTERM, and its exit code. */
   async stop(): Promise<number | null> {
-    const child = this.#child!;
-    if (this.#exited === undefined) {
-      const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-      child.kill('SIGTERM');
-      await exited;
-    }
+    const { code } = await stopChild(this.#child!);
     this.#log.end();
-    return this.#exited ?? null;
+    return code;
   }
 }

@@ -6,6 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { metricSum } from '../soak.ts';
 import { freeLoopbackPort } from '../support/ports.ts';
 import { roleCommand } from '../support/roleCommand.ts';
+import { stopChild } from '../support/stopChild.ts';
 
 /** The demo's API key in the benches (DEMO_API_KEY). */
 export const benchKey = 'mds_marketBench0123456789abcdefghijk';
@@ -64,11 +65,8 @@ export function logLevelOf(line: string): number {
 
 /** Stops the demo with SIGTERM and waits for it to exit. */
 export async function stopDemo(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
   stopping.add(child);
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGTERM');
-  await exited;
+  await stopChild(child);
 }
 
 /**

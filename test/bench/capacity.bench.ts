@@ -31,6 +31,7 @@ import type { SentCounts, VenueRate } from '../loadgen/generator.ts';
 import { sampleFrames, sampleTrades } from '../loadgen/samples.ts';
 import { loadVenueFormats } from '../loadgen/venues/index.ts';
 import { roleCommand } from '../support/roleCommand.ts';
+import { stopChild } from '../support/stopChild.ts';
 import { timeRawInsert } from './rawInsert.ts';
 
 const { values: args } = parseArgs({
@@ -105,10 +106,7 @@ function runToEnd(argv: string[], env: NodeJS.ProcessEnv): string {
 }
 
 async function stop(proc: Proc): Promise<void> {
-  if (proc.child.exitCode !== null || proc.child.signalCode !== null) return;
-  const exited = new Promise((r) => proc.child.once('exit', r));
-  proc.child.kill('SIGTERM');
-  await Promise.race([exited, sleep(30_000).then(() => proc.child.kill('SIGKILL'))]);
+  await stopChild(proc.child, { killAfterMs: 30_000 });
 }
 
 process.once('exit', () => {

@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { roleCommand } from '../support/roleCommand.ts';
+import { stopChild } from '../support/stopChild.ts';
 
 const key = 'mds_demoStartBench0123456789abcdefgh';
 const limitMs = 600_000;
@@ -40,7 +41,6 @@ async function timedStart(dir: string, port: number): Promise<Timings> {
   // As `npm run demo` starts it (roleCommand).
   const demo = roleCommand('demo', [], { ...process.env, MDS_DATA_DIR: dir, PORT: String(port), DEMO_API_KEY: key, QUOTA_PER_HOUR: '1000000', LOG_LEVEL: 'info' });
   const child = spawn(process.execPath, demo.argv, { env: demo.env, stdio: ['ignore', 'ignore', 'inherit'] });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const times: Timings = {};
   const at = () => Math.round(performance.now() - started);
   try {
@@ -53,8 +53,7 @@ async function timedStart(dir: string, port: number): Promise<Timings> {
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
   } finally {
-    child.kill('SIGTERM');
-    await exited;
+    await stopChild(child);
   }
   return times;
 }

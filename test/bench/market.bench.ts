@@ -23,6 +23,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { metricSum } from '../soak.ts';
 import { rssMbOf } from '../soakService.ts';
 import { freeLoopbackPort } from '../support/ports.ts';
+import { stopChild } from '../support/stopChild.ts';
 import { benchKey as key, indexLagOf, lagSampleWaitMs, quantile, slopePerMinute, startDemo, stopDemo } from './benchDemo.ts';
 import { spawnReporting } from './reportingChild.ts';
 
@@ -90,12 +91,7 @@ async function startBareServer(dir: string, bodies: ReadonlyMap<string, string>)
   const file = join(dir, 'bare-bodies.json');
   writeFileSync(file, JSON.stringify(Object.fromEntries(bodies)));
   const { child, report: { url } } = await spawnReporting<{ url: string }>([bareServerTs, file], 'the bare server');
-  const stop = async () => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    child.kill('SIGTERM');
-    await exited;
-  };
+  const stop = async () => void (await stopChild(child));
   return { url, stop };
 }
 

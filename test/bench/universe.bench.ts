@@ -9,6 +9,7 @@ import { execFileSync, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import WebSocket from 'ws';
 import { startSimulator, type SimulatorOptions } from '../../simulator/simulator.ts';
+import { stopChild } from '../support/stopChild.ts';
 import { spawnReporting } from './reportingChild.ts';
 
 async function serve(options: SimulatorOptions): Promise<void> {
@@ -62,8 +63,7 @@ async function phase(name: string, options: SimulatorOptions, seconds: number, w
   const rss = rssMb(child.pid!);
   const frames = ((client?.frames() ?? 0) - frames0) / elapsed;
   client?.close();
-  child.kill('SIGTERM');
-  await new Promise((r) => child.once('exit', r));
+  await stopChild(child);
   const clientText = client ? `, one client on ${client.pairs} Gate pairs: ${frames.toFixed(0)} frames/s` : '';
   console.log(`${name.padEnd(28)} ${String(markets).padStart(5)} markets  CPU ${cpu.toFixed(1).padStart(5)}%  RSS ${rss.toFixed(0).padStart(4)} MB${clientText}`);
 }
