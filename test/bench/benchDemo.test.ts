@@ -1,6 +1,6 @@
 // The benches' arithmetic (benchDemo.ts), against figures worked by hand.
 import { describe, expect, it } from 'vitest';
-import { indexLagOf, logLevelOf, quantile, slopePerMinute } from './benchDemo.ts';
+import { indexLagOf, logLevelOf, quantile, slopePerMinute, threadHeapsMbOf } from './benchDemo.ts';
 
 describe('slopePerMinute', () => {
   const minute = 60_000;
@@ -50,5 +50,27 @@ describe('logLevelOf', () => {
     expect(logLevelOf('{"level":40,"time":1796465005000,"role":"demo","msg":"trades stored after the index passed their seconds"}')).toBe(40);
     expect(logLevelOf('Node.js v24.21.0')).toBe(0);
     expect(logLevelOf('')).toBe(0);
+  });
+});
+
+describe('threadHeapsMbOf', () => {
+  // Lines as infra/metrics.ts writes them, the threads in any order, another series between them.
+  const metrics = [
+    '# TYPE mds_thread_heap_bytes gauge',
+    'mds_thread_heap_bytes{thread="main",kind="total"} 209715200',
+    'mds_thread_heap_bytes{thread="main",kind="external"} 1048576',
+    'mds_store_memory_bytes{part="tracked"} 5',
+    'mds_thread_heap_bytes{thread="ingest",kind="external"} 3145728',
+    'mds_thread_heap_bytes{thread="ingest",kind="total"} 104857600',
+    'mds_thread_heap_bytes{thread="ingest",kind="totally"} 1',
+  ].join('\n');
+
+  it("reads one kind's figure of every thread, in MB", () => {
+    expect(threadHeapsMbOf(metrics, 'total')).toEqual({ main: 200, ingest: 100 });
+    expect(threadHeapsMbOf(metrics, 'external')).toEqual({ main: 1, ingest: 3 });
+  });
+
+  it('is empty for a kind no line has', () => {
+    expect(threadHeapsMbOf(metrics, 'malloced')).toEqual({});
   });
 });

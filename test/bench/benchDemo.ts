@@ -97,4 +97,11 @@ export function indexLagOf(metrics: string): number | undefined {
  * The wait between two index-lag samples, 0.5-1.5 s at random: the lag is a sawtooth over each
  * second (it drops once a second is computed), and a sampler locked to the second sees one point of it.
  */
+/** One figure of each thread's heap (`mds_thread_heap_bytes`, its `kind`: total, used, external, malloced), MB, from a /metrics text. */
+export function threadHeapsMbOf(metrics: string, kind: string): Record<string, number> {
+  const heaps: Record<string, number> = {};
+  for (const m of metrics.matchAll(/^mds_thread_heap_bytes\{thread="([^"]+)",kind="([^"]+)"\} (\S+)$/gm)) if (m[2] === kind) heaps[m[1]!] = Number(m[3]) / 2 ** 20;
+  return heaps;
+}
+
 export const lagSampleWaitMs = (): number => 500 + Math.random() * 1_000;

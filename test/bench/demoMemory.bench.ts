@@ -1,18 +1,19 @@
 // Issue 25's "RSS under 2 GB after 30 minutes and flat", over hours: the universe demo as `npm run
 // demo` starts it (benchDemo.ts), with a light user, for `--minutes`. Every minute: the process's
-// RSS, each thread's JavaScript heap held (mds_thread_heap_bytes, kind="total"), the store engine's
-// own count of its memory (mds_store_memory_bytes, part="tracked"), /ready and what the bus refused;
+// RSS and its anonymous part (RssAnon), each thread's JavaScript heap held (mds_thread_heap_bytes,
+// kind="total") and its memory outside the heap that V8 knows of (external plus malloced), the store
+// engine's own count of its memory (mds_store_memory_bytes, part="tracked"), /ready and what the bus refused;
 // the index lag at random moments 0.5-1.5 s apart (it is a sawtooth over each second). The light
 // user asks /v1/global every 10 s, which keeps the API's market snapshot built, and every 20 s one
 // /v1/coins page nobody asked before.
-// Prints each window of `--window` minutes (RSS, heaps, the store's memory, the lag), then the
+// Prints each window of `--window` minutes (RSS, heaps, the store's memory, outside the heaps, the lag), then the
 // targets: the highest RSS from minute `--settle` on under 2048 MB; flat, the least-squares slope
 // from minute `--flat-from` to the end small enough that the RSS would stay under 2048 MB for a day
 // more, beside the first window's slope (the warm-up, this run's baseline); the lag's p99 under 5 s
 // in every window from `--settle` on; nothing refused; /ready 200 from `--settle` on. A progress
 // line each minute on stderr; `--samples FILE` keeps every minute's sample as a JSON line.
 //   node test/bench/demoMemory.bench.ts [--assets 2000] [--minutes 120] [--settle 30] [--flat-from 60] [--window 30] [--samples FILE]
-import { appendFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -20,7 +21,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { metricSum } from '../soak.ts';
 import { rssMbOf } from '../soakService.ts';
 import { freeLoopbackPort } from '../support/ports.ts';
-import { benchKey, indexLagOf, lagSampleWaitMs, quantile, slopePerMinute, startDemo, stopDemo } from './benchDemo.ts';
+import { benchKey, indexLagOf, lagSampleWaitMs, quantile, slopePerMinute, startDemo, stopDemo, threadHeapsMbOf } from './benchDemo.ts';
 
 const mb = 1024 * 1024;
 const rssBoundMb = 2048;
@@ -35,16 +36,31 @@ interface MemorySample {
   rssMb: number;
   /** Each thread's heap held, MB. */
   heapsMb: Record<string, number>;
+  /** Each thread's memory outside its heap that V8 knows of (external plus malloced), MB. */
+  outsideHeapsMb: Record<string, number>;
+  /** The process's anonymous resident memory (RssAnon: heaps, malloc, chDB; not mapped files), MB. */
+  rssAnonMb: number;
   storeTrackedMb: number;
   ready: boolean;
   busRefused: number;
 }
 
-/** The heap each thread holds (kind="total"), MB, from a /metrics text. */
-function heapsOf(metrics: string): Record<string, number> {
-  const heaps: Record<string, number> = {};
-  for (const m of metrics.matchAll(/^mds_thread_heap_bytes\{thread="([^"]+)",kind="total"\} (\S+)$/gm)) heaps[m[1]!] = Number(m[2]) / mb;
-  return heaps;
+/** Each thread's external plus malloced memory, MB. */
+function outsideHeapsOf(metrics: string): Record<string, number> {
+  const external = threadHeapsMbOf(metrics, 'external');
+  const malloced = threadHeapsMbOf(metrics, 'malloced');
+  return Object.fromEntries(Object.keys(external).map((thread) => [thread, external[thread]! + (malloced[thread] ?? 0)]));
+}
+
+/** RssAnon of `pid`, MB (NaN when unknown). */
+function rssAnonMbOf(pid: number | undefined): number {
+  if (pid === undefined) return NaN;
+  try {
+    const m = /RssAnon:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) / 1024 : NaN;
+  } catch {
+    return NaN; // the demo has exited
+  }
 }
 
 async function sampleOf(base: string, pid: number | undefined, startedAt: number): Promise<MemorySample> {
@@ -55,7 +71,9 @@ async function sampleOf(base: string, pid: number | undefined, startedAt: number
     minute: (at - startedAt) / 60_000,
     at,
     rssMb: rssMbOf(pid) ?? NaN,
-    heapsMb: heapsOf(metrics),
+    heapsMb: threadHeapsMbOf(metrics, 'total'),
+    outsideHeapsMb: outsideHeapsOf(metrics),
+    rssAnonMb: rssAnonMbOf(pid),
     storeTrackedMb: metricSum(metrics, 'mds_store_memory_bytes', 'part="tracked"') / mb,
     ready,
     busRefused: metricSum(metrics, 'mds_bus_dropped_total'),
@@ -131,7 +149,8 @@ try {
     samples.push(sample);
     if (values.samples) appendFileSync(values.samples, `${JSON.stringify(sample)}\n`);
     const heaps = Object.entries(sample.heapsMb).map(([thread, held]) => `${thread} ${Math.round(held)}`).join(', ');
-    process.stderr.write(`memory bench: minute ${minute}: RSS ${Math.round(sample.rssMb)} MB; heaps held ${heaps} MB; store ${Math.round(sample.storeTrackedMb)} MB; ready ${sample.ready}\n`);
+    const outside = Object.values(sample.outsideHeapsMb).reduce((sum, v) => sum + v, 0);
+    process.stderr.write(`memory bench: minute ${minute}: RSS ${Math.round(sample.rssMb)} MB (anonymous ${Math.round(sample.rssAnonMb)}); heaps held ${heaps} MB, outside them ${Math.round(outside)} MB; store ${Math.round(sample.storeTrackedMb)} MB; ready ${sample.ready}\n`);
   }
   [pages, lags] = await Promise.all([user, lagging]);
 } finally {
@@ -145,7 +164,7 @@ const round = (v: number, digits = 0) => (Number.isFinite(v) ? v.toFixed(digits)
 
 console.log(`memory bench: the demo with ${universeAssets} universe assets, ${minutes} min, a light API user (${pages.length} uncached /v1/coins pages: median ${round(quantile(pages, 0.5))} ms, slowest ${round(Math.max(...pages))} ms)`);
 const threads = Object.keys(samples.at(-1)?.heapsMb ?? {});
-console.log(`  minutes | RSS at the end | mean | highest | slope MB/min | heaps' slopes MB/min (${threads.join(', ')}) | store's slope | lag p50 / p99 / highest`);
+console.log(`  minutes | RSS at the end | mean | highest | slope MB/min | heaps' slopes MB/min (${threads.join(', ')}) | store's slope | anonymous RSS's slope | outside the heaps' slope (all threads) | lag p50 / p99 / highest`);
 const windows: { from: number; to: number; lagP99: number }[] = [];
 for (let from = 0; from < minutes; from += windowMinutes) {
   const to = Math.min(minutes, from + windowMinutes);
@@ -156,7 +175,9 @@ for (let from = 0; from < minutes; from += windowMinutes) {
   // A thread whose heap a scrape missed is left out of that minute.
   const heapSlopes = threads.map((thread) => round(slopePerMinute(inWindow.flatMap((s) => (s.heapsMb[thread] === undefined ? [] : [{ at: s.at, value: s.heapsMb[thread] }]))), 2));
   const storeSlope = slopePerMinute(inWindow.map((s) => ({ at: s.at, value: s.storeTrackedMb })));
-  console.log(`  ${from}-${to} | ${round(rss.at(-1) ?? NaN)} | ${round(rss.reduce((a, b) => a + b, 0) / rss.length)} | ${round(Math.max(...rss))} | ${round(rssSlope(inWindow), 2)} | ${heapSlopes.join(', ')} | ${round(storeSlope, 2)} | ${round(quantile(windowLags, 0.5), 2)} / ${round(quantile(windowLags, 0.99), 2)} / ${round(Math.max(...windowLags), 2)} s`);
+  const anonSlope = slopePerMinute(inWindow.map((s) => ({ at: s.at, value: s.rssAnonMb })));
+  const outsideSlope = slopePerMinute(inWindow.map((s) => ({ at: s.at, value: Object.values(s.outsideHeapsMb).reduce((sum, v) => sum + v, 0) })));
+  console.log(`  ${from}-${to} | ${round(rss.at(-1) ?? NaN)} | ${round(rss.reduce((a, b) => a + b, 0) / rss.length)} | ${round(Math.max(...rss))} | ${round(rssSlope(inWindow), 2)} | ${heapSlopes.join(', ')} | ${round(storeSlope, 2)} | ${round(anonSlope, 2)} | ${round(outsideSlope, 2)} | ${round(quantile(windowLags, 0.5), 2)} / ${round(quantile(windowLags, 0.99), 2)} / ${round(Math.max(...windowLags), 2)} s`);
 }
 
 const settled = between(samples, settle, minutes);
