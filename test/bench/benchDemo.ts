@@ -93,10 +93,6 @@ export function indexLagOf(metrics: string): number | undefined {
   return /^mds_index_lag_seconds /m.test(metrics) ? metricSum(metrics, 'mds_index_lag_seconds') : undefined;
 }
 
-/**
- * The wait between two index-lag samples, 0.5-1.5 s at random: the lag is a sawtooth over each
- * second (it drops once a second is computed), and a sampler locked to the second sees one point of it.
- */
 /** One figure of each thread's heap (`mds_thread_heap_bytes`, its `kind`: total, used, external, malloced), MB, from a /metrics text. */
 export function threadHeapsMbOf(metrics: string, kind: string): Record<string, number> {
   const heaps: Record<string, number> = {};
@@ -104,4 +100,8 @@ export function threadHeapsMbOf(metrics: string, kind: string): Record<string, n
   return heaps;
 }
 
+/**
+ * The wait between two index-lag samples, 0.5-1.5 s at random: the lag is a sawtooth over each
+ * second (it drops once a second is computed), and a sampler locked to the second sees one point of it.
+ */
 export const lagSampleWaitMs = (): number => 500 + Math.random() * 1_000;
