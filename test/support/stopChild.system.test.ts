@@ -1,11 +1,18 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { stopChild } from './stopChild.ts';
+
+/** Every process a test started: killed after each test, so that a failing stopChild leaves none behind. */
+const children: ChildProcess[] = [];
+afterEach(() => {
+  for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+});
 
 /** A Node process running `script`, once it has printed its first line (its handlers are set). */
 async function started(script: string): Promise<ChildProcess> {
   const child = spawn(process.execPath, ['-e', `${script}; console.log('ready'); setInterval(() => {}, 1000);`], { stdio: ['ignore', 'pipe', 'inherit'] });
+  children.push(child);
   await once(child.stdout!, 'data');
   return child;
 }
