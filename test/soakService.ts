@@ -7,9 +7,14 @@ import { roleCommand } from './support/roleCommand.ts';
 import { stopChild } from './support/stopChild.ts';
 
 export function rssMbOf(pid: number | undefined): number | undefined {
+  return procStatusMbOf(pid, 'VmRSS');
+}
+
+/** One kB figure of /proc/<pid>/status (VmRSS, RssAnon), MB; undefined once the process is gone. */
+export function procStatusMbOf(pid: number | undefined, field: 'VmRSS' | 'RssAnon'): number | undefined {
   if (pid === undefined) return undefined;
   try {
-    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    const m = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
     return m ? Number(m[1]) / 1024 : undefined;
   } catch {
     return undefined;

@@ -13,13 +13,13 @@
 // in every window from `--settle` on; nothing refused; /ready 200 from `--settle` on. A progress
 // line each minute on stderr; `--samples FILE` keeps every minute's sample as a JSON line.
 //   node test/bench/demoMemory.bench.ts [--assets 2000] [--minutes 120] [--settle 30] [--flat-from 60] [--window 30] [--samples FILE]
-import { appendFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { metricSum } from '../soak.ts';
-import { rssMbOf } from '../soakService.ts';
+import { procStatusMbOf, rssMbOf } from '../soakService.ts';
 import { freeLoopbackPort } from '../support/ports.ts';
 import { benchKey, indexLagOf, lagSampleWaitMs, quantile, slopePerMinute, startDemo, stopDemo, threadHeapsMbOf } from './benchDemo.ts';
 
@@ -52,16 +52,6 @@ function outsideHeapsOf(metrics: string): Record<string, number> {
   return Object.fromEntries(Object.keys(external).map((thread) => [thread, external[thread]! + (malloced[thread] ?? 0)]));
 }
 
-/** RssAnon of `pid`, MB (NaN when unknown). */
-function rssAnonMbOf(pid: number | undefined): number {
-  if (pid === undefined) return NaN;
-  try {
-    const m = /RssAnon:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Number(m[1]) / 1024 : NaN;
-  } catch {
-    return NaN; // the demo has exited
-  }
-}
 
 async function sampleOf(base: string, pid: number | undefined, startedAt: number): Promise<MemorySample> {
   const metrics = await fetch(`${base}/metrics`).then((r) => r.text(), () => '');
@@ -73,7 +63,7 @@ async function sampleOf(base: string, pid: number | undefined, startedAt: number
     rssMb: rssMbOf(pid) ?? NaN,
     heapsMb: threadHeapsMbOf(metrics, 'total'),
     outsideHeapsMb: outsideHeapsOf(metrics),
-    rssAnonMb: rssAnonMbOf(pid),
+    rssAnonMb: procStatusMbOf(pid, 'RssAnon') ?? NaN,
     storeTrackedMb: metricSum(metrics, 'mds_store_memory_bytes', 'part="tracked"') / mb,
     ready,
     busRefused: metricSum(metrics, 'mds_bus_dropped_total'),
