@@ -1,6 +1,6 @@
 // The benches' arithmetic (benchDemo.ts), against figures worked by hand.
 import { describe, expect, it } from 'vitest';
-import { indexLagOf, logLevelOf, quantile, slopePerMinute, threadHeapsMbOf } from './benchDemo.ts';
+import { indexLagOf, logLevelOf, quantile, slopePerMinute, slopeVerdict, slopeWithMarginPerMinute, threadHeapsMbOf } from './benchDemo.ts';
 
 describe('slopePerMinute', () => {
   const minute = 60_000;
@@ -23,6 +23,44 @@ describe('slopePerMinute', () => {
   it('is NaN for fewer than two samples', () => {
     expect(slopePerMinute([])).toBeNaN();
     expect(slopePerMinute([{ at: 0, value: 5 }])).toBeNaN();
+  });
+});
+
+describe('slopeWithMarginPerMinute', () => {
+  const minute = 60_000;
+
+  it('has no margin for samples on a line, and the standard error worked by hand for scattered ones', () => {
+    const line = [0, 1, 2, 3].map((m) => ({ at: m * minute, value: 50 + 2 * m }));
+    expect(slopeWithMarginPerMinute(line)).toEqual({ slope: expect.closeTo(2, 9), margin: expect.closeTo(0, 9) });
+    // Minutes 0..4 at 0, 2, 0, 2, 0: mean 0.8, slope sum((t - 2)(v - 0.8)) / 10 = (1.6 - 1.2 + 0 + 1.2 - 1.6) / 10 = 0;
+    // residuals -0.8, 1.2, -0.8, 1.2, -0.8, squared 0.64 + 1.44 + 0.64 + 1.44 + 0.64 = 4.8;
+    // standard error sqrt(4.8 / (5 - 2) / 10) = 0.4, margin 1.96 · 0.4 = 0.784.
+    const scattered = [0, 2, 0, 2, 0].map((value, m) => ({ at: m * minute, value }));
+    const { slope, margin } = slopeWithMarginPerMinute(scattered);
+    expect(slope).toBeCloseTo(0, 9);
+    expect(margin).toBeCloseTo(0.784, 9);
+  });
+
+  it('keeps minutes as its unit when samples are seconds apart', () => {
+    // The same five values 30 s apart: the slope is still 0, the standard error per minute twice
+    // as wide (the span is half as long): 0.8 a minute, margin 1.568.
+    const scattered = [0, 2, 0, 2, 0].map((value, i) => ({ at: i * 30_000, value }));
+    expect(slopeWithMarginPerMinute(scattered).margin).toBeCloseTo(1.568, 9);
+  });
+
+  it('has no margin under three samples', () => {
+    expect(slopeWithMarginPerMinute([{ at: 0, value: 1 }, { at: minute, value: 3 }])).toEqual({ slope: expect.closeTo(2, 9), margin: NaN });
+    expect(slopeWithMarginPerMinute([])).toEqual({ slope: NaN, margin: NaN });
+  });
+});
+
+describe('slopeVerdict', () => {
+  it('passes or fails only when the whole interval is on one side of the bound', () => {
+    expect(slopeVerdict({ slope: 0.1, margin: 0.1 }, 0.25)).toBe('PASS');
+    expect(slopeVerdict({ slope: 0.5, margin: 0.2 }, 0.25)).toBe('FAIL');
+    expect(slopeVerdict({ slope: 0.2, margin: 0.1 }, 0.25)).toBe('NOT SHOWN');
+    expect(slopeVerdict({ slope: 0.3, margin: 0.1 }, 0.25)).toBe('NOT SHOWN');
+    expect(slopeVerdict({ slope: -1, margin: NaN }, 0.25)).toBe('NOT SHOWN');
   });
 });
 

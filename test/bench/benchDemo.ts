@@ -74,12 +74,37 @@ export async function stopDemo(child: ChildProcess): Promise<void> {
  * to the next (collections, merges), so the first and last samples alone say little.
  */
 export function slopePerMinute(samples: readonly { at: number; value: number }[]): number {
-  if (samples.length < 2) return NaN;
+  return slopeWithMarginPerMinute(samples).slope;
+}
+
+/**
+ * The least-squares slope, units a minute, and its 95 % margin (1.96 standard errors of the slope,
+ * from the samples' scatter about the line); the margin is NaN under 3 samples. The RSS's samples
+ * are not independent (a collection's sawtooth spans several), so the margin is if anything narrow.
+ */
+export function slopeWithMarginPerMinute(samples: readonly { at: number; value: number }[]): { slope: number; margin: number } {
+  if (samples.length < 2) return { slope: NaN, margin: NaN };
   const meanAt = samples.reduce((sum, s) => sum + s.at, 0) / samples.length;
   const meanValue = samples.reduce((sum, s) => sum + s.value, 0) / samples.length;
   const covariance = samples.reduce((sum, s) => sum + (s.at - meanAt) * (s.value - meanValue), 0);
   const variance = samples.reduce((sum, s) => sum + (s.at - meanAt) ** 2, 0);
-  return (covariance / variance) * 60_000;
+  const slopePerMs = covariance / variance;
+  if (samples.length < 3) return { slope: slopePerMs * 60_000, margin: NaN };
+  const squaredResiduals = samples.reduce((sum, s) => sum + (s.value - meanValue - slopePerMs * (s.at - meanAt)) ** 2, 0);
+  const standardError = Math.sqrt(squaredResiduals / (samples.length - 2) / variance);
+  return { slope: slopePerMs * 60_000, margin: 1.96 * standardError * 60_000 };
+}
+
+/**
+ * A slope against the most it may be: PASS when the whole 95 % interval is under it, FAIL when the
+ * whole interval is over it, and NOT SHOWN when the interval holds the bound (the run too short
+ * or too noisy to tell).
+ */
+export function slopeVerdict(slope: { slope: number; margin: number }, bound: number): 'PASS' | 'FAIL' | 'NOT SHOWN' {
+  if (!Number.isFinite(slope.slope) || !Number.isFinite(slope.margin)) return 'NOT SHOWN';
+  if (slope.slope + slope.margin < bound) return 'PASS';
+  if (slope.slope - slope.margin > bound) return 'FAIL';
+  return 'NOT SHOWN';
 }
 
 /** The q-quantile of `values` (the nearest rank at or below); NaN for none. */

@@ -9,9 +9,11 @@
 // Prints each window of `--window` minutes (RSS, heaps, the store's memory, outside the heaps, the lag), then the
 // targets: the highest RSS from minute `--settle` on under 2048 MB; flat, the least-squares slope
 // from minute `--flat-from` to the end small enough that the RSS would stay under 2048 MB for a day
-// more, beside the first window's slope (the warm-up, this run's baseline); the lag's p99 under 5 s
-// in every window from `--settle` on; nothing refused; /ready 200 from `--settle` on. A progress
-// line each minute on stderr; `--samples FILE` keeps every minute's sample as a JSON line.
+// more, with its 95 % interval (PASS or FAIL only when the whole interval is on one side of that
+// bound; NOT SHOWN when a run this long cannot tell), beside the first window's slope (the warm-up,
+// this run's baseline); the lag's p99 under 5 s in every window from `--settle` on; nothing
+// refused; /ready 200 from `--settle` on. A progress line each minute on stderr; `--samples FILE`
+// keeps every minute's sample as a JSON line.
 //   node test/bench/demoMemory.bench.ts [--assets 2000] [--minutes 120] [--settle 30] [--flat-from 60] [--window 30] [--samples FILE]
 import { appendFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -21,7 +23,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { metricSum } from '../soak.ts';
 import { procStatusMbOf, rssMbOf } from '../soakService.ts';
 import { freeLoopbackPort } from '../support/ports.ts';
-import { benchKey, indexLagOf, lagSampleWaitMs, quantile, slopePerMinute, startDemo, stopDemo, threadHeapsMbOf } from './benchDemo.ts';
+import { benchKey, indexLagOf, lagSampleWaitMs, quantile, slopePerMinute, slopeVerdict, slopeWithMarginPerMinute, startDemo, stopDemo, threadHeapsMbOf } from './benchDemo.ts';
 
 const mb = 1024 * 1024;
 const rssBoundMb = 2048;
@@ -149,12 +151,13 @@ try {
 }
 
 const between = <T extends { at: number }>(items: readonly T[], from: number, to: number) => items.filter((s) => s.at >= startedAt + from * 60_000 && s.at <= startedAt + to * 60_000);
-const rssSlope = (of: readonly MemorySample[]) => slopePerMinute(of.map((s) => ({ at: s.at, value: s.rssMb })));
+const rssSlope = (of: readonly MemorySample[]) => slopeWithMarginPerMinute(of.map((s) => ({ at: s.at, value: s.rssMb })));
+const withMargin = (slope: { slope: number; margin: number }) => `${round(slope.slope, 2)} ± ${round(slope.margin, 2)}`;
 const round = (v: number, digits = 0) => (Number.isFinite(v) ? v.toFixed(digits) : String(v));
 
 console.log(`memory bench: the demo with ${universeAssets} universe assets, ${minutes} min, a light API user (${pages.length} uncached /v1/coins pages: median ${round(quantile(pages, 0.5))} ms, slowest ${round(Math.max(...pages))} ms)`);
 const threads = Object.keys(samples.at(-1)?.heapsMb ?? {});
-console.log(`  minutes | RSS at the end | mean | highest | slope MB/min | heaps' slopes MB/min (${threads.join(', ')}) | store's slope | anonymous RSS's slope | outside the heaps' slope (all threads) | lag p50 / p99 / highest`);
+console.log(`  minutes | RSS at the end | mean | highest | slope MB/min (± 95 %) | heaps' slopes MB/min (${threads.join(', ')}) | store's slope | anonymous RSS's slope | outside the heaps' slope (all threads) | lag p50 / p99 / highest`);
 const windows: { from: number; to: number; lagP99: number }[] = [];
 for (let from = 0; from < minutes; from += windowMinutes) {
   const to = Math.min(minutes, from + windowMinutes);
@@ -167,7 +170,7 @@ for (let from = 0; from < minutes; from += windowMinutes) {
   const storeSlope = slopePerMinute(inWindow.map((s) => ({ at: s.at, value: s.storeTrackedMb })));
   const anonSlope = slopePerMinute(inWindow.map((s) => ({ at: s.at, value: s.rssAnonMb })));
   const outsideSlope = slopePerMinute(inWindow.map((s) => ({ at: s.at, value: Object.values(s.outsideHeapsMb).reduce((sum, v) => sum + v, 0) })));
-  console.log(`  ${from}-${to} | ${round(rss.at(-1) ?? NaN)} | ${round(rss.reduce((a, b) => a + b, 0) / rss.length)} | ${round(Math.max(...rss))} | ${round(rssSlope(inWindow), 2)} | ${heapSlopes.join(', ')} | ${round(storeSlope, 2)} | ${round(anonSlope, 2)} | ${round(outsideSlope, 2)} | ${round(quantile(windowLags, 0.5), 2)} / ${round(quantile(windowLags, 0.99), 2)} / ${round(Math.max(...windowLags), 2)} s`);
+  console.log(`  ${from}-${to} | ${round(rss.at(-1) ?? NaN)} | ${round(rss.reduce((a, b) => a + b, 0) / rss.length)} | ${round(Math.max(...rss))} | ${withMargin(rssSlope(inWindow))} | ${heapSlopes.join(', ')} | ${round(storeSlope, 2)} | ${round(anonSlope, 2)} | ${round(outsideSlope, 2)} | ${round(quantile(windowLags, 0.5), 2)} / ${round(quantile(windowLags, 0.99), 2)} / ${round(Math.max(...windowLags), 2)} s`);
 }
 
 const settled = between(samples, settle, minutes);
@@ -177,7 +180,7 @@ const flatSlope = rssSlope(flatSamples);
 const flatMean = flatSamples.reduce((sum, s) => sum + s.rssMb, 0) / flatSamples.length;
 // The slope at which the RSS, from its mean over the flat span, reaches the bound a day later.
 const flatBound = (rssBoundMb - flatMean) / flatHorizonMinutes;
-const hoursToBound = flatSlope > 0 ? (rssBoundMb - flatMean) / flatSlope / 60 : Infinity;
+const hoursToBound = flatSlope.slope > 0 ? (rssBoundMb - flatMean) / flatSlope.slope / 60 : Infinity;
 const warmupSlope = rssSlope(between(samples, 0, Math.min(windowMinutes, minutes)));
 const refused = (samples.at(-1)?.busRefused ?? 0) - (samples[0]?.busRefused ?? 0);
 // The demo answers before its first index second is computed, and is not ready until then.
@@ -186,7 +189,7 @@ const lagWindows = windows.filter((w) => w.from >= settle);
 const worstLag = Math.max(...lagWindows.map((w) => w.lagP99));
 const verdict = (pass: boolean) => (pass ? 'PASS' : 'FAIL');
 console.log(`  RSS from minute ${settle} on, highest: ${round(highest)} MB  target < ${rssBoundMb} MB: ${verdict(highest < rssBoundMb)}`);
-console.log(`  RSS slope from minute ${flatFrom} to ${minutes} (least squares, ${flatSamples.length} samples, mean ${round(flatMean)} MB): ${round(flatSlope, 2)} MB/min; at it the RSS reaches ${rssBoundMb} MB in ${round(hoursToBound, 1)} h; the first ${windowMinutes} min's slope (warm-up, baseline) ${round(warmupSlope, 2)} MB/min (${round(flatSlope / warmupSlope, 2)}x)  target flat, < ${round(flatBound, 2)} MB/min (${rssBoundMb} MB not reached within 24 h): ${verdict(flatSlope < flatBound)}`);
+console.log(`  RSS slope from minute ${flatFrom} to ${minutes} (least squares, ${flatSamples.length} samples, mean ${round(flatMean)} MB): ${withMargin(flatSlope)} MB/min (95 %); at it the RSS reaches ${rssBoundMb} MB in ${round(hoursToBound, 1)} h; the first ${windowMinutes} min's slope (warm-up, baseline) ${withMargin(warmupSlope)} MB/min (${round(flatSlope.slope / warmupSlope.slope, 2)}x)  target flat, < ${round(flatBound, 2)} MB/min (${rssBoundMb} MB not reached within 24 h), the whole interval: ${slopeVerdict(flatSlope, flatBound)}`);
 console.log(`  index lag p99, worst window from minute ${settle} on: ${round(worstLag, 2)} s  target < 5 s: ${verdict(worstLag < 5)}`);
 console.log(`  bus refused: ${refused}  target 0: ${verdict(refused === 0)}`);
 console.log(`  /ready not 200 from minute ${settle} on: ${notReady} of ${settled.length}  target 0: ${verdict(notReady === 0)}`);
