@@ -34,18 +34,30 @@ describe('slopeWithMarginPerMinute', () => {
     expect(slopeWithMarginPerMinute(line)).toEqual({ slope: expect.closeTo(2, 9), margin: expect.closeTo(0, 9) });
     // Minutes 0..4 at 0, 2, 0, 2, 0: mean 0.8, slope sum((t - 2)(v - 0.8)) / 10 = (1.6 - 1.2 + 0 + 1.2 - 1.6) / 10 = 0;
     // residuals -0.8, 1.2, -0.8, 1.2, -0.8, squared 0.64 + 1.44 + 0.64 + 1.44 + 0.64 = 4.8;
-    // standard error sqrt(4.8 / (5 - 2) / 10) = 0.4, margin 1.96 · 0.4 = 0.784.
+    // standard error sqrt(4.8 / (5 - 2) / 10) = 0.4, margin t(3 degrees) 3.182 · 0.4 = 1.2728.
     const scattered = [0, 2, 0, 2, 0].map((value, m) => ({ at: m * minute, value }));
     const { slope, margin } = slopeWithMarginPerMinute(scattered);
     expect(slope).toBeCloseTo(0, 9);
-    expect(margin).toBeCloseTo(0.784, 9);
+    expect(margin).toBeCloseTo(1.2728, 9);
   });
 
   it('keeps minutes as its unit when samples are seconds apart', () => {
     // The same five values 30 s apart: the slope is still 0, the standard error per minute twice
-    // as wide (the span is half as long): 0.8 a minute, margin 1.568.
+    // as wide (the span is half as long): 0.8 a minute, margin 3.182 · 0.8 = 2.5456.
     const scattered = [0, 2, 0, 2, 0].map((value, i) => ({ at: i * 30_000, value }));
-    expect(slopeWithMarginPerMinute(scattered).margin).toBeCloseTo(1.568, 9);
+    expect(slopeWithMarginPerMinute(scattered).margin).toBeCloseTo(2.5456, 9);
+  });
+
+  it('takes t for the degrees of freedom: 1.96 + 2.4 / 58 for 60 samples', () => {
+    // 60 samples alternating 0 and 2 a minute apart: slope 0 up to the alternation's tilt; the
+    // margin over the standard error is t, whatever the scatter.
+    const alternating = Array.from({ length: 60 }, (_, m) => ({ at: m * minute, value: (m % 2) * 2 }));
+    const n = alternating.length;
+    const meanAt = (n - 1) / 2;
+    const variance = alternating.reduce((sum, s) => sum + (s.at / minute - meanAt) ** 2, 0);
+    const { slope, margin } = slopeWithMarginPerMinute(alternating);
+    const residuals = alternating.reduce((sum, s) => sum + (s.value - 1 - slope * (s.at / minute - meanAt)) ** 2, 0);
+    expect(margin / Math.sqrt(residuals / (n - 2) / variance)).toBeCloseTo(1.96 + 2.4 / 58, 9);
   });
 
   it('has no margin under three samples', () => {

@@ -77,10 +77,16 @@ export function slopePerMinute(samples: readonly { at: number; value: number }[]
   return slopeWithMarginPerMinute(samples).slope;
 }
 
+/** Student's t, two-sided 95 %, for 1-30 degrees of freedom (any statistics table). */
+const student95 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.16, 2.145, 2.131, 2.12, 2.11, 2.101, 2.093, 2.086, 2.08, 2.074, 2.069, 2.064, 2.06, 2.056, 2.052, 2.048, 2.045, 2.042];
+/** Student's t, two-sided 95 %; past the table 1.96 + 2.4 / df, within 0.3 % of it. */
+const studentT95 = (degrees: number): number => student95[degrees - 1] ?? 1.96 + 2.4 / degrees;
+
 /**
- * The least-squares slope, units a minute, and its 95 % margin (1.96 standard errors of the slope,
- * from the samples' scatter about the line); the margin is NaN under 3 samples. The RSS's samples
- * are not independent (a collection's sawtooth spans several), so the margin is if anything narrow.
+ * The least-squares slope, units a minute, and its 95 % margin (Student's t times the slope's
+ * standard error, from the samples' scatter about the line); the margin is NaN under 3 samples. The
+ * RSS's samples are not independent (a collection's sawtooth spans several), so the margin is if
+ * anything narrow.
  */
 export function slopeWithMarginPerMinute(samples: readonly { at: number; value: number }[]): { slope: number; margin: number } {
   if (samples.length < 2) return { slope: NaN, margin: NaN };
@@ -92,7 +98,7 @@ export function slopeWithMarginPerMinute(samples: readonly { at: number; value: 
   if (samples.length < 3) return { slope: slopePerMs * 60_000, margin: NaN };
   const squaredResiduals = samples.reduce((sum, s) => sum + (s.value - meanValue - slopePerMs * (s.at - meanAt)) ** 2, 0);
   const standardError = Math.sqrt(squaredResiduals / (samples.length - 2) / variance);
-  return { slope: slopePerMs * 60_000, margin: 1.96 * standardError * 60_000 };
+  return { slope: slopePerMs * 60_000, margin: studentT95(samples.length - 2) * standardError * 60_000 };
 }
 
 /**

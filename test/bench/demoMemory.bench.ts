@@ -152,8 +152,8 @@ try {
 
 const between = <T extends { at: number }>(items: readonly T[], from: number, to: number) => items.filter((s) => s.at >= startedAt + from * 60_000 && s.at <= startedAt + to * 60_000);
 const rssSlope = (of: readonly MemorySample[]) => slopeWithMarginPerMinute(of.map((s) => ({ at: s.at, value: s.rssMb })));
-const withMargin = (slope: { slope: number; margin: number }) => `${round(slope.slope, 2)} ± ${round(slope.margin, 2)}`;
 const round = (v: number, digits = 0) => (Number.isFinite(v) ? v.toFixed(digits) : String(v));
+const withMargin = (slope: { slope: number; margin: number }) => `${round(slope.slope, 2)} ± ${round(slope.margin, 2)}`;
 
 console.log(`memory bench: the demo with ${universeAssets} universe assets, ${minutes} min, a light API user (${pages.length} uncached /v1/coins pages: median ${round(quantile(pages, 0.5))} ms, slowest ${round(Math.max(...pages))} ms)`);
 const threads = Object.keys(samples.at(-1)?.heapsMb ?? {});
