@@ -1,19 +1,19 @@
 // Issue 25's "RSS under 2 GB after 30 minutes and flat", over hours: the universe demo as `npm run
 // demo` starts it (benchDemo.ts), with a light user, for `--minutes`. Every minute: the process's
 // RSS and its anonymous part (RssAnon), each thread's JavaScript heap held (mds_thread_heap_bytes,
-// kind="total") and its memory outside the heap that V8 knows of (external plus malloced), the store
-// engine's own count of its memory (mds_store_memory_bytes, part="tracked"), /ready and what the bus refused;
-// the index lag at random moments 0.5-1.5 s apart (it is a sawtooth over each second). The light
-// user asks /v1/global every 10 s, which keeps the API's market snapshot built, and every 20 s one
-// /v1/coins page nobody asked before.
-// Prints each window of `--window` minutes (RSS, heaps, the store's memory, outside the heaps, the lag), then the
-// targets: the highest RSS from minute `--settle` on under 2048 MB; flat, the least-squares slope
-// from minute `--flat-from` to the end small enough that the RSS would stay under 2048 MB for a day
-// more, with its 95 % interval (PASS or FAIL only when the whole interval is on one side of that
-// bound; NOT SHOWN when a run this long cannot tell), beside the first window's slope (the warm-up,
-// this run's baseline); the lag's p99 under 5 s in every window from `--settle` on; nothing
-// refused; /ready 200 from `--settle` on. A progress line each minute on stderr; `--samples FILE`
-// keeps every minute's sample as a JSON line.
+// kind="total") and its memory outside the heap that V8 knows of (external plus malloced), the
+// store engine's own count of its memory (mds_store_memory_bytes, part="tracked"), /ready and what
+// the bus refused; the index lag at random moments 0.5-1.5 s apart (it is a sawtooth over each
+// second). The light user asks /v1/global every 10 s, which keeps the API's market snapshot built,
+// and every 20 s one /v1/coins page nobody asked before.
+// Prints each window of `--window` minutes (RSS, heaps, the store's memory, outside the heaps, the
+// lag), then the targets: the highest RSS from minute `--settle` on under 2048 MB; flat, the
+// least-squares slope from minute `--flat-from` to the end small enough that the RSS would stay
+// under 2048 MB for a day more, with its 95 % interval (PASS or FAIL only when the whole interval
+// is on one side of that bound; NOT SHOWN when a run this long cannot tell), beside the first
+// window's slope (the warm-up, this run's baseline); the lag's p99 under 5 s in every window from
+// `--settle` on; nothing refused; /ready 200 from `--settle` on. A progress line each minute on
+// stderr; `--samples FILE` keeps every minute's sample as a JSON line.
 //   node test/bench/demoMemory.bench.ts [--assets 2000] [--minutes 120] [--settle 30] [--flat-from 60] [--window 30] [--samples FILE]
 import { appendFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -54,6 +54,8 @@ function outsideHeapsOf(metrics: string): Record<string, number> {
   return Object.fromEntries(Object.keys(external).map((thread) => [thread, external[thread]! + (malloced[thread] ?? 0)]));
 }
 
+/** The sum of every thread's figure, MB. */
+const allThreadsMb = (perThread: Record<string, number>): number => Object.values(perThread).reduce((sum, v) => sum + v, 0);
 
 async function sampleOf(base: string, pid: number | undefined, startedAt: number): Promise<MemorySample> {
   const metrics = await fetch(`${base}/metrics`).then((r) => r.text(), () => '');
@@ -141,7 +143,7 @@ try {
     samples.push(sample);
     if (values.samples) appendFileSync(values.samples, `${JSON.stringify(sample)}\n`);
     const heaps = Object.entries(sample.heapsMb).map(([thread, held]) => `${thread} ${Math.round(held)}`).join(', ');
-    const outside = Object.values(sample.outsideHeapsMb).reduce((sum, v) => sum + v, 0);
+    const outside = allThreadsMb(sample.outsideHeapsMb);
     process.stderr.write(`memory bench: minute ${minute}: RSS ${Math.round(sample.rssMb)} MB (anonymous ${Math.round(sample.rssAnonMb)}); heaps held ${heaps} MB, outside them ${Math.round(outside)} MB; store ${Math.round(sample.storeTrackedMb)} MB; ready ${sample.ready}\n`);
   }
   [pages, lags] = await Promise.all([user, lagging]);
@@ -152,6 +154,7 @@ try {
 
 const between = <T extends { at: number }>(items: readonly T[], from: number, to: number) => items.filter((s) => s.at >= startedAt + from * 60_000 && s.at <= startedAt + to * 60_000);
 const rssSlope = (of: readonly MemorySample[]) => slopeWithMarginPerMinute(of.map((s) => ({ at: s.at, value: s.rssMb })));
+const slopeOf = (of: readonly MemorySample[], valueOf: (s: MemorySample) => number) => slopePerMinute(of.map((s) => ({ at: s.at, value: valueOf(s) })));
 const round = (v: number, digits = 0) => (Number.isFinite(v) ? v.toFixed(digits) : String(v));
 const withMargin = (slope: { slope: number; margin: number }) => `${round(slope.slope, 2)} ± ${round(slope.margin, 2)}`;
 
@@ -167,9 +170,9 @@ for (let from = 0; from < minutes; from += windowMinutes) {
   const rss = inWindow.map((s) => s.rssMb);
   // A thread whose heap a scrape missed is left out of that minute.
   const heapSlopes = threads.map((thread) => round(slopePerMinute(inWindow.flatMap((s) => (s.heapsMb[thread] === undefined ? [] : [{ at: s.at, value: s.heapsMb[thread] }]))), 2));
-  const storeSlope = slopePerMinute(inWindow.map((s) => ({ at: s.at, value: s.storeTrackedMb })));
-  const anonSlope = slopePerMinute(inWindow.map((s) => ({ at: s.at, value: s.rssAnonMb })));
-  const outsideSlope = slopePerMinute(inWindow.map((s) => ({ at: s.at, value: Object.values(s.outsideHeapsMb).reduce((sum, v) => sum + v, 0) })));
+  const storeSlope = slopeOf(inWindow, (s) => s.storeTrackedMb);
+  const anonSlope = slopeOf(inWindow, (s) => s.rssAnonMb);
+  const outsideSlope = slopeOf(inWindow, (s) => allThreadsMb(s.outsideHeapsMb));
   console.log(`  ${from}-${to} | ${round(rss.at(-1) ?? NaN)} | ${round(rss.reduce((a, b) => a + b, 0) / rss.length)} | ${round(Math.max(...rss))} | ${withMargin(rssSlope(inWindow))} | ${heapSlopes.join(', ')} | ${round(storeSlope, 2)} | ${round(anonSlope, 2)} | ${round(outsideSlope, 2)} | ${round(quantile(windowLags, 0.5), 2)} / ${round(quantile(windowLags, 0.99), 2)} / ${round(Math.max(...windowLags), 2)} s`);
 }
 
