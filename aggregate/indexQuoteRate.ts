@@ -24,7 +24,7 @@ const fiatQuotes = new Set<string>(fiatCurrencies.filter((c) => c !== 'usd'));
  * the index price of that second (`indexNow`), except for bitcoin and ethereum themselves (Coin
  * Metrics: only fiat-quoted markets for those two). undefined: no rate.
  */
-export function quoteRate(quote: string, asset: string, rates: QuoteRates, indexNow: ReadonlyMap<string, number>): number | undefined {
+export function quoteRate(quote: string, asset: string, rates: QuoteRates, indexNow: Pick<ReadonlyMap<string, number>, 'get'>): number | undefined {
   if (quote === 'USD') return 1;
   const stablecoin = stablecoinOf(quote);
   if (stablecoin) return rates.stablecoins[stablecoin].usdPer;

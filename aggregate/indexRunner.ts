@@ -6,7 +6,7 @@ import type { Store } from '../infra/store.ts';
 import { LiveInputs, loadAssetsQuotedIn, type LiveInputReads, loadIndexInputs, loadIndexState, loadNextTradeSecond, loadQuoteRates, loadStoredSeconds, loadStoredThrough } from './indexInputs.ts';
 import { indexParamsSchema, type IndexParams } from './indexPrice.ts';
 import { quoteIndexAssets, quotesValuedBy, type QuoteRates } from './indexQuoteRate.ts';
-import { sweepIndex, tickKey, type ConstituentRow, type IndexState, type PublishedIndex, type SweepRange, type SweepResult, type TickWrites } from './indexSweep.ts';
+import { sweepIndex, tickKey, type ConstituentRow, type IndexState, type IndexVerdicts, type PublishedIndex, type SweepRange, type SweepResult, type TickWrites } from './indexSweep.ts';
 import { loadIndexRecomputeRequests } from './indexRecomputeRequests.ts';
 
 /**
@@ -93,6 +93,12 @@ export interface IndexRunnerStats {
   phaseMs: Record<IndexPhase, number>;
   /** Live steps by input: how often they kept it from the steps before (LiveInputs), and how often read it again. */
   liveReads: LiveInputReads;
+  /**
+   * Live steps by their first second: continued from the last live sweep's state and verdicts
+   * (only the assets whose inputs change computed), or every asset computed (after a start, a
+   * go-back or a revisit).
+   */
+  liveSteps: { continued: number; everyAsset: number };
 }
 
 /** The parts of computing a range, timed apart (mds_index_phase_seconds_total): where a slow index spends its seconds. */
@@ -148,7 +154,7 @@ const realPause = (ms: number, signal: AbortSignal): Promise<void> => sleep(ms, 
  */
 export class IndexRunner {
   readonly #options: IndexRunnerOptions;
-  readonly #stats: Omit<IndexRunnerStats, 'liveReads'> = { lastComputed: undefined, ranges: 0, rows: 0, failures: 0, revisits: 0, phaseMs: { load: 0, sweep: 0, write: 0 } };
+  readonly #stats: Omit<IndexRunnerStats, 'liveReads'> = { lastComputed: undefined, ranges: 0, rows: 0, failures: 0, revisits: 0, phaseMs: { load: 0, sweep: 0, write: 0 }, liveSteps: { continued: 0, everyAsset: 0 } };
   /**
    * What index_ticks holds as far as this runner knows (indexSweep.ts, TickWrites): seconds up to
    * storedThrough may hold rows of an earlier computation; written records the rows it wrote.
@@ -156,8 +162,10 @@ export class IndexRunner {
   #writes: { storedThrough: number; written: Map<string, string> } | undefined;
   /** computed_at of the last rows written: strictly increasing, so the newest computation of a second wins even within one millisecond. */
   #computedAt = 0;
-  /** The state at the end of the recent seconds a step may start again from. */
+  /** The state at the end of the second the next live step starts after (SweepRange.keepAt). */
   #states = new Map<number, IndexState>();
+  /** The last live sweep's verdicts: with a state of #states, what the next live step continues from (SweepArgs.verdicts). */
+  #verdicts: IndexVerdicts | undefined;
   /** Set by catchUp({ from }) and by late trades: where the next step starts instead of the trailing window. */
   #nextFrom: number | undefined;
   /** While computing seconds again after going back: up to this second, index_ticks may hold rows this runner no longer knows. */
@@ -188,7 +196,7 @@ export class IndexRunner {
   }
 
   stats(): IndexRunnerStats {
-    return { ...this.#stats, phaseMs: { ...this.#stats.phaseMs }, liveReads: structuredClone(this.#liveInputs.reads) };
+    return { ...this.#stats, phaseMs: { ...this.#stats.phaseMs }, liveSteps: { ...this.#stats.liveSteps }, liveReads: structuredClone(this.#liveInputs.reads) };
   }
 
   /** Runs `part` and adds its time to `phase`, whether it succeeds or not. */
@@ -279,12 +287,12 @@ export class IndexRunner {
    * What a live range and an asset revisit's range share: load the inputs (of `assets`, or of every
    * asset when empty), sweep the seconds and insert their index_ticks rows, each part timed.
    */
-  async #sweepRange(range: SweepRange, prior: IndexState, writes: TickWrites, assets: readonly string[] = []): Promise<SweepResult> {
+  async #sweepRange(range: SweepRange, prior: IndexState, writes: TickWrites, assets: readonly string[] = [], verdicts?: IndexVerdicts): Promise<SweepResult> {
     const { store, params } = this.#options;
     const live = assets.length === 0 ? this.#liveInputs : undefined;
     const [inputs, rates] = await this.#timed('load', () => Promise.all([loadIndexInputs(store, range, params, assets, live), this.#quoteRates((range.to + 1) * 1000)]));
     this.#computedAt = Math.max(Date.now(), this.#computedAt + 1);
-    const result = await this.#timed('sweep', () => sweepIndex({ range, inputs, prior, params, rates, writes, computedAt: this.#computedAt }));
+    const result = await this.#timed('sweep', () => sweepIndex({ range, inputs, prior, verdicts, params, rates, writes, computedAt: this.#computedAt }));
     await this.#timed('write', () => store.insert('index_ticks', result.rows));
     return result;
   }
@@ -299,16 +307,17 @@ export class IndexRunner {
   }
 
   /** Computes and writes the seconds of `range`; returns the assets that had a candidate market and the rows written. */
-  async #computeRange(range: SweepRange, prior: IndexState): Promise<{ assets: number; rows: number }> {
+  async #computeRange(range: SweepRange, prior: IndexState, verdicts: IndexVerdicts | undefined): Promise<{ assets: number; rows: number }> {
     const { store } = this.#options;
     const writes = this.#writes!;
-    const result = await this.#sweepRange(range, prior, writes);
+    const result = await this.#sweepRange(range, prior, writes, [], verdicts);
     // Recorded only once the insert succeeded: a failed step writes the same rows again.
     for (const [key, content] of result.written) writes.written.set(key, content);
     this.#constituents = { second: range.to, rows: result.constituents };
     if (range.to - this.#constituentsWrittenFor >= this.#options.schedule.constituentsEveryS) await this.#writeConstituents();
     for (const key of writes.written.keys()) if (Number(key.split('\u0000')[1]) < range.from) writes.written.delete(key);
     this.#states = result.states;
+    this.#verdicts = result.verdicts;
     return { assets: result.assets, rows: result.rows.length };
   }
 
@@ -354,7 +363,7 @@ export class IndexRunner {
     // The last range spans the trailing window at least: the next live step starts from its states.
     const done = revisit.through - revisit.from + 1 <= maxSeconds + schedule.recomputeSeconds;
     const to = done ? revisit.through : revisit.from + maxSeconds - 1;
-    const range: SweepRange = { from: revisit.from, to, keepFrom: done ? to - schedule.recomputeSeconds : to };
+    const range: SweepRange = { from: revisit.from, to, keepAt: done ? to - schedule.recomputeSeconds : to };
     for (const row of await loadStoredSeconds(store, range.from, to, revisit.assets)) revisit.writes.written.set(tickKey(row), '');
     const prior = revisit.prior ?? (await loadIndexState(store, range.from - 1, params, revisit.assets));
     const result = await this.#sweepRange(range, prior, revisit.writes, revisit.assets);
@@ -367,6 +376,8 @@ export class IndexRunner {
       return false;
     }
     this.#assetRevisit = undefined;
+    // The live verdicts of the revisited assets are older than their state now: the next live step computes every asset.
+    this.#verdicts = undefined;
     for (const [second, state] of result.states) {
       const live = this.#states.get(second);
       if (live) this.#states.set(second, withRevisited(live, state, revisit.assets));
@@ -413,8 +424,12 @@ export class IndexRunner {
     const from = this.#nextFrom ?? last + 1 - schedule.recomputeSeconds;
     const to = Math.min(target, last + schedule.maxSecondsPerTick);
     if (this.#revisitThrough !== undefined && from <= this.#revisitThrough) await this.#noteStoredRows(from, Math.min(to, this.#revisitThrough));
-    const prior = this.#states.get(from - 1) ?? (await loadIndexState(store, from - 1, params));
-    const result = await this.#computeRange({ from, to, keepFrom: to - schedule.recomputeSeconds }, prior);
+    // The state the last live sweep kept continues with its verdicts; one read from the store does not.
+    const kept = this.#states.get(from - 1);
+    const prior = kept ?? (await loadIndexState(store, from - 1, params));
+    const verdicts = kept && this.#verdicts;
+    const result = await this.#computeRange({ from, to, keepAt: to - schedule.recomputeSeconds }, prior, verdicts);
+    this.#stats.liveSteps[verdicts ? 'continued' : 'everyAsset'] += 1;
     this.#nextFrom = undefined;
     if (this.#revisitThrough !== undefined && to >= this.#revisitThrough) this.#revisitThrough = undefined;
     this.#stats.ranges += 1;

@@ -16,7 +16,7 @@ import { assetOrder, quoteIndexAssets, quoteRate, valuedThroughIndex, type Quote
  * The seconds of a range, walked event by event over the inputs of indexInputs.ts: pure (no
  * store, no clock). For each asset and second it builds the candidate markets' state and calls
  * computeIndexSecond (the methodology); it returns the index_ticks rows to write, the verdicts of
- * the range's last second (index_constituents_latest) and the state at the end of each kept second.
+ * the range's last second (index_constituents_latest) and the state at the end of the kept second.
  */
 
 /** The columns that name a market of an asset. */
@@ -45,11 +45,15 @@ export interface IndexInputs {
   perpetualVenues: ReadonlySet<string>;
 }
 
-/** Seconds `from`..`to` (unix s, inclusive); the state at the end of each second from `keepFrom` on is returned. */
+/**
+ * Seconds `from`..`to` (unix s, inclusive). The state at the end of second `keepAt` is returned when
+ * it lies in the range: where the next range starts from (its `from` - 1). One state, not one per
+ * second: each is a copy of every asset's index, thousands of entries with the whole market.
+ */
 export interface SweepRange {
   from: number;
   to: number;
-  keepFrom: number;
+  keepAt: number;
 }
 
 /** An asset's published index at the end of a second. */
@@ -135,7 +139,9 @@ export interface SweepResult {
   rows: TickRow[];
   written: Map<string, string>;
   constituents: ConstituentRow[];
-  /** The state at the end of each second from `keepFrom` to `to`. */
+  /** Per asset, its verdicts at its last evaluation up to `to` (SweepArgs.verdicts: what the next sweep continues from). */
+  verdicts: IndexVerdicts;
+  /** The state at the end of second `keepAt`, if it lies in the range. */
   states: Map<number, IndexState>;
   /** Assets that had any candidate market in the range. */
   assets: number;
@@ -234,11 +240,22 @@ function constituentRow(asset: string, m: IndexSecond['markets'][number], ts: nu
   };
 }
 
+/** Per asset with a candidate market, computeIndexSecond's result at its last evaluation. */
+export type IndexVerdicts = ReadonlyMap<string, IndexSecond>;
+
 /** What sweepIndex is given. */
 export interface SweepArgs {
   range: SweepRange;
   inputs: IndexInputs;
   prior: IndexState;
+  /**
+   * Given when `prior` is the state a sweep kept for `from - 1` on the same inputs, with that
+   * sweep's verdicts (the live loop, step after step): the first second then computes only the
+   * assets whose inputs change in it, as every later second does, and an asset not computed in the
+   * range keeps these verdicts. Without it (a prior read from the store) every asset is computed
+   * at `from`: each of thousands, every step, was half of a live step's sweep.
+   */
+  verdicts?: IndexVerdicts;
   params: IndexParams;
   rates: QuoteRates;
   writes: TickWrites;
@@ -296,9 +313,16 @@ class RangeSweep {
   private readonly constituents: ConstituentRow[] = [];
   private readonly kept = new Map<number, IndexState>();
   private readonly written = new Map<string, string>();
-  private published: Map<string, PublishedIndex>;
+  private readonly published: Map<string, PublishedIndex>;
+  /**
+   * The index prices of the second being evaluated, as quoteRate reads them for markets quoted in
+   * BTC or ETH: those assets come first in `assets` (assetOrder), so their entry is already this second's.
+   */
+  private readonly indexNow = { get: (asset: string): number | undefined => this.published.get(asset)?.price };
   /** Per asset: its result at the last second it was evaluated (the verdicts written at `to`). */
-  private readonly lastResult = new Map<string, IndexSecond>();
+  private readonly lastResult: Map<string, IndexSecond>;
+  /** Whether the first second computes only the assets whose inputs change in it (SweepArgs.verdicts). */
+  private readonly continues: boolean;
 
   // The schedule: only the seconds at which something can change are evaluated (see nextEvent);
   // every other second equals the one before it and has no trade, so it would store nothing.
@@ -319,7 +343,7 @@ class RangeSweep {
   private readonly refreshAt: Map<string, number>;
 
   constructor(args: SweepArgs) {
-    const { range, inputs, prior, params, rates, writes, computedAt } = args;
+    const { range, inputs, prior, params, rates, writes, computedAt, verdicts } = args;
     this.range = range;
     this.inputs = inputs;
     this.params = params;
@@ -340,12 +364,17 @@ class RangeSweep {
     this.secondsByStart = Map.groupBy(inputs.seconds, (r) => r.second);
     this.crossedAt = new Map(inputs.crossedBooks.map((b) => [assetMarketKey(b.asset, b), b.ts]));
     this.disconnected = new Set(inputs.disconnectedBefore.map((r) => assetMarketKey(r.asset, r)));
-    for (const r of [...inputs.buckets, ...inputs.seconds]) this.stateOf(r);
+    for (const r of inputs.buckets) this.stateOf(r);
+    for (const r of inputs.seconds) this.stateOf(r);
     for (const asset of prior.keys()) if (!this.states.has(asset)) this.states.set(asset, new Map());
     this.assets = [...this.states.keys()].sort(assetOrder);
     this.marketsOf = new Map(this.assets.map((a) => [a, [...this.states.get(a)!.entries()].sort(([x], [y]) => (x < y ? -1 : 1)).map(([, st]) => st)]));
     this.valuedThroughIndexPrice = new Set(this.assets.filter((a) => this.marketsOf.get(a)!.some((st) => valuedThroughIndex(st.quote))));
     this.published = new Map(prior);
+    this.lastResult = new Map(verdicts);
+    this.continues = verdicts !== undefined;
+    // An asset with neither a market nor a price any more has no verdicts to carry.
+    for (const asset of this.lastResult.keys()) if (!this.states.has(asset)) this.lastResult.delete(asset);
 
     this.tradeSeconds = [...this.secondsByStart.keys()].sort((x, y) => x - y);
     this.crossedEdges = [...this.crossedAt.values()].flatMap((at) => edges(at, params.crossedBookMaxAgeMs)).sort((x, y) => x - y);
@@ -385,18 +414,42 @@ class RangeSweep {
       this.enterSecond(s, newMinute);
       if (s < range.from) continue;
       const statusAssets = this.applyStatuses(s);
-      const changed = evaluated < range.from || newMinute || s <= this.writes.storedThrough ? undefined : this.changedAt(s, statusAssets);
-      // The skipped seconds had the state of the last one evaluated.
-      for (let t = Math.max(evaluated + 1, range.keepFrom); t < s; t++) this.kept.set(t, this.published);
+      // Every asset at a minute's start (its windows move), in seconds that may hold rows of an
+      // earlier computation, and at the first second unless the sweep continues from its prior's.
+      const everyAsset = (evaluated < range.from && !this.continues) || newMinute || s % 60 === 0 || s <= this.writes.storedThrough;
+      if (evaluated < range.from && !everyAsset) this.scheduleStaleTurns(s);
+      const changed = everyAsset ? undefined : this.changedAt(s, statusAssets);
+      // A second skipped had the state of the last one evaluated: the state now.
+      if (evaluated <= range.keepAt && range.keepAt < s) this.keep();
       evaluated = s;
       this.evaluateSecond(s, changed);
       if (s === range.to) {
         for (const asset of this.assets) for (const m of this.lastResult.get(asset)?.markets ?? []) this.constituents.push(constituentRow(asset, m, (s + 1) * 1000));
       }
-      if (s >= range.keepFrom) this.kept.set(s, this.published);
+      if (s === range.keepAt) this.keep();
     }
     const assets = [...this.states.values()].filter((m) => m.size > 0).length;
-    return { rows: this.rows, written: this.written, constituents: this.constituents, states: this.kept, assets };
+    return { rows: this.rows, written: this.written, constituents: this.constituents, verdicts: this.lastResult, states: this.kept, assets };
+  }
+
+  /**
+   * Before a first second that computes only the assets whose inputs change: when each asset's
+   * markets may turn stale from that second on, as its last evaluation would have set it.
+   */
+  private scheduleStaleTurns(first: number): void {
+    for (const asset of this.assets) this.recheckAt.set(asset, this.nextStaleTurn(asset, first - 1));
+  }
+
+  /** The first second after `t` at which one of `asset`'s markets may turn stale. */
+  private nextStaleTurn(asset: string, t: number): number {
+    let next = Infinity;
+    for (const st of this.marketsOf.get(asset)!) next = Math.min(next, staleFlipsAfter(st, t, this.params));
+    return next;
+  }
+
+  /** The state at the end of `keepAt`: a copy, as the seconds after it change `published` in place. */
+  private keep(): void {
+    if (this.range.keepAt >= this.range.from) this.kept.set(this.range.keepAt, new Map(this.published));
   }
 
   private stateOf(r: QuotedMarket): MarketState {
@@ -503,23 +556,18 @@ class RangeSweep {
 
   /** Every asset at second `s`: computed where `changed` (undefined: all) says, or where a BTC or ETH index it is valued through moved; carried otherwise. */
   private evaluateSecond(s: number, changed: Set<string> | undefined): void {
-    const before = this.published;
-    this.published = new Map(before);
-    const indexNow = new Map<string, number>();
     let indexQuoteMoved = false;
     for (const asset of this.assets) {
-      const previous = before.get(asset);
-      if (changed && !changed.has(asset) && !(indexQuoteMoved && this.valuedThroughIndexPrice.has(asset))) {
-        if (previous) indexNow.set(asset, previous.price);
-        continue;
-      }
-      this.evaluateAsset(asset, s, previous, indexNow);
+      if (changed && !changed.has(asset) && !(indexQuoteMoved && this.valuedThroughIndexPrice.has(asset))) continue;
+      // `published` is changed in place: an asset's entry is read before its own evaluation replaces it.
+      const previous = this.published.get(asset);
+      this.evaluateAsset(asset, s, previous);
       if (quoteIndexAssets.includes(asset) && this.published.get(asset)?.price !== previous?.price) indexQuoteMoved = true;
     }
   }
 
   /** The candidate markets of `asset` at second `s`, as computeIndexSecond takes them. */
-  private candidates(asset: string, s: number, indexNow: ReadonlyMap<string, number>): MarketInput[] {
+  private candidates(asset: string, s: number): MarketInput[] {
     const candidates: MarketInput[] = [];
     for (const st of this.marketsOf.get(asset)!) {
       const windowNotional = st.windowNotional + st.minuteNotional;
@@ -530,7 +578,7 @@ class RangeSweep {
         market: st.market,
         quote: st.quote,
         contract: st.contract,
-        usdPerQuote: quoteRate(st.quote, asset, this.rates, indexNow),
+        usdPerQuote: quoteRate(st.quote, asset, this.rates, this.indexNow),
         lastPrice: st.lastPrice,
         lastTradeAt: st.lastTradeAt,
         windowNotional,
@@ -544,12 +592,12 @@ class RangeSweep {
   }
 
   /** Computes `asset` at `s`, writes its row where one is due, and publishes its index (or its loss). */
-  private evaluateAsset(asset: string, s: number, previous: PublishedIndex | undefined, indexNow: Map<string, number>): void {
-    const markets = this.candidates(asset, s, indexNow);
+  private evaluateAsset(asset: string, s: number, previous: PublishedIndex | undefined): void {
+    const markets = this.candidates(asset, s);
     const result = markets.length > 0 ? computeIndexSecond(s, markets, previous, this.params) : undefined;
     if (result) this.lastResult.set(asset, result);
     else this.lastResult.delete(asset);
-    this.recheckAt.set(asset, Math.min(...this.marketsOf.get(asset)!.map((st) => staleFlipsAfter(st, s, this.params))));
+    this.recheckAt.set(asset, this.nextStaleTurn(asset, s));
     if (result?.price === undefined) {
       this.published.delete(asset);
       this.refreshAt.delete(asset);
@@ -561,7 +609,6 @@ class RangeSweep {
     const unchangedSince = previous?.content === content && result.tradeCount === 0 && !this.mustWrite(asset, s) ? previous.writtenAt : undefined;
     const writtenAt = unchangedSince !== undefined && s < unchangedSince + this.refreshS ? unchangedSince : s;
     if (writtenAt === s) this.write(row);
-    indexNow.set(asset, result.price);
     this.published.set(asset, {
       price: result.price,
       lastTradeAt: result.lastTradeAt!,

@@ -57,7 +57,7 @@ describe('loadIndexInputs', () => {
       status('after', (to + 1) * 1000),
     ]);
 
-    const inputs = await loadIndexInputs(store, { from, to, keepFrom: from }, params);
+    const inputs = await loadIndexInputs(store, { from, to, keepAt: from }, params);
     expect(inputs.lastTrades.map((r) => [r.venue, r.lastTradeAt])).toEqual([['in', (from - 40) * 1000 + 500]]);
     expect(inputs.crossedBooks.map((r) => [r.venue, r.ts])).toEqual([['in', from * 1000 - 60_000]]);
     expect(inputs.disconnectedBefore.map((r) => r.venue)).toEqual(['before']);

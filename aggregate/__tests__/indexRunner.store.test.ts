@@ -581,6 +581,7 @@ describe('index runner, a revisit in the live loop', () => {
     // As in the test above: venue c of latecoin, an outlier at 10 s that stays one at 12 s, stored at 45 s.
     const late = lateOutlierTrades(epoch);
     rows.push(...late);
+    const liveSteps = runner.stats().liveSteps;
     for (let t = 31; t <= 85; t++) {
       const now = epoch + t * 1000;
       const batch = [...rows.filter((r) => r.ts >= now - 1000 && r.ts < now && !late.includes(r)), ...(t === 45 ? late : [])];
@@ -590,6 +591,10 @@ describe('index runner, a revisit in the live loop', () => {
       expect(runner.stats().lastComputed, `at ${t} s`).toBe(reachedAt(now));
     }
     expect(runner.stats().revisits).toBe(1);
+    // Each live step continued from the one before, but the first after the revisit ended: the
+    // verdicts it kept on latecoin were older than latecoin's state then.
+    const { continued, everyAsset } = runner.stats().liveSteps;
+    expect([continued - liveSteps.continued, everyAsset - liveSteps.everyAsset]).toEqual([85 - 31, 1]);
     // The revisit gains a second a step on the live ones (2 s a step, they 1): from 10 s, it took
     // more steps than the trailing window has seconds, and ended before the last step.
     const behindAt45 = reachedAt(epoch + 45_000) - (e0 + 10) + 1;

@@ -4,7 +4,7 @@ import type { Currency } from '../currency/currencies.ts';
 import type { IndexInputs, StatusRow } from '../indexSweep.ts';
 import { defaultIndexParams, indexParamsSchema, staleLookbackMs, type IndexParams } from '../indexPrice.ts';
 import type { QuoteRates } from '../indexQuoteRate.ts';
-import { rowRefreshSeconds, sweepIndex, tickContent, tickKey, type IndexState, type SweepRange, type SweepResult, type TickRow } from '../indexSweep.ts';
+import { rowRefreshSeconds, sweepIndex, tickContent, tickKey, type IndexState, type IndexVerdicts, type SweepRange, type SweepResult, type TickRow } from '../indexSweep.ts';
 import { expectTicks, indexAt, relClose, type StoredTick } from './indexCheck.ts';
 import { referenceTicks, type RawTrade, type ReferenceOptions, type ReferenceTick } from './indexReference.ts';
 
@@ -165,12 +165,13 @@ function sweepStored(
   statuses: readonly Status[],
   range: SweepRange,
   params: IndexParams,
-  options: { prior?: IndexState; written?: ReadonlyMap<string, string>; computedAt?: number } = {},
+  options: { prior?: IndexState; verdicts?: IndexVerdicts; written?: ReadonlyMap<string, string>; computedAt?: number } = {},
 ): SweepResult {
   return sweepIndex({
     range,
     inputs: inputsFor(trades, books, statuses, range, params, perpetualVenues),
     prior: options.prior ?? new Map(),
+    verdicts: options.verdicts,
     params,
     rates,
     writes: { storedThrough: -1, written: options.written ?? new Map() },
@@ -269,11 +270,12 @@ describe('sweepIndex', () => {
         const expectedOther = referenceTicks(trades, other, from, to, referenceOptions(params, books, statuses));
         for (const t of [...expected, ...expectedOther]) for (const reason of Object.values(t.excluded)) seen.add(reason);
 
-        const sweep = (range: { from: number; to: number }, prior: IndexState, written: ReadonlyMap<string, string>, computedAt: number, available = trades) =>
-          sweepStored(available, books, statuses, { ...range, keepFrom: range.to - 10 }, params, { prior, written, computedAt });
+        // The state kept 10 seconds before `to` unless told, where the runner's next step starts from.
+        const sweep = (range: { from: number; to: number }, prior: IndexState, written: ReadonlyMap<string, string>, computedAt: number, options: { available?: RawTrade[]; keepAt?: number; verdicts?: IndexVerdicts } = {}) =>
+          sweepStored(options.available ?? trades, books, statuses, { ...range, keepAt: options.keepAt ?? range.to - 10 }, params, { prior, written, computedAt, verdicts: options.verdicts });
 
-        // One sweep over the whole range.
-        const whole = sweep({ from, to }, new Map(), new Map(), 1);
+        // One sweep over the whole range, its state at `to` kept.
+        const whole = sweep({ from, to }, new Map(), new Map(), 1, { keepAt: to });
         expectTicks(storedOf(asset, whole.rows), expected, from, to);
         expectTicks(storedOf(other, whole.rows), expectedOther, from, to);
         const lastOther = expectedOther.at(-1);
@@ -299,11 +301,18 @@ describe('sweepIndex', () => {
         const cut = Math.min(to, from + sc.cutS);
         const again = cut - 9;
         const onTime = trades.filter((t, i) => !(sc.trades[i]?.late && Math.floor(t.ts / 1000) >= again));
-        const first = sweep({ from, to: cut }, new Map(), new Map(), 1, onTime);
+        const first = sweep({ from, to: cut }, new Map(), new Map(), 1, { available: onTime });
         if (again > from) {
           const second = sweep({ from: again, to }, first.states.get(again - 1)!, first.written, 2);
           expectTicks(storedOf(asset, first.rows, second.rows), expected, from, to);
           expectTicks(storedOf(other, first.rows, second.rows), expectedOther, from, to);
+          // The same, continuing from the first sweep's verdicts, as the live loop does: its first
+          // second computes only the assets whose inputs change in it (the late trades among them).
+          const continued = sweep({ from: again, to }, first.states.get(again - 1)!, first.written, 2, { verdicts: first.verdicts });
+          expectTicks(storedOf(asset, first.rows, continued.rows), expected, from, to);
+          expectTicks(storedOf(other, first.rows, continued.rows), expectedOther, from, to);
+          if (last?.second === to) expectConstituents(continued, last, to);
+          if (lastOther?.second === to) expectConstituents(continued, lastOther, to, other);
         }
       }),
       { numRuns: 150, seed: Number(process.env.MDS_TEST_SEED ?? Date.now() % 2 ** 31), endOnFailure: true },
@@ -339,7 +348,7 @@ describe('sweepIndex on a hand-made range: which rows are written', () => {
   // An asset published before the range that has no market in it any more.
   const prior: IndexState = new Map([['gone', { price: 5, lastTradeAt: F * 1000 - 5_000, outliers: new Set<string>(), content: 'gone', writtenAt: F - 5 }]]);
   const sweep = (writes: { storedThrough: number; written: ReadonlyMap<string, string> }) =>
-    sweepIndex({ range: { from: F, to: F + 4, keepFrom: F + 2 }, inputs, prior, params: defaultIndexParams, rates, writes, computedAt: 9 });
+    sweepIndex({ range: { from: F, to: F + 4, keepAt: F + 2 }, inputs, prior, params: defaultIndexParams, rates, writes, computedAt: 9 });
   // Equal window values at 100 and 102 USD; the last trade behind the price is a's.
   const row = (second: number): TickRow => ({
     asset, second, price: 101, status: 'ok', constituents: ['a:XUSD', 'b:XUSD'], excluded: { 'c:XZZZ': 'no_usd_rate' },
@@ -349,12 +358,12 @@ describe('sweepIndex on a hand-made range: which rows are written', () => {
     asset: 'gone', second, price: 0, status: 'none', constituents: [], excluded: {}, volume: 0, volume_usd: 0, trade_count: 0, last_trade_at: 0, computed_at: 9,
   });
 
-  it('writes the first second and a lost price once; keeps the states from keepFrom; the verdicts at `to`', () => {
+  it('writes the first second and a lost price once; keeps the state at keepAt; the verdicts at `to`', () => {
     const r = sweep({ storedThrough: -1, written: new Map() });
     expect(r.rows).toEqual([none(F), row(F)]);
     expect([...r.written.keys()]).toEqual([tickKey(none(F)), tickKey(row(F))]);
     expect(r.assets).toBe(1);
-    expect([...r.states.keys()]).toEqual([F + 2, F + 3, F + 4]);
+    expect([...r.states.keys()]).toEqual([F + 2]);
     for (const state of r.states.values()) {
       expect([...state.keys()]).toEqual([asset]);
       expect(state.get(asset)).toMatchObject({ price: 101, lastTradeAt: F * 1000 - 1_000 });
@@ -399,7 +408,7 @@ describe('sweepIndex on a hand-made range: which rows are written', () => {
       seconds: [{ ...quoted('c', 'ZZZ'), second: F + 2, notional: 70, volume: 10, trades: 1, price: 7, lastTradeAt: (F + 2) * 1000 + 500 }],
     };
     const writes = { storedThrough: -1, written: new Map<string, string>() };
-    const r = sweepIndex({ range: { from: F, to: F + 4, keepFrom: F + 2 }, inputs: withTrade, prior, params: defaultIndexParams, rates, writes, computedAt: 9 });
+    const r = sweepIndex({ range: { from: F, to: F + 4, keepAt: F + 2 }, inputs: withTrade, prior, params: defaultIndexParams, rates, writes, computedAt: 9 });
     expect(r.rows).toEqual([none(F), row(F)]);
   });
 
@@ -422,22 +431,25 @@ const series = (prices: Record<string, number>, fromS: number, toS: number, step
   Object.entries(prices).flatMap(([venue, price]) =>
     Array.from({ length: Math.floor((toS - fromS) / stepS) + 1 }, (_, i) => trade(venue, (fromS + i * stepS) * 1000 + 250, price)),
   );
-/** The sweep's rows, every state it kept and its verdicts at `to` equal the reference's ticks of `of` (none at `to`: no candidate then). */
+/** The sweep's rows, the state it kept and its verdicts at `to` equal the reference's ticks of `of` (none at `to`: no candidate then). */
 function expectReference(result: SweepResult, expected: ReferenceTick[], range: SweepRange, of = asset): void {
   expectTicks(stored(result.rows.filter((r) => r.asset === of)), expected, range.from, range.to);
   const last = expected.at(-1);
   if (last?.second === range.to) expectConstituents(result, last, range.to, of);
   else expect(result.constituents.filter((c) => c.asset === of)).toEqual([]);
   const priceAt = new Map(expected.map((t) => [t.second, t.price]));
-  expect([...result.states.keys()]).toEqual(Array.from({ length: range.to - range.keepFrom + 1 }, (_, i) => range.keepFrom + i));
+  expect([...result.states.keys()]).toEqual([range.keepAt]);
   for (const [second, state] of result.states) {
     const price = priceAt.get(second);
     if (price === undefined) expect(state.has(of), `state at ${second}`).toBe(false);
     else relClose(state.get(of)!.price, price, `state price at ${second}`);
   }
 }
-/** Seconds after the epoch `from` to `to`, each one's state kept. */
-const rangeOf = (from: number, to: number): SweepRange => ({ from: epochS + from, to: epochS + to, keepFrom: epochS + from });
+/**
+ * Seconds after the epoch `from` to `to`, the state of `keepAt` kept (by default the middle one: the
+ * seconds after it change the sweep's state, and the kept one must not change with them).
+ */
+const rangeOf = (from: number, to: number, keepAt = Math.floor((from + to) / 2)): SweepRange => ({ from: epochS + from, to: epochS + to, keepAt: epochS + keepAt });
 /** Per second after the epoch in `from`..`to`, the reference's verdict on one market (null: in). */
 const verdicts = (ticks: readonly ReferenceTick[], key: string, from: number, to: number) =>
   ticks.filter((t) => t.second >= epochS + from && t.second <= epochS + to).map((t) => [t.second - epochS, t.excluded[key] ?? null]);
@@ -450,7 +462,7 @@ describe('sweepIndex, an asset valued through bitcoin', () => {
     trades.push({ venue: 's1', market: 'PAIRBTC', asset: 'pairedcoin', quote: 'BTC', trade_id: 'p', ts: epoch + 200, price: 0.001, quantity: 1_000 });
     const from = epochS + 1;
     const to = epochS + 40;
-    const result = sweepStored(trades, [], [], { from, to, keepFrom: to }, defaultIndexParams);
+    const result = sweepStored(trades, [], [], { from, to, keepAt: to }, defaultIndexParams);
     const paired = indexAt(storedOf('pairedcoin', result.rows));
     for (let s = from; s <= to; s++) relClose(paired(s)!.price, 0.001 * (90_000 + 10 * (s - epochS)), `pairedcoin at ${s}`);
   });
@@ -589,7 +601,7 @@ describe('sweepIndex on hand-made trades, against the recomputation', () => {
     ].filter(quiet);
     const books = [{ venue: 's3', market: marketName('USD'), ts: epochMs - 45_000, crossed: true }];
     // Two sweeps, the second from the state the first kept at its last second.
-    const first = sweepStored(trades, books, [], rangeOf(10, 34), shortWindows);
+    const first = sweepStored(trades, books, [], rangeOf(10, 34, 34), shortWindows);
     const again = rangeOf(35, 59);
     const second = sweepStored(trades, books, [], again, shortWindows, { prior: first.states.get(again.from - 1)!, written: first.written, computedAt: 2 });
     const at = indexAt(stored(first.rows, second.rows));
@@ -605,6 +617,35 @@ describe('sweepIndex on hand-made trades, against the recomputation', () => {
 });
 
 describe('sweepIndex on hand-made trades: candidates, statuses, books and resumed sweeps', () => {
+  it('continuing from the state and verdicts a sweep kept computes what a sweep computing every asset at its first second computes, wherever it starts', () => {
+    // sweepcoin trades every second. quietcoin trades on two markets at different prices and then
+    // not at all: its markets turn stale, and at minute starts its candles leave the windows and its
+    // trade intervals change, with no trade of it in the second. steadycoin trades every 10 s on two
+    // markets, never in a minute's first second, one of them more each minute: as a minute starts,
+    // the candle that leaves its window moves its weights, so its price.
+    const quiet = 'quietcoin';
+    const steady = 'steadycoin';
+    const trades = [
+      ...series({ s0: 100, s1: 100.4 }, 0, 420),
+      ...Array.from({ length: 51 }, (_, i) => trade('s2', i * 3_000 + 400, 50, { of: quiet, market: 'QUIETUSD' })),
+      ...Array.from({ length: 34 }, (_, i) => trade('s3', (100 + i * 3) * 1000 + 700, 50.5, { of: quiet, market: 'QUIETUSD' })),
+      ...Array.from({ length: 42 }, (_, i) => trade('s2', (i * 10 + 7) * 1000, 20, { of: steady, market: 'STEADYUSD', quantity: 1 + Math.floor(i / 6) })),
+      ...Array.from({ length: 42 }, (_, i) => trade('s3', (i * 10 + 7) * 1000 + 500, 20.2, { of: steady, market: 'STEADYUSD', quantity: 3 })),
+    ];
+    // The sweep continued from ended 9 s after `again` (as the runner's steps overlap), or just before it.
+    for (const [again, overlap] of [120, 150, 181, 200, 240, 241, 300, 367].flatMap((s): [number, number][] => [[s, 9], [s, -1]])) {
+      const first = sweepStored(trades, [], [], rangeOf(10, again + overlap, again - 1), shortWindows);
+      const from = { prior: first.states.get(epochS + again - 1)!, written: first.written, computedAt: 2 };
+      const full = sweepStored(trades, [], [], rangeOf(again, 400), shortWindows, from);
+      const continued = sweepStored(trades, [], [], rangeOf(again, 400), shortWindows, { ...from, verdicts: first.verdicts });
+      const case_ = `from ${again}, the first sweep to ${again + overlap}`;
+      expect(continued.rows, `rows ${case_}`).toEqual(full.rows);
+      expect(continued.constituents, `verdicts ${case_}`).toEqual(full.constituents);
+      expect(continued.states, `state ${case_}`).toEqual(full.states);
+      expect(full.constituents.some((c) => c.asset === quiet), `quietcoin has verdicts at the end, ${case_}`).toBe(true);
+    }
+  });
+
   it('takes as candidates a market past the stale look-back, at the close of its last candle (stale), and a perpetual (left out)', () => {
     const params = defaultIndexParams;
     // s2 last traded 15 min before the range: past the 10 min look-back, within the 24 h volume window.
@@ -672,7 +713,7 @@ describe('sweepIndex on hand-made trades: candidates, statuses, books and resume
     const trades = series({ s0: 100, s1: 100.5 }, 0, 40);
     // Stored only after the first sweep.
     const late = trade('s1', 25_600, 101);
-    const first = sweepStored(trades, [], [], rangeOf(10, 30), params);
+    const first = sweepStored(trades, [], [], rangeOf(10, 30, 20), params);
     const again = rangeOf(21, 40);
     const second = sweepStored([...trades, late], [], [], again, params, { prior: first.states.get(again.from - 1)!, written: first.written, computedAt: 2 });
     const expected = referenceTicks([...trades, late], asset, epochS + 10, epochS + 40, referenceOptions(params, [], []));
@@ -721,7 +762,7 @@ describe('sweepIndex: an unchanged row written again (rowRefreshSeconds)', () =>
       ...series({ perp: 100.2 }, 2, 900, 7),
       ...Array.from({ length: 90 }, (_, i) => trade('s2', (273 + 7 * i) * 1000 + 250, 80, { quote: 'GBP' })),
     ];
-    const range = rangeOf(10, 820);
+    const range = rangeOf(10, 820, 500);
     const expected = referenceTicks(trades, asset, range.from, range.to, referenceOptions(shortWindows, [], []));
     expect(verdicts(expected, 's0:SWPUSD', 239, 240)).toEqual([[239, 'stale'], [240, null]]);
     expect(verdicts(expected, 's2:SWPGBP', 272, 273)).toEqual([[272, null], [273, 'no_usd_rate']]);
@@ -746,14 +787,14 @@ describe('sweepIndex: an unchanged row written again (rowRefreshSeconds)', () =>
     };
     // The prior row says something else (its content): the first second is written.
     const prior: IndexState = new Map([[asset, { price: 101, lastTradeAt: F * 1000 - 1_000, outliers: new Set<string>(), content: 'earlier', writtenAt: F - 5 }]]);
-    const r = sweepIndex({ range: { from: F, to: F + 100_000, keepFrom: F + 100_000 }, inputs, prior, params, rates, writes: { storedThrough: -1, written: new Map() }, computedAt: 1 });
+    const r = sweepIndex({ range: { from: F, to: F + 100_000, keepAt: F + 100_000 }, inputs, prior, params, rates, writes: { storedThrough: -1, written: new Map() }, computedAt: 1 });
     expect(r.rows.map((row) => [row.second - F, row.status, row.price])).toEqual([[0, 'fail_closed', 101], [86_400, 'fail_closed', 101]]);
 
     // Resumed at 100 s (minute 60 s) from that state, its latest row made older: a day old by the minute's
     // start, it is written again at the first second; a day old only a second after that one, a second later.
     const kept = r.states.get(F + 100_000)!.get(asset)!;
     const resumed = (writtenAt: number) =>
-      sweepIndex({ range: { from: F + 100, to: F + 120, keepFrom: F + 120 }, inputs, prior: new Map([[asset, { ...kept, writtenAt }]]), params, rates, writes: { storedThrough: -1, written: new Map() }, computedAt: 2 })
+      sweepIndex({ range: { from: F + 100, to: F + 120, keepAt: F + 120 }, inputs, prior: new Map([[asset, { ...kept, writtenAt }]]), params, rates, writes: { storedThrough: -1, written: new Map() }, computedAt: 2 })
         .rows.map((row) => row.second - F);
     expect(resumed(epochS + 60 - 86_400)).toEqual([100]);
     expect(resumed(F + 101 - 86_400)).toEqual([101]);

@@ -58,6 +58,12 @@ export async function startAggregate(ctx: RoleContext, { store, activity }: Role
     labelNames: ['input', 'how'],
     read: () => Object.entries(index.stats().liveReads).flatMap(([input, reads]) => Object.entries(reads).map(([how, n]) => ({ labels: { input, how }, value: n }))),
   });
+  sampledCounter(metrics, {
+    name: 'mds_index_live_steps_total',
+    help: "Live index steps by their first second: continued from the last step's state and verdicts (only the assets whose inputs change computed), or every asset computed (after a start, a go-back or a revisit).",
+    labelNames: ['first_second'],
+    read: () => Object.entries(index.stats().liveSteps).map(([how, n]) => ({ labels: { first_second: how === 'continued' ? 'continued' : 'every_asset' }, value: n })),
+  });
   sampledCounter(metrics, { name: 'mds_index_failures_total', help: 'Index steps that failed (retried).', labelNames: [], read: () => one(index.stats().failures) });
   sampledCounter(metrics, { name: 'mds_index_revisits_total', help: 'Times the index went back to compute seconds again for trades stored late (live: at most one per 5 s).', labelNames: [], read: () => one(index.stats().revisits) });
   sampledCounter(metrics, { name: 'mds_sink_duplicates_total', help: 'Events the trade sink dropped because the store already held them.', labelNames: [], read: () => one(trades.stats().duplicates) });
