@@ -54,6 +54,10 @@ function bookQuality(bids: [number, number][], asks: [number, number][]) {
   };
 }
 
+/** Binance's trades on the index's quotes (USD, USDT, USDC) of catalog assets, as the simulator sent them so far. */
+const indexTradesOf = (sim: Awaited<ReturnType<typeof startSimulator>>) =>
+  sim.venue('binance').trades.since(0).filter((t) => ['USDT', 'USDC', 'USD'].includes(t.quote) && assetIdForVenueTicker('binance', t.base));
+
 test('simulator -> collector -> bus -> aggregator -> chDB -> API, numbers recomputed from the sent trades', async () => {
   const sim = await startSimulator({ venues: ['binance'], seed: 20261122, tradesPerSecondPerMarket: 4 });
   const config = loadConfig({
@@ -77,11 +81,10 @@ test('simulator -> collector -> bus -> aggregator -> chDB -> API, numbers recomp
   // Until what the checks below need has happened: trades on the index's markets, of each asset the
   // prices are checked for (on a loaded machine the first 200 can all be of others), index rows, a
   // measured bitcoin book.
-  const indexTrades = () => sim.venue('binance').trades.since(0).filter((t) => ['USDT', 'USDC', 'USD'].includes(t.quote) && assetIdForVenueTicker('binance', t.base));
-  const indexTradesSent = () => indexTrades().length;
+  const indexTradesSent = () => indexTradesOf(sim).length;
   const assets = ['bitcoin', 'ethereum', 'solana'];
   const checkedAssetsTraded = () => {
-    const traded = new Set(indexTrades().map((t) => assetIdForVenueTicker('binance', t.base)));
+    const traded = new Set(indexTradesOf(sim).map((t) => assetIdForVenueTicker('binance', t.base)));
     return assets.every((a) => traded.has(a));
   };
   /** The latest measure of binance's bitcoin book, once there is one. */
@@ -122,11 +125,7 @@ test('simulator -> collector -> bus -> aggregator -> chDB -> API, numbers recomp
   await computeIndex(store, indexNow);
 
   // Every trade the simulator sent on a USD-quoted market of a catalog asset.
-  const sent: Trade[] = sim
-    .venue('binance')
-    .trades.since(0)
-    .filter((t) => ['USDT', 'USDC', 'USD'].includes(t.quote) && assetIdForVenueTicker('binance', t.base))
-    .map((t) => ({ asset: assetIdForVenueTicker('binance', t.base)!, id: t.id, price: Number(t.price), qty: Number(t.qty), time: t.time }));
+  const sent: Trade[] = indexTradesOf(sim).map((t) => ({ asset: assetIdForVenueTicker('binance', t.base)!, id: t.id, price: Number(t.price), qty: Number(t.qty), time: t.time }));
   expect(sent.length).toBeGreaterThan(200);
   const [{ n }] = (await store.rows<{ n: number }>("SELECT count() AS n FROM trades WHERE venue = 'binance'")) as [{ n: number }];
   expect(n).toBe(sent.length);
