@@ -13,6 +13,7 @@ import type { Currency } from '../../aggregate/currency/currencies.ts';
 import { computeIndexSecond, defaultIndexParams, type MarketInput } from '../../aggregate/indexPrice.ts';
 import type { QuoteRates } from '../../aggregate/indexQuoteRate.ts';
 import { sweepIndex, type IndexInputs, type IndexState, type IndexVerdicts, type SecondRow, type SweepRange, type WindowRow } from '../../aggregate/indexSweep.ts';
+import { seededRandom } from '../../simulator/market.ts';
 import { quantile } from './benchDemo.ts';
 
 const { values } = parseArgs({ options: { assets: { type: 'string', default: '6000' }, steps: { type: 'string', default: '120' }, rounds: { type: 'string', default: '5' } } });
@@ -28,19 +29,9 @@ const rates: QuoteRates = {
   fiat: { perUsd: (c: Currency) => (c === 'eur' ? 0.9 : c === 'usd' ? 1 : undefined), source: () => 'bench' },
 };
 
-/** A fixed pseudo-random sequence (mulberry32): the same inputs in every run. */
-function random(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
-
 // The market: bitcoin and ethereum first (they value the BTC and ETH quotes), then the tail.
-const next = random(25);
+// A fixed pseudo-random sequence: the same inputs in every run.
+const next = seededRandom(25);
 const minuteStart = 1_796_000_040; // a minute start (unix s)
 /** A market's quote: mostly USD and stablecoins, a few valued through bitcoin's index or through FX. */
 const quoteOf = (draw: number): string => (draw < 0.02 ? 'BTC' : draw < 0.04 ? 'EUR' : draw < 0.5 ? 'USDT' : draw < 0.75 ? 'USD' : 'USDC');
