@@ -45,7 +45,14 @@ interface MemorySample {
   storeTrackedMb: number;
   ready: boolean;
   busRefused: number;
+  /** The index runner's time so far in each part of its steps (mds_index_phase_seconds_total), s. */
+  indexPhaseSeconds: Record<IndexPhaseName, number>;
+  /** Live index steps so far (mds_index_live_steps_total). */
+  indexLiveSteps: number;
 }
+
+const indexPhases = ['load', 'sweep', 'write'] as const;
+type IndexPhaseName = (typeof indexPhases)[number];
 
 /** Each thread's external plus malloced memory, MB. */
 function outsideHeapsOf(metrics: string): Record<string, number> {
@@ -71,6 +78,8 @@ async function sampleOf(base: string, pid: number | undefined, startedAt: number
     storeTrackedMb: metricSum(metrics, 'mds_store_memory_bytes', 'part="tracked"') / mb,
     ready,
     busRefused: metricSum(metrics, 'mds_bus_dropped_total'),
+    indexPhaseSeconds: Object.fromEntries(indexPhases.map((phase) => [phase, metricSum(metrics, 'mds_index_phase_seconds_total', `phase="${phase}"`)])) as Record<IndexPhaseName, number>,
+    indexLiveSteps: metricSum(metrics, 'mds_index_live_steps_total'),
   };
 }
 
@@ -160,7 +169,7 @@ const withMargin = (slope: { slope: number; margin: number }) => `${round(slope.
 
 console.log(`memory bench: the demo with ${universeAssets} universe assets, ${minutes} min, a light API user (${pages.length} uncached /v1/coins pages: median ${round(quantile(pages, 0.5))} ms, slowest ${round(Math.max(...pages))} ms)`);
 const threads = Object.keys(samples.at(-1)?.heapsMb ?? {});
-console.log(`  minutes | RSS at the end | mean | highest | slope MB/min (± 95 %) | heaps' slopes MB/min (${threads.join(', ')}) | store's slope | anonymous RSS's slope | outside the heaps' slope (all threads) | lag p50 / p99 / highest`);
+console.log(`  minutes | RSS at the end | mean | highest | slope MB/min (± 95 %) | heaps' slopes MB/min (${threads.join(', ')}) | store's slope | anonymous RSS's slope | outside the heaps' slope (all threads) | lag p50 / p99 / highest | index time per live step, ms (${indexPhases.join(' / ')}; catch-ups and revisits included)`);
 const windows: { from: number; to: number; lagP99: number }[] = [];
 for (let from = 0; from < minutes; from += windowMinutes) {
   const to = Math.min(minutes, from + windowMinutes);
@@ -173,7 +182,11 @@ for (let from = 0; from < minutes; from += windowMinutes) {
   const storeSlope = slopeOf(inWindow, (s) => s.storeTrackedMb);
   const anonSlope = slopeOf(inWindow, (s) => s.rssAnonMb);
   const outsideSlope = slopeOf(inWindow, (s) => allThreadsMb(s.outsideHeapsMb));
-  console.log(`  ${from}-${to} | ${round(rss.at(-1) ?? NaN)} | ${round(rss.reduce((a, b) => a + b, 0) / rss.length)} | ${round(Math.max(...rss))} | ${withMargin(rssSlope(inWindow))} | ${heapSlopes.join(', ')} | ${round(storeSlope, 2)} | ${round(anonSlope, 2)} | ${round(outsideSlope, 2)} | ${round(quantile(windowLags, 0.5), 2)} / ${round(quantile(windowLags, 0.99), 2)} / ${round(Math.max(...windowLags), 2)} s`);
+  // Where the lag comes from: a step's time by part, over the live steps the window saw.
+  const [first, last] = [inWindow[0], inWindow.at(-1)];
+  const steps = first && last ? last.indexLiveSteps - first.indexLiveSteps : 0;
+  const stepParts = indexPhases.map((phase) => (first && last && steps > 0 ? round(((last.indexPhaseSeconds[phase] - first.indexPhaseSeconds[phase]) * 1000) / steps) : '-')).join(' / ');
+  console.log(`  ${from}-${to} | ${round(rss.at(-1) ?? NaN)} | ${round(rss.reduce((a, b) => a + b, 0) / rss.length)} | ${round(Math.max(...rss))} | ${withMargin(rssSlope(inWindow))} | ${heapSlopes.join(', ')} | ${round(storeSlope, 2)} | ${round(anonSlope, 2)} | ${round(outsideSlope, 2)} | ${round(quantile(windowLags, 0.5), 2)} / ${round(quantile(windowLags, 0.99), 2)} / ${round(Math.max(...windowLags), 2)} s | ${stepParts}`);
 }
 
 const settled = between(samples, settle, minutes);
