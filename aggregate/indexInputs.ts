@@ -296,7 +296,9 @@ export async function loadIndexInputs(store: Store, range: SweepRange, params: I
   };
   const [{ windows, lastTrades, seconds }, buckets, crossedBooks, disconnectedBefore, statusChanges] = await Promise.all([
     live && assets.length === 0 ? live.load(store, range, params, windowParams) : readAll(),
-    store.rows<BucketRow>(bucketsSql, windowParams),
+    // In a range within one minute no 1m candle enters or leaves the windows (bucketsSql's ranges
+    // are empty): most live steps. Not asked, it does not wait in the store's queue.
+    windowParams.first_minute === windowParams.last_minute ? [] : store.rows<BucketRow>(bucketsSql, windowParams),
     store.rows<CrossedBookRow>(crossedBooksSql, { assets, from: from * 1000 - params.crossedBookMaxAgeMs }),
     store.rows<MarketOfAsset>(disconnectedBeforeSql, { assets, from_ms: from * 1000 }),
     store.rows<StatusRow>(statusChangesSql, { assets, from_ms: from * 1000, to_ms: (to + 1) * 1000 }),

@@ -1,6 +1,7 @@
 import { Gauge } from 'prom-client';
 import type { CheckResult, ReadinessCheck } from './health.ts';
 import type { Metrics } from './metrics.ts';
+import { recentReading, storeGaugeMaxAgeMs } from './recentReading.ts';
 import type { StoreCalls } from './store.ts';
 
 /**
@@ -35,14 +36,15 @@ export function diskCheck(space: DiskSpace, minFree: number): CheckResult {
 
 /**
  * Registers the store's disk with the operator: gauges `mds_store_disk_free_bytes` and
- * `mds_store_disk_total_bytes` read at each scrape (one query for both; a failed read makes them NaN,
- * unknown, rather than failing /metrics or reading as an empty disk), and the `disk` readiness check.
+ * `mds_store_disk_total_bytes` (one query for both, at most every storeGaugeMaxAgeMs whatever the
+ * scrape rate; a failed read makes them NaN, unknown, rather than failing /metrics or reading as an
+ * empty disk), and the `disk` readiness check, which reads the disk each time it is asked.
  */
 export function watchDiskSpace(options: { store: StoreCalls; metrics: Metrics; checks: ReadinessCheck[]; minFreeBytes: number }): void {
   const { store, metrics, checks } = options;
-  let reading: Promise<DiskSpace | undefined> | undefined;
-  // Both gauges are collected together at a scrape: they share the read in flight.
-  const read = () => (reading ??= readDiskSpace(store).catch(() => undefined).finally(() => (reading = undefined)));
+  // Both gauges are collected together at a scrape: they share one reading.
+  const reading = recentReading(() => readDiskSpace(store), storeGaugeMaxAgeMs);
+  const read = () => reading().catch(() => undefined);
   const gauge = (name: string, help: string, field: keyof DiskSpace) =>
     new Gauge({
       name,

@@ -1,5 +1,6 @@
 import { Gauge } from 'prom-client';
 import type { Metrics } from './metrics.ts';
+import { recentReading, storeGaugeMaxAgeMs } from './recentReading.ts';
 import type { StoreCalls } from './store.ts';
 
 /**
@@ -34,11 +35,12 @@ export async function readStoreMemory(store: StoreCalls): Promise<Map<StoreMemor
 }
 
 /**
- * Registers `mds_store_memory_bytes{part}`, read at each scrape. A failed read leaves the gauge
- * empty for that scrape rather than failing /metrics.
+ * Registers `mds_store_memory_bytes{part}`, read at a scrape at most every storeGaugeMaxAgeMs. A
+ * failed read leaves the gauge empty for that scrape rather than failing /metrics.
  */
 export function watchStoreMemory(options: { store: StoreCalls; metrics: Metrics }): void {
   const { store, metrics } = options;
+  const reading = recentReading(() => readStoreMemory(store), storeGaugeMaxAgeMs);
   new Gauge({
     name: 'mds_store_memory_bytes',
     help: "The store engine's memory by its own accounting (system.metrics): part=\"tracked\" is all it holds, the others its caches within that. Embedded (chDB), part of this process's RSS.",
@@ -46,7 +48,7 @@ export function watchStoreMemory(options: { store: StoreCalls; metrics: Metrics 
     registers: [metrics.registry],
     async collect() {
       this.reset();
-      const parts = await readStoreMemory(store).catch(() => undefined);
+      const parts = await reading().catch(() => undefined);
       for (const [part, bytes] of parts ?? []) this.set({ part }, bytes);
     },
   });

@@ -63,6 +63,31 @@ describe('loadIndexInputs', () => {
     expect(inputs.disconnectedBefore.map((r) => r.venue)).toEqual(['before']);
     expect(inputs.statusChanges.map((r) => [r.venue, r.at])).toEqual([['first', from * 1000], ['last', (to + 1) * 1000 - 1]]);
   });
+
+  it('reads the 1m candles that enter or leave the windows as a range passes a minute; within one minute none, and candles_1m is not asked', async () => {
+    // Windows of 3 (volume) and 2 (interval) minutes. A range from 12:00:30 to 12:01:10 passes 12:01:
+    // the 12:00 candle enters both windows, 11:57 leaves the volume window, 11:58 the interval window.
+    const minute = (hhmm: string) => Date.parse(`2026-03-02T${hhmm}:00Z`) / 1000;
+    const tradeIn = (hhmm: string) => trade({ venue: 'v', market: 'EDGEUSD', asset, quote: 'USD', trade_id: hhmm, ts: (minute(hhmm) + 10) * 1000, price: 100, quantity: 1 });
+    await store.insert('trades', ['11:56', '11:57', '11:58', '11:59', '12:00', '12:01'].map(tradeIn));
+    let candleQueries = 0;
+    const counting: Store = {
+      ...store,
+      rows: <T>(query: string, queryParams?: Record<string, unknown>) => {
+        if (query.includes('FROM candles_1m')) candleQueries++;
+        return store.rows<T>(query, queryParams);
+      },
+    };
+
+    const across = await loadIndexInputs(counting, { from, to: from + 40, keepAt: from }, params);
+    expect(across.buckets.map((b) => b.bucket).sort()).toEqual([minute('11:57'), minute('11:58'), minute('12:00')]);
+    // The windows before the range's first minute, and the candles entering and leaving them.
+    expect(candleQueries).toBe(2);
+
+    const within = await loadIndexInputs(counting, { from, to: from + 29, keepAt: from }, params);
+    expect(within.buckets).toEqual([]);
+    expect(candleQueries).toBe(3);
+  });
 });
 
 describe('loadIndexState', () => {

@@ -36,6 +36,18 @@ test('each part is the engine metric of its name, and the mark cache holds the m
   expect(Math.abs(scraped.get('tracked')! - byName.get('MemoryTracking')!)).toBeLessThan(64 * 1024 * 1024);
 });
 
+test('scrapes closer together than its age ask the engine once', async () => {
+  const metrics = createMetrics();
+  let queries = 0;
+  const counting = { ...db.store, rows: <T>(query: string, params?: Record<string, unknown>) => (queries++, db.store.rows<T>(query, params)) };
+  watchStoreMemory({ store: counting, metrics });
+  const first = parts(await metrics.registry.metrics());
+  const second = parts(await metrics.registry.metrics());
+  expect(queries).toBe(1);
+  expect(second).toEqual(first);
+  expect(first.get('tracked')).toBeGreaterThan(0);
+});
+
 test('a store that cannot be read leaves the gauge empty and /metrics answering', async () => {
   const metrics = createMetrics();
   const failing = { ...db.store, rows: async () => Promise.reject(new Error('store down')) };
