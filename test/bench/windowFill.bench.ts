@@ -1,0 +1,117 @@
+// Reads whose cost grows while their windows fill. The latest index prices (/v1/prices, and the
+// API's market snapshot, rebuilt every 5 s while asked) read every index row of the last 48 h; a
+// live index step that enters a new minute reads the 24-hour windows of every market from the 1m
+// candles. The universe demo starts with a thin day of history, so a run of a few hours measures
+// them with their windows mostly empty. This bench fills index_ticks and candles_1m of an embedded
+// store at the universe demo's pace (rows a minute: --index-rows-per-minute, --candles-per-minute)
+// for the first of --hours, times both reads, fills back further to the next, and so on; each time
+// is printed with its ratio to the first fill's, measured in the same run.
+//   node test/bench/windowFill.bench.ts [--assets 4500] [--markets 7800] [--index-rows-per-minute 17000] [--candles-per-minute 5600] [--hours 1,6,24,48] [--runs 5]
+import { parseArgs } from 'node:util';
+import { latestIndexPrices } from '../../aggregate/indexPrices/latestIndexPrices.ts';
+import { loadIndexInputs } from '../../aggregate/indexInputs.ts';
+import { defaultIndexParams } from '../../aggregate/indexPrice.ts';
+import type { Store } from '../../infra/store.ts';
+import { openTestStore } from '../support/harness.ts';
+
+const { values } = parseArgs({
+  options: {
+    assets: { type: 'string', default: '4500' },
+    markets: { type: 'string', default: '7800' },
+    'index-rows-per-minute': { type: 'string', default: '17000' },
+    'candles-per-minute': { type: 'string', default: '5600' },
+    hours: { type: 'string', default: '1,6,24,48' },
+    runs: { type: 'string', default: '5' },
+  },
+});
+const assets = Number(values.assets);
+const markets = Number(values.markets);
+const indexRowsPerMinute = Number(values['index-rows-per-minute']);
+const candlesPerMinute = Number(values['candles-per-minute']);
+const runs = Number(values.runs);
+const fills = values.hours.split(',').map(Number);
+for (const [name, value] of Object.entries({ assets, markets, 'index-rows-per-minute': indexRowsPerMinute, 'candles-per-minute': candlesPerMinute, runs })) {
+  if (!Number.isInteger(value) || value < 1) throw new Error(`--${name} must be a whole number of 1 or more`);
+}
+if (fills.length === 0 || fills.some((h, i) => !Number.isInteger(h) || h < 1 || (i > 0 && h <= fills[i - 1]!))) throw new Error(`--hours must be whole hours, rising: ${values.hours}`);
+
+/** Index rows of one hour: each a second of one asset, the assets in turn (as many as the demo prices). */
+const indexHourSql = `
+INSERT INTO index_ticks (asset, second, price, status, constituents, excluded, volume, volume_usd, trade_count, last_trade_at, computed_at)
+SELECT
+    concat('fill-', toString(number % {assets:UInt32})) AS asset,
+    toDateTime({from_s:UInt32} + intDiv(number * 60, {per_minute:UInt32}), 'UTC') AS second,
+    100 + (number % 997) / 100 AS price,
+    'ok' AS status,
+    ['fill:M'] AS constituents,
+    map() AS excluded,
+    1 AS volume,
+    100 AS volume_usd,
+    1 AS trade_count,
+    toDateTime64(second, 3, 'UTC') AS last_trade_at,
+    toDateTime64({computed_s:UInt32}, 3, 'UTC') AS computed_at
+FROM numbers({rows:UInt64})`;
+
+/** 1m candles of one hour: in each minute `per_minute` markets traded, the markets in turn. */
+const candleHourSql = `
+INSERT INTO candles_1m (asset, bucket, venue, market, quote, open, high, low, close, volume, quote_volume, trade_count)
+SELECT asset, bucket, 'fill' AS venue, market, 'USD' AS quote,
+    argMinState(p, (t, '')), max(p), min(p), argMaxState(p, (t, '')), sum(1.0), sum(p), sum(toUInt64(3))
+FROM
+(
+    SELECT
+        concat('fill-', toString((number % {markets:UInt32}) % {assets:UInt32})) AS asset,
+        concat('M', toString(number % {markets:UInt32})) AS market,
+        toDateTime({from_s:UInt32} + 60 * intDiv(number, {per_minute:UInt32}), 'UTC') AS bucket,
+        toDateTime64(bucket, 3, 'UTC') AS t,
+        100 + (number % 997) / 100 AS p
+    FROM numbers({rows:UInt64})
+)
+GROUP BY asset, bucket, venue, market, quote`;
+
+async function fillHour(store: Store, hourStart: number, computedS: number): Promise<void> {
+  await store.client.command({ query: indexHourSql, query_params: { assets, from_s: hourStart, per_minute: indexRowsPerMinute, computed_s: computedS, rows: indexRowsPerMinute * 60 } });
+  await store.client.command({ query: candleHourSql, query_params: { assets, markets, from_s: hourStart, per_minute: candlesPerMinute, rows: candlesPerMinute * 60 } });
+}
+
+/** min and median of `runs` timed calls, ms, and what the last call returned. */
+async function timed<T>(call: () => Promise<T>): Promise<{ min: number; median: number; last: T }> {
+  const ms: number[] = [];
+  let last!: T;
+  for (let i = 0; i < runs; i++) {
+    const began = performance.now();
+    last = await call();
+    ms.push(performance.now() - began);
+  }
+  ms.sort((a, b) => a - b);
+  return { min: ms[0]!, median: ms[Math.floor(ms.length / 2)]!, last };
+}
+
+const env = await openTestStore();
+const hourS = 3600;
+// The store's "now": every fill ends at it, every read is made at it.
+const nowS = Math.floor(Date.now() / 1000 / hourS) * hourS;
+const assetIds = Array.from({ length: assets }, (_, i) => `fill-${i}`);
+// A live step 20 s into a minute: its range's first minute is the one the windows are read for.
+const range = { from: nowS - 40, to: nowS - 30, keepAt: nowS - 40 };
+let filled = 0;
+const baseline: { prices?: number; windows?: number } = {};
+const round = (v: number) => v.toFixed(0);
+try {
+  console.log(`window fill: ${assets} assets, ${markets} markets; an hour is ${indexRowsPerMinute * 60} index rows and ${candlesPerMinute * 60} 1m candles; ${runs} runs per read, min / median`);
+  for (const hours of fills) {
+    const began = performance.now();
+    for (; filled < hours; filled++) await fillHour(env.store, nowS - (filled + 1) * hourS, nowS);
+    const fillS = (performance.now() - began) / 1000;
+    const prices = await timed(() => latestIndexPrices(env.store, assetIds, nowS * 1000));
+    const windows = await timed(() => loadIndexInputs(env.store, range, defaultIndexParams));
+    baseline.prices ??= prices.median;
+    baseline.windows ??= windows.median;
+    console.log(
+      `  ${hours} h filled (in ${fillS.toFixed(0)} s): latest index prices of ${prices.last.size} assets ${round(prices.min)} / ${round(prices.median)} ms (${(prices.median / baseline.prices).toFixed(1)}x); ` +
+        `a live step's inputs at a new minute, ${windows.last.windows.length} markets' windows, ${round(windows.min)} / ${round(windows.median)} ms (${(windows.median / baseline.windows).toFixed(1)}x)`,
+    );
+  }
+} finally {
+  await env.dispose();
+}
