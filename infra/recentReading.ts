@@ -1,7 +1,8 @@
 /**
  * How old a gauge's store reading (the store's disk, its memory) may be when a scrape reports it.
- * Embedded, every store query waits in chDB's one-at-a-time queue beside the index's inputs and the
- * sinks' lookups: a client that polls /metrics every second would add two queries a second there.
+ * Embedded, the pipeline's queries share a lane of two places (storeLane.ts), and chDB runs those
+ * with parameters one at a time: a client that polls /metrics every second would add two queries a
+ * second to that lane, beside the index's inputs and the sinks' lookups.
  */
 export const storeGaugeMaxAgeMs = 10_000;
 
