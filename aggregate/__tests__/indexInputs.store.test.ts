@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { openTestStore, trade } from '../../test/support/harness.ts';
+import { countingQueries, openTestStore, trade } from '../../test/support/harness.ts';
 import type { Store } from '../../infra/store.ts';
 import { indexParamsSchema } from '../indexPrice.ts';
 import { loadIndexInputs, loadIndexState, loadNextTradeSecond, loadStoredSeconds, loadStoredThrough } from '../indexInputs.ts';
@@ -70,23 +70,16 @@ describe('loadIndexInputs', () => {
     const minute = (hhmm: string) => Date.parse(`2026-03-02T${hhmm}:00Z`) / 1000;
     const tradeIn = (hhmm: string) => trade({ venue: 'v', market: 'EDGEUSD', asset, quote: 'USD', trade_id: hhmm, ts: (minute(hhmm) + 10) * 1000, price: 100, quantity: 1 });
     await store.insert('trades', ['11:56', '11:57', '11:58', '11:59', '12:00', '12:01'].map(tradeIn));
-    let candleQueries = 0;
-    const counting: Store = {
-      ...store,
-      rows: <T>(query: string, queryParams?: Record<string, unknown>) => {
-        if (query.includes('FROM candles_1m')) candleQueries++;
-        return store.rows<T>(query, queryParams);
-      },
-    };
+    const candleQueries = countingQueries(store, (query) => query.includes('FROM candles_1m'));
 
-    const across = await loadIndexInputs(counting, { from, to: from + 40, keepAt: from }, params);
+    const across = await loadIndexInputs(candleQueries.store, { from, to: from + 40, keepAt: from }, params);
     expect(across.buckets.map((b) => b.bucket).sort()).toEqual([minute('11:57'), minute('11:58'), minute('12:00')]);
     // The windows before the range's first minute, and the candles entering and leaving them.
-    expect(candleQueries).toBe(2);
+    expect(candleQueries.count()).toBe(2);
 
-    const within = await loadIndexInputs(counting, { from, to: from + 29, keepAt: from }, params);
+    const within = await loadIndexInputs(candleQueries.store, { from, to: from + 29, keepAt: from }, params);
     expect(within.buckets).toEqual([]);
-    expect(candleQueries).toBe(3);
+    expect(candleQueries.count()).toBe(3);
   });
 });
 

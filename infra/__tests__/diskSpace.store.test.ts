@@ -4,7 +4,7 @@
 import { statfsSync } from 'node:fs';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { latestIndexPrices, measuredRule } from '../../aggregate/indexPrices/latestIndexPrices.ts';
-import { openTestStore, testConfig } from '../../test/support/harness.ts';
+import { countingQueries, openTestStore, testConfig } from '../../test/support/harness.ts';
 import { minFreeBytes, watchDiskSpace } from '../diskSpace.ts';
 import { readiness, type ReadinessCheck } from '../health.ts';
 import { createMetrics } from '../metrics.ts';
@@ -55,16 +55,15 @@ test('the gauges and the disk check report the free space of the store data dire
 test('scrapes closer together than the gauges\' age ask the store once; the readiness check reads each time', async () => {
   const metrics = createMetrics();
   const checks: ReadinessCheck[] = [];
-  let queries = 0;
-  const counting = { ...db.store, rows: <T>(query: string, params?: Record<string, unknown>) => (queries++, db.store.rows<T>(query, params)) };
-  watchDiskSpace({ store: counting, metrics, checks, minFreeBytes: 0 });
+  const counting = countingQueries(db.store);
+  watchDiskSpace({ store: counting.store, metrics, checks, minFreeBytes: 0 });
   const first = await metrics.registry.metrics();
   const second = await metrics.registry.metrics();
-  expect(queries).toBe(1);
+  expect(counting.count()).toBe(1);
   expect(gaugeValue(second, 'mds_store_disk_total_bytes')).toBe(gaugeValue(first, 'mds_store_disk_total_bytes'));
   await readiness(checks);
   await readiness(checks);
-  expect(queries).toBe(3);
+  expect(counting.count()).toBe(3);
 });
 
 test('below STORE_MIN_FREE_MB: the check fails naming the free space, the margin and the setting, and a fresh price is not measured', async () => {

@@ -1,7 +1,7 @@
 // The store engine's memory as the operator sees it: `mds_store_memory_bytes{part}` carries what the
 // engine holds by its own accounting, and its mark cache fills once a table's parts are read.
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { openTestStore } from '../../test/support/harness.ts';
+import { countingQueries, openTestStore } from '../../test/support/harness.ts';
 import { createMetrics } from '../metrics.ts';
 import { storeMemoryParts, watchStoreMemory } from '../storeMemory.ts';
 
@@ -38,12 +38,11 @@ test('each part is the engine metric of its name, and the mark cache holds the m
 
 test('scrapes closer together than its age ask the engine once', async () => {
   const metrics = createMetrics();
-  let queries = 0;
-  const counting = { ...db.store, rows: <T>(query: string, params?: Record<string, unknown>) => (queries++, db.store.rows<T>(query, params)) };
-  watchStoreMemory({ store: counting, metrics });
+  const counting = countingQueries(db.store);
+  watchStoreMemory({ store: counting.store, metrics });
   const first = parts(await metrics.registry.metrics());
   const second = parts(await metrics.registry.metrics());
-  expect(queries).toBe(1);
+  expect(counting.count()).toBe(1);
   expect(second).toEqual(first);
   expect(first.get('tracked')).toBeGreaterThan(0);
 });

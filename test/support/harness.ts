@@ -36,6 +36,16 @@ export async function openTestStore(parent = tmpdir()): Promise<{ store: Store; 
   };
 }
 
+/** `store` with its queries counted (those `counted` picks, every one by default): how many a piece of code sends. */
+export function countingQueries<S extends Pick<Store, 'rows'>>(store: S, counted: (query: string) => boolean = () => true): { store: S; count: () => number } {
+  let queries = 0;
+  const rows = <T>(query: string, params?: Record<string, unknown>) => {
+    if (counted(query)) queries++;
+    return store.rows<T>(query, params);
+  };
+  return { store: { ...store, rows }, count: () => queries };
+}
+
 export function testConfig(env: Record<string, string> = {}): Config {
   return loadConfig({ PORT: '0', LOG_LEVEL: 'silent', ...env });
 }
