@@ -8,6 +8,8 @@ import { indexParamsSchema, type IndexParams } from './indexPrice.ts';
 import { quoteIndexAssets, quotesValuedBy, type QuoteRates } from './indexQuoteRate.ts';
 import { sweepIndex, tickKey, type ConstituentRow, type IndexState, type IndexVerdicts, type PublishedIndex, type SweepRange, type SweepResult, type TickWrites } from './indexSweep.ts';
 import { loadIndexRecomputeRequests } from './indexRecomputeRequests.ts';
+import { IndexSummaryWrites } from './indexPrices/indexSummary.ts';
+import { latestPriceLookbackSeconds } from './indexPrices/latestIndexPrices.ts';
 
 /**
  * The index runner of the aggregate role: every second it computes the index price of every asset
@@ -16,7 +18,8 @@ import { loadIndexRecomputeRequests } from './indexRecomputeRequests.ts';
  * further when the trade sink reports older trades stored late (noteInserted: for the assets of
  * those trades alone, or for every asset), catches up in bounded chunks after a pause, and resumes
  * from its own tables. Each step loads its inputs
- * (indexInputs.ts), sweeps the seconds (indexSweep.ts, pure) and writes the result.
+ * (indexInputs.ts), sweeps the seconds (indexSweep.ts, pure) and writes the result, then the
+ * 10-minute summaries of what it wrote that no live step computes again (indexPrices/indexSummary.ts).
  */
 
 export const indexScheduleSchema = z.object({
@@ -144,6 +147,12 @@ export interface IndexRunnerOptions {
   now?: () => number;
   /** The live loop's wait between two steps (`start`): `ms`, or less once `signal` aborts. A test runs it on a simulated clock. */
   pause?: (ms: number, signal: AbortSignal) => Promise<void>;
+  /**
+   * Whether the first step writes again the summaries of the 48 h the latest price reads (default
+   * true): the runner before may have stopped between rows and their summaries. An import's runner,
+   * which computes seconds of the past and sums up what it writes, says false.
+   */
+  resummarize?: boolean;
 }
 
 const realPause = (ms: number, signal: AbortSignal): Promise<void> => sleep(ms, undefined, { signal }).catch(() => undefined);
@@ -187,6 +196,8 @@ export class IndexRunner {
   #constituentsWrittenFor = -Infinity;
   /** What the live steps of a minute share (LiveInputs): dropped when the runner goes back for every asset, or a join moved trades. */
   readonly #liveInputs = new LiveInputs();
+  /** Buckets written into whose summaries are still to be written. */
+  readonly #summaries = new IndexSummaryWrites();
   #loop: Promise<void> | undefined;
   #stopped = false;
   #wake: AbortController | undefined;
@@ -229,6 +240,10 @@ export class IndexRunner {
     // them; with no index yet, every second will be computed anyway.
     this.#requestsSince ??= stored?.computedAt ?? Date.now();
     this.#writes ??= { storedThrough: stored?.latest ?? -1, written: new Map() };
+    if (stored && this.#options.resummarize !== false) {
+      const nowS = Math.floor(now / 1000);
+      this.#summaries.note(nowS - latestPriceLookbackSeconds, Math.min(stored.latest, nowS));
+    }
     this.#stats.lastComputed ??= stored?.latest ?? Math.min(target, (await loadNextTradeSecond(store, Math.floor((now - schedule.backfillMs) / 1000))) - 1);
   }
 
@@ -294,6 +309,7 @@ export class IndexRunner {
     this.#computedAt = Math.max(Date.now(), this.#computedAt + 1);
     const result = await this.#timed('sweep', () => sweepIndex({ range, inputs, prior, verdicts, params, rates, writes, computedAt: this.#computedAt }));
     await this.#timed('write', () => store.insert('index_ticks', result.rows));
+    if (result.rows.length > 0) this.#summaries.note(range.from, range.to);
     return result;
   }
 
@@ -388,6 +404,23 @@ export class IndexRunner {
 
   /** One bounded unit of work. Returns true while the index is behind now - lag. `revisitAtOnce`: late trades go back now, not at the next interval. */
   async step(now = this.#now(), revisitAtOnce = false): Promise<boolean> {
+    const behind = await this.#computeStep(now, revisitAtOnce);
+    await this.#writeSummaries(this.#stats.lastComputed! + 1 - this.#options.schedule.recomputeSeconds);
+    return behind;
+  }
+
+  /**
+   * Writes the summaries of the buckets written into that end by `closedBefore` (unix s) and before
+   * the seconds a live runner still computes again (its trailing window, by the wall clock): an
+   * import's runner leaves those to it.
+   */
+  async #writeSummaries(closedBefore: number): Promise<void> {
+    const { store, schedule } = this.#options;
+    const liveFrom = Math.floor((this.#now() - schedule.lagMs) / 1000) - schedule.recomputeSeconds;
+    await this.#timed('write', () => this.#summaries.write(store, Math.min(closedBefore, liveFrom)));
+  }
+
+  async #computeStep(now: number, revisitAtOnce: boolean): Promise<boolean> {
     const { schedule } = this.#options;
     const target = Math.floor((now - schedule.lagMs) / 1000) - 1;
     if (this.#stats.lastComputed === undefined || !this.#writes) await this.#resume(now, target);
@@ -458,6 +491,8 @@ export class IndexRunner {
     }
     while (await this.step(now, true));
     await this.#writeConstituents();
+    // Caught up, the trailing window too is computed.
+    await this.#writeSummaries(this.#stats.lastComputed! + 1);
   }
 
   /** Runs every second (back to back while catching up) until `stop`. */

@@ -40,7 +40,7 @@ export async function computeIndexSpan(store: Store, settings: IndexSettings, sp
   const started = performance.now();
   const { from, to, liveFrom } = indexSecondsOf(span, settings, now);
   const schedule = { ...settings.schedule, maxSecondsPerTick: Math.max(settings.schedule.maxSecondsPerTick, secondsPerStep) };
-  const runner = new IndexRunner({ store, log, params: settings.params, schedule });
+  const runner = new IndexRunner({ store, log, params: settings.params, schedule, resummarize: false });
   // catchUp computes up to its `now` less the lag: this `now` ends the steps at `to`.
   await runner.catchUp((to + 1) * 1000 + schedule.lagMs, { from });
   return { from, to, rows: runner.stats().rows, tookMs: Math.round(performance.now() - started), ...(liveFrom === undefined ? {} : { liveFrom }) };

@@ -61,3 +61,32 @@ export function expectTicks(actual: StoredTick[], expected: ReferenceTick[], fro
     relClose(own.volumeUsd, e.volumeUsd, `${at} volumeUsd`);
   }
 }
+
+/**
+ * The 10-minute summaries of `asset` (index_summary_10m) of the buckets that end by `closedBefore`
+ * (unix s) are those of its stored rows, worked out here: a bucket with rows has one, with the
+ * count, first and last of its priced rows and their USD volume; a bucket without has none.
+ */
+export async function expectSummaries(store: Store, asset: string, closedBefore: number): Promise<void> {
+  const bucketS = 600;
+  const wanted = new Map<number, StoredTick[]>();
+  for (const tick of await storedTicks(store, asset)) {
+    const bucket = tick.second - (tick.second % bucketS);
+    if (bucket + bucketS <= closedBefore) wanted.set(bucket, [...(wanted.get(bucket) ?? []), tick]);
+  }
+  const summaries = await store.rows<{ bucket: number; pricedRows: number; firstSecond: number; firstPrice: number; lastSecond: number; lastPrice: number; lastStatus: string; volumeUsd: number }>(
+    `SELECT toUnixTimestamp(bucket) AS bucket, priced_rows AS pricedRows, toUnixTimestamp(first_second) AS firstSecond, first_price AS firstPrice,
+            toUnixTimestamp(last_second) AS lastSecond, last_price AS lastPrice, toString(last_status) AS lastStatus, volume_usd AS volumeUsd
+     FROM index_summary_10m FINAL WHERE asset = {asset:String} AND toUnixTimestamp(bucket) + ${bucketS} <= {closed:UInt32} ORDER BY bucket`,
+    { asset, closed: closedBefore },
+  );
+  expect(summaries.map((s) => s.bucket)).toEqual([...wanted.keys()].sort((a, b) => a - b));
+  for (const s of summaries) {
+    const priced = wanted.get(s.bucket)!.filter((t) => t.status !== 'none');
+    expect(s.pricedRows, `${asset} bucket ${s.bucket}`).toBe(priced.length);
+    if (priced.length === 0) continue;
+    const [first, last] = [priced[0]!, priced.at(-1)!];
+    expect([s.firstSecond, s.firstPrice, s.lastSecond, s.lastPrice, s.lastStatus], `${asset} bucket ${s.bucket}`).toEqual([first.second, first.price, last.second, last.price, last.status]);
+    relClose(s.volumeUsd, priced.reduce((sum, t) => sum + t.volumeUsd, 0), `${asset} bucket ${s.bucket} volume_usd`);
+  }
+}

@@ -6,7 +6,7 @@ import { seededRandom } from '../../simulator/market.ts';
 import { defaultStoreTimeouts, StoreTimeoutError, type Store, type StoreTimeouts } from '../../infra/store.ts';
 import { defaultIndexParams, indexParamsSchema, type IndexParams } from '../indexPrice.ts';
 import { defaultIndexSchedule, IndexRunner } from '../indexRunner.ts';
-import { expectTicks, indexAt, relClose, storedTicks } from './indexCheck.ts';
+import { expectSummaries, expectTicks, indexAt, relClose, storedTicks } from './indexCheck.ts';
 import { referenceTicks, type ReferenceOptions, type ReferenceTick } from './indexReference.ts';
 import { until } from '../../test/support/until.ts';
 import { joinIdentity } from '../jobs/identityJoins.ts';
@@ -306,6 +306,14 @@ describe('index runner, live', () => {
     expect(toS).toBe(Math.floor((endAt - schedule.lagMs) / 1000) - 1);
     const stored = rows.filter((r) => r.arrival < endAt);
     expectTicks(await storedTicks(store, asset), referenceTicks(stored, asset, fromS, toS, { params: defaultIndexParams }), fromS, toS);
+    // Its 10-minute summaries too, of the buckets no live step computes again; revisits rewrote the first.
+    expect(runner.stats().revisits).toBeGreaterThan(0);
+    await expectSummaries(store, asset, toS + 1 - schedule.recomputeSeconds);
+
+    // Lost, they are written again by the next runner's first step (the 48 h before its clock).
+    await store.client.command({ query: 'TRUNCATE TABLE index_summary_10m' });
+    await new IndexRunner({ store, log: silentLog, params: defaultIndexParams, schedule: live }).step(endAt);
+    await expectSummaries(store, asset, toS + 1 - schedule.recomputeSeconds);
   });
 
   it('live (start): one step a second of the clock, each computing the one second that ended lagMs before', async () => {

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { configSchema, type Config } from '../../infra/config.ts';
 import { minFreeBytes } from '../../infra/diskSpace.ts';
 import type { StoreCalls } from '../../infra/store.ts';
+import { summaryBucketSeconds } from './indexSummary.ts';
 
 /**
  * The one read of "the current index price of an asset": every route and job that serves or
@@ -68,11 +69,15 @@ export function measuredRule(config: MeasuredConfig): MeasuredRule {
 
 const defaultMeasuredRule = measuredRule(configSchema.pick({ INDEX_STALE_AFTER_MS: true, STORE_MIN_FREE_MB: true }).parse({}));
 const day = 86_400;
+/** How far back the latest price reads (and, through it, each start of the index runner writes the summaries again). */
+export const latestPriceLookbackSeconds = 2 * day;
 const fromSeconds = ([price, s]: [number, number]): PricePoint => ({ price, at: s * 1000 });
 
 /**
  * The latest index price at `now` of each of `assets` that has one: an index row in the 48 h up
- * to now (an asset's index stops a day after its markets' last trade). Only those 48 h are read.
+ * to now (an asset's index stops a day after its markets' last trade). Only those 48 h are read:
+ * their 10-minute summaries, and the rows of the buckets the summaries cannot stand for
+ * (latestIndexPrices.sql).
  */
 export async function latestIndexPrices(
   store: StoreCalls,
@@ -85,7 +90,8 @@ export async function latestIndexPrices(
   const rows = await store.rows<Row>(latestSql, {
     assets,
     now_s: nowS,
-    from_s: nowS - 2 * day,
+    from_s: nowS - latestPriceLookbackSeconds,
+    bucket_s: summaryBucketSeconds,
     day_from_s: nowS - day,
     ref_1h_s: nowS - 3600,
     ref_24h_s: nowS - day,

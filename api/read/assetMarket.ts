@@ -113,7 +113,7 @@ function noneNull(record: Readonly<Record<string, unknown>>): boolean {
 type StoredPoint = [number, number];
 
 /** A row of assetMarket.sql: the windowed fields are null when the asset has no trade in them. */
-interface Row {
+export interface AssetMarketRow {
   asset: string;
   high24h: number | null;
   low24h: number | null;
@@ -135,6 +135,24 @@ interface Row {
 const seconds = (ms: number) => Math.floor(ms / 1000);
 const fromSeconds = (p: StoredPoint | null): PricePoint | null => (p ? { price: p[0], at: p[1] * 1000 } : null);
 const percent = (now: number, then: number | undefined | null) => (then ? percentChange(now, then) : null);
+
+/** assetMarket.sql's rows of `assets` at `now`: what a snapshot derives beside the latest index prices. */
+export function loadAssetMarketRows(store: StoreCalls, assets: readonly string[], now: number): Promise<AssetMarketRow[]> {
+  const nowS = seconds(now);
+  const day = 86_400;
+  return store.rows<AssetMarketRow>(assetMarketSql, {
+    assets,
+    usd_quotes: usdQuotes,
+    now_s: nowS,
+    day_from_s: nowS - day,
+    hour_from_s: nowS - 31 * day,
+    ref_7d_s: nowS - 7 * day,
+    ref_14d_s: nowS - 14 * day,
+    ref_30d_s: nowS - 30 * day,
+    year_from_s: nowS - 395 * day,
+    ref_1y_s: nowS - 365 * day,
+  });
+}
 
 /**
  * The market snapshot of every catalog asset at `now`, in rank order. Every part reads a bounded
@@ -159,23 +177,7 @@ const percent = (now: number, then: number | undefined | null) => (then ? percen
 export async function loadAssetMarkets(store: StoreCalls, now: number, options: { measured?: MeasuredRule } = {}): Promise<AssetMarket[]> {
   const universe = await assetUniverse(store);
   const assets = universe.assets.map((a) => a.id);
-  const nowS = seconds(now);
-  const day = 86_400;
-  const [latest, rows] = await Promise.all([
-    latestIndexPrices(store, assets, now, options.measured),
-    store.rows<Row>(assetMarketSql, {
-      assets,
-      usd_quotes: usdQuotes,
-      now_s: nowS,
-      day_from_s: nowS - day,
-      hour_from_s: nowS - 31 * day,
-      ref_7d_s: nowS - 7 * day,
-      ref_14d_s: nowS - 14 * day,
-      ref_30d_s: nowS - 30 * day,
-      year_from_s: nowS - 395 * day,
-      ref_1y_s: nowS - 365 * day,
-    }),
-  ]);
+  const [latest, rows] = await Promise.all([latestIndexPrices(store, assets, now, options.measured), loadAssetMarketRows(store, assets, now)]);
   const byAsset = new Map(rows.map((r) => [r.asset, r]));
 
   const keyed = await mapInTurns(universe.assets, assetsPerTurn, (asset) => rankKeyed(toAssetMarket(asset, byAsset.get(asset.id), latest.get(asset.id), now)));
@@ -209,7 +211,7 @@ function byRank(a: RankKeyed, b: RankKeyed): number {
   return a.group - b.group || b.size - a.size;
 }
 
-function toAssetMarket(asset: CatalogAsset, row: Row | undefined, latest: LatestIndexPrice | undefined, now: number): AssetMarket {
+function toAssetMarket(asset: CatalogAsset, row: AssetMarketRow | undefined, latest: LatestIndexPrice | undefined, now: number): AssetMarket {
   const supply = supplyAt(asset, now);
   const known = {
     asset,
