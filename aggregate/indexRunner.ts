@@ -53,6 +53,11 @@ export const indexScheduleSchema = z.object({
 export type IndexSchedule = z.infer<typeof indexScheduleSchema>;
 export const defaultIndexSchedule: IndexSchedule = indexScheduleSchema.parse({});
 
+/** The first second a live runner still computes again at `now` (unix ms): its trailing window starts there. */
+export function liveRecomputedFrom(now: number, schedule: Pick<IndexSchedule, 'lagMs' | 'recomputeSeconds'>): number {
+  return Math.floor((now - schedule.lagMs) / 1000) - schedule.recomputeSeconds;
+}
+
 /**
  * The engine's parameters from the environment (infra/config.ts documents each one). A variable
  * left unset is undefined there, so its default is the one of the schemas above and in indexPrice.ts.
@@ -416,8 +421,7 @@ export class IndexRunner {
    */
   async #writeSummaries(closedBefore: number): Promise<void> {
     const { store, schedule } = this.#options;
-    const liveFrom = Math.floor((this.#now() - schedule.lagMs) / 1000) - schedule.recomputeSeconds;
-    await this.#timed('write', () => this.#summaries.write(store, Math.min(closedBefore, liveFrom)));
+    await this.#timed('write', () => this.#summaries.write(store, Math.min(closedBefore, liveRecomputedFrom(this.#now(), schedule))));
   }
 
   async #computeStep(now: number, revisitAtOnce: boolean): Promise<boolean> {

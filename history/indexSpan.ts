@@ -7,7 +7,7 @@
 import type { Logger } from '../infra/log.ts';
 import type { Store } from '../infra/store.ts';
 import type { IndexParams } from '../aggregate/indexPrice.ts';
-import { IndexRunner, type IndexSchedule } from '../aggregate/indexRunner.ts';
+import { IndexRunner, liveRecomputedFrom, type IndexSchedule } from '../aggregate/indexRunner.ts';
 import type { Span } from './importFiles.ts';
 
 export interface IndexSettings {
@@ -32,7 +32,7 @@ export function indexSecondsOf(span: Span, { params, schedule }: IndexSettings, 
   const from = Math.floor(span.from / 1000);
   const wanted = Math.floor(span.to / 1000) + params.volumeWindowMinutes * 60;
   // The live runner recomputes its trailing window every second; everything before is ours.
-  const liveFrom = Math.floor((now - schedule.lagMs) / 1000) - schedule.recomputeSeconds;
+  const liveFrom = liveRecomputedFrom(now, schedule);
   return wanted < liveFrom ? { from, to: wanted } : { from, to: Math.max(from, liveFrom - 1), liveFrom };
 }
 
