@@ -13,6 +13,8 @@ interface RetentionRule {
   minDays: number;
   /** What reads the table's past, for the documentation. */
   note: string;
+  /** The table whose rows this one copies in another order: it keeps what that one keeps, and is not named on its own. */
+  follows?: string;
 }
 
 // Each interval is fed as trades arrive (the cascade of views), not rebuilt from what a shorter one keeps.
@@ -29,6 +31,7 @@ export const retentionTables = {
   candles_1w: candles('1w'),
   market_seconds: { age: 'second', minDays: 2, note: 'the index engine reads 24 h of it back from each second it computes' },
   index_ticks: { age: 'second', minDays: 2, note: 'the current price reads up to 48 h of it; index charts and FX read further back' },
+  index_ticks_by_time: { age: 'second', minDays: 2, follows: 'index_ticks', note: 'a copy of index_ticks sorted by time: the current price and the price at a past time read thin slices of it' },
   index_summary_10m: { age: 'bucket', minDays: 3, note: 'the current price reads its last 48 h' },
   liquidations: { age: 'toDateTime(ts)', minDays: 1, note: '/v1/liquidations lists them; as for trades, a replay older than what is kept counts again in liquidations_1m' },
   liquidations_1m: { age: 'bucket', minDays: 1, note: '/v1/liquidations sums its windows from it' },
@@ -58,7 +61,9 @@ export function parseRetentionDays(text: string): RetentionDays {
     const [, table, digits] = match as unknown as [string, string, string];
     if (!isRetentionTable(table)) throw new Error(`unknown table "${table}"; tables with a retention: ${Object.keys(retentionTables).join(', ')}`);
     const days = Number(digits);
-    const { minDays } = retentionTables[table];
+    const rule: RetentionRule = retentionTables[table];
+    if (rule.follows !== undefined) throw new Error(`${table} keeps what ${rule.follows} keeps: name ${rule.follows}`);
+    const { minDays } = rule;
     if (!Number.isSafeInteger(days) || days < minDays) throw new Error(`${table}=${digits}: at least ${minDays} day${minDays === 1 ? '' : 's'} (a whole number)`);
     if (out[table] !== undefined) throw new Error(`${table} is named twice`);
     out[table] = days;
@@ -66,8 +71,13 @@ export function parseRetentionDays(text: string): RetentionDays {
   return out;
 }
 
-/** Days each table keeps: what the operator named, else its default (undefined = for ever). */
+/** Days each table keeps: what the operator named, else its default (undefined = for ever); a copy keeps what the table it follows keeps. */
 export function retentionOf(named: RetentionDays): Record<RetentionTable, number | undefined> {
   const tables = Object.keys(retentionTables) as RetentionTable[];
-  return Object.fromEntries(tables.map((t) => [t, named[t] ?? (retentionTables[t] as RetentionRule).defaultDays])) as Record<RetentionTable, number | undefined>;
+  const own = (t: RetentionTable) => named[t] ?? (retentionTables[t] as RetentionRule).defaultDays;
+  const kept = (t: RetentionTable) => {
+    const follows = (retentionTables[t] as RetentionRule).follows;
+    return follows !== undefined && isRetentionTable(follows) ? own(follows) : own(t);
+  };
+  return Object.fromEntries(tables.map((t) => [t, kept(t)])) as Record<RetentionTable, number | undefined>;
 }

@@ -125,7 +125,7 @@ function retentionSection(): string {
     '|---|---|---|---|---|',
   ];
   for (const [table, rule] of Object.entries(retentionTables)) {
-    const days = 'defaultDays' in rule ? `${rule.defaultDays} day${rule.defaultDays === 1 ? '' : 's'}` : 'for ever';
+    const days = 'follows' in rule ? `as \`${rule.follows}\`` : 'defaultDays' in rule ? `${rule.defaultDays} day${rule.defaultDays === 1 ? '' : 's'}` : 'for ever';
     lines.push(`| \`${table}\` | \`${rule.age}\` | ${days} | ${rule.minDays} day${rule.minDays === 1 ? '' : 's'} | ${cell(rule.note)} |`);
   }
   return lines.join('\n') + '\n';

@@ -20,7 +20,7 @@ afterAll(async () => {
 });
 // Each test reads only the rows it inserted (loadStoredThrough and loadNextTradeSecond read whole tables).
 beforeEach(async () => {
-  for (const table of ['trades', 'market_seconds', 'candles_1m', 'market_quality', 'market_connections', 'index_ticks', 'index_summary_10m', 'index_constituents_latest'])
+  for (const table of ['trades', 'market_seconds', 'candles_1m', 'market_quality', 'market_connections', 'index_ticks', 'index_ticks_by_time', 'index_summary_10m', 'index_constituents_latest'])
     await store.client.command({ query: `TRUNCATE TABLE ${table}` });
 });
 

@@ -65,7 +65,7 @@ async function weightedAt(asset: string, second: number): Promise<string[]> {
 }
 
 async function truncate(): Promise<void> {
-  for (const table of ['trades', 'market_seconds', 'candles_1m', 'index_ticks', 'index_constituents_latest', 'market_quality', 'index_recompute_requests'])
+  for (const table of ['trades', 'market_seconds', 'candles_1m', 'index_ticks', 'index_ticks_by_time', 'index_summary_10m', 'index_constituents_latest', 'market_quality', 'index_recompute_requests'])
     await store.client.command({ query: `TRUNCATE TABLE ${table}` });
 }
 

@@ -142,12 +142,14 @@ describe('latestIndexPrices over the 10-minute summaries', () => {
     // Read earlier, the summaries after that time are left out.
     expect(Object.fromEntries(await read(nowS - 5 * hour))).toEqual(Object.fromEntries(expected(nowS - 5 * hour)));
 
-    // The rows of a bucket well inside the 48 h removed: its summary stands for them.
+    // The rows of a bucket well inside the 48 h removed (from both copies): its summary stands for them.
     const inside = Math.floor((nowS - 12 * hour) / summaryBucketSeconds) * summaryBucketSeconds;
-    await store.client.command({
-      query: "DELETE FROM index_ticks WHERE asset = 'steady' AND second >= toDateTime({from:UInt32}, 'UTC') AND second < toDateTime({to:UInt32}, 'UTC')",
-      query_params: { from: inside, to: inside + summaryBucketSeconds },
-    });
+    for (const table of ['index_ticks', 'index_ticks_by_time']) {
+      await store.client.command({
+        query: "DELETE FROM {table:Identifier} WHERE asset = 'steady' AND second >= toDateTime({from:UInt32}, 'UTC') AND second < toDateTime({to:UInt32}, 'UTC')",
+        query_params: { table, from: inside, to: inside + summaryBucketSeconds },
+      });
+    }
     expect(Object.fromEntries(await read())).toEqual(Object.fromEntries(expected(nowS)));
 
     // Seconds computed again in summarised buckets: 'sparse' at its 1 h reference gets another price,

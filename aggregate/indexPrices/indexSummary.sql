@@ -1,7 +1,8 @@
 -- The summaries of the 10-minute buckets from {from_s} up to {to_s} (unix s, bucket starts and
--- ends), from index_ticks merged: per asset and bucket with an index row, its first and last priced
--- second, and the USD volume of its priced seconds (index_price_history's rows). A bucket whose
--- rows all say 'none' gets priced_rows = 0, which replaces a summary written before.
+-- ends), from index_ticks merged (read from index_ticks_by_time, its copy sorted by time, where
+-- 10 minutes of every asset are a few granules): per asset and bucket with an index row, its first
+-- and last priced second, and the USD volume of its priced seconds (index_price_history's rows). A
+-- bucket whose rows all say 'none' gets priced_rows = 0, which replaces a summary written before.
 INSERT INTO index_summary_10m (asset, bucket, priced_rows, first_second, first_price, last_second, last_price, last_status, last_trade_at, volume_usd, rolled_at)
 SELECT
     asset,
@@ -19,7 +20,7 @@ FROM
 (
     -- Renamed: an alias named as a column would stand for it in the aggregates above.
     SELECT asset, second AS s, price, status, last_trade_at, volume_usd, status != 'none' AS priced
-    FROM index_ticks FINAL
+    FROM index_ticks_by_time FINAL
     WHERE second >= toDateTime({from_s:UInt32}, 'UTC') AND second < toDateTime({to_s:UInt32}, 'UTC')
 )
 GROUP BY asset, bucket

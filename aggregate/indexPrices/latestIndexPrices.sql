@@ -5,10 +5,12 @@
 -- (= {ref_24h_s}), and the free space of the store's disk (the fullest, if several).
 --
 -- The 48 h are read as pieces: the 10-minute summaries (index_summary_10m, written by the index
--- runner) of the buckets inside them, and the priced rows themselves (index_price_history, one per
--- second) of the buckets that hold {from_s}, {ref_24h_s} and {ref_1h_s} and of those from the newest
--- summary on. A summarised bucket is then wholly before or wholly after each of those times, so its
--- first and last second stand for all of its seconds in the aggregates below. Times are unix
+-- runner) of the buckets inside them, and the priced rows themselves (one per second) of the buckets
+-- that hold {from_s}, {ref_24h_s} and {ref_1h_s} and of those from the newest summary on. A
+-- summarised bucket is then wholly before or wholly after each of those times, so its first and
+-- last second stand for all of its seconds in the aggregates below. The rows come from
+-- index_ticks_by_time, index_ticks sorted by time: those few minutes of every asset are a few of
+-- its granules, where index_ticks (sorted by asset) would read all of a month's. Times are unix
 -- seconds unless the name says ms; {bucket_s} is the summaries' length, bucket starts are multiples of it.
 WITH
     -- Summaries stop at the newest one written, and at the bucket of {now_s}: rows from there on are read as they are.
@@ -71,8 +73,8 @@ FROM
             last_trade_at,
             status = 'fail_closed' AS last_carried,
             volume_usd
-        FROM index_price_history
-        WHERE asset IN {assets:Array(String)}
+        FROM index_ticks_by_time FINAL
+        WHERE asset IN {assets:Array(String)} AND status != 'none'
           AND second >= toDateTime({from_s:UInt32}, 'UTC') AND second <= toDateTime({now_s:UInt32}, 'UTC')
           AND (second < toDateTime(from_bucket_s + {bucket_s:UInt32}, 'UTC')
                OR (second >= toDateTime(ref_24h_bucket_s, 'UTC') AND second < toDateTime(ref_24h_bucket_s + {bucket_s:UInt32}, 'UTC'))

@@ -73,6 +73,20 @@ const day = 86_400;
 export const latestPriceLookbackSeconds = 2 * day;
 const fromSeconds = ([price, s]: [number, number]): PricePoint => ({ price, at: s * 1000 });
 
+/** The query parameters of latestIndexPrices.sql for `assets` at `now` (unix ms). */
+export function latestIndexPriceParams(assets: readonly string[], now: number): Record<string, unknown> {
+  const nowS = Math.floor(now / 1000);
+  return {
+    assets,
+    now_s: nowS,
+    from_s: nowS - latestPriceLookbackSeconds,
+    bucket_s: summaryBucketSeconds,
+    day_from_s: nowS - day,
+    ref_1h_s: nowS - 3600,
+    ref_24h_s: nowS - day,
+  };
+}
+
 /**
  * The latest index price at `now` of each of `assets` that has one: an index row in the 48 h up
  * to now (an asset's index stops a day after its markets' last trade). Only those 48 h are read:
@@ -86,16 +100,7 @@ export async function latestIndexPrices(
   rule: MeasuredRule = defaultMeasuredRule,
 ): Promise<Map<string, LatestIndexPrice>> {
   if (assets.length === 0) return new Map();
-  const nowS = Math.floor(now / 1000);
-  const rows = await store.rows<Row>(latestSql, {
-    assets,
-    now_s: nowS,
-    from_s: nowS - latestPriceLookbackSeconds,
-    bucket_s: summaryBucketSeconds,
-    day_from_s: nowS - day,
-    ref_1h_s: nowS - 3600,
-    ref_24h_s: nowS - day,
-  });
+  const rows = await store.rows<Row>(latestSql, latestIndexPriceParams(assets, now));
   return new Map(
     rows.map((r) => [
       r.asset,

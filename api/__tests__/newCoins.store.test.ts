@@ -148,7 +148,7 @@ test('random trades: listings, prices since listing, volumes and stats equal a r
   const { store } = api;
   await fc.assert(
     fc.asyncProperty(scenario, async ({ now, drafts, warmupMs, limit, blocks }) => {
-      for (const table of ['trades', 'asset_first_prints', 'candles_1m', 'market_seconds', 'index_ticks', 'index_summary_10m', 'index_constituents_latest'])
+      for (const table of ['trades', 'asset_first_prints', 'candles_1m', 'market_seconds', 'index_ticks', 'index_ticks_by_time', 'index_summary_10m', 'index_constituents_latest'])
         await store.client.command({ query: 'TRUNCATE TABLE {table:Identifier}', query_params: { table } });
       const trades = drafts.map((d, i) =>
         trade({

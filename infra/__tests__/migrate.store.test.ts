@@ -124,3 +124,33 @@ it('the market_seconds backfill (0102) fills the seconds it lacks and adds nothi
   await store.client.command({ query: backfill });
   expect(await totals()).toEqual([{ trades: 4, volume: 8 }]);
 });
+
+it('index_ticks_by_time (0300-0302) holds index_ticks merged, sorted by time: fed at each insert, and by the backfill for rows stored before it, the newest computation winning', async () => {
+  const store = await freshStore();
+  await migrate(store);
+  const s = Date.UTC(2026, 0, 5, 12, 0, 0) / 1000;
+  const row = (asset: string, second: number, price: number, computedMs: number, status = 'ok') => ({
+    asset, second, price, status, constituents: ['v:M'], excluded: {}, volume: 1, volume_usd: price / 10, trade_count: 1, last_trade_at: second * 1000, computed_at: computedMs,
+  });
+  await store.insert('index_ticks', [row('bitcoin', s, 100, 1_000), row('ethereum', s, 10, 1_000), row('bitcoin', s + 1, 101, 1_000)]);
+  // The second computed again: its price lost.
+  await store.insert('index_ticks', [row('bitcoin', s + 1, 0, 2_000, 'none')]);
+  const merged = (table: string) =>
+    store.rows<{ asset: string; second: number; price: number; status: string; volume_usd: number; computed_at: number }>(
+      'SELECT asset, toUnixTimestamp(second) AS second, price, status, volume_usd, toUnixTimestamp64Milli(computed_at) AS computed_at FROM {table:Identifier} FINAL ORDER BY second, asset',
+      { table },
+    );
+  const expected = [
+    { asset: 'bitcoin', second: s, price: 100, status: 'ok', volume_usd: 10, computed_at: 1_000 },
+    { asset: 'ethereum', second: s, price: 10, status: 'ok', volume_usd: 1, computed_at: 1_000 },
+    { asset: 'bitcoin', second: s + 1, price: 0, status: 'none', volume_usd: 0, computed_at: 2_000 },
+  ];
+  expect(await merged('index_ticks')).toEqual(expected);
+  expect(await merged('index_ticks_by_time')).toEqual(expected);
+  // Rows stored before the view existed: the backfill copies them; applied twice, FINAL still reads each once.
+  const backfill = readFileSync(fileURLToPath(new URL('../migrations/0302_index_ticks_by_time_backfill.sql', import.meta.url)), 'utf8');
+  await store.client.command({ query: 'TRUNCATE TABLE index_ticks_by_time' });
+  await store.client.command({ query: backfill });
+  await store.client.command({ query: backfill });
+  expect(await merged('index_ticks_by_time')).toEqual(expected);
+});

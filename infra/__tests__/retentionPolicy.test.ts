@@ -25,6 +25,7 @@ test('a wrong entry stops the start, the variable, its value and the fault named
     ['index_ticks=1', /index_ticks=1: at least 2 days/],
     ['trades', /"trades" is not table=days/],
     ['trades=30,trades=60', /trades is named twice/],
+    ['index_ticks_by_time=30', /index_ticks_by_time keeps what index_ticks keeps: name index_ticks/],
   ];
   for (const [value, message] of refused) {
     const attempt = () => loadConfig({ STORE_RETENTION_DAYS: value });
@@ -42,6 +43,8 @@ test('defaults: every table kept for ever but sink_intents (one day) and index_r
   const bookkeeping: Record<string, number> = { sink_intents: 1, index_recompute_requests: 30 };
   for (const [table, days] of Object.entries(defaults)) expect(days, table).toBe(bookkeeping[table]);
   expect(retentionOf({ trades: 30, sink_intents: 2 })).toMatchObject({ trades: 30, sink_intents: 2, candles_1m: undefined });
+  // The time-sorted copy of index_ticks keeps what index_ticks keeps.
+  expect(retentionOf({ index_ticks: 30 })).toMatchObject({ index_ticks: 30, index_ticks_by_time: 30 });
 });
 
 test('the TTL of a retention, as ClickHouse shows it back, and the TTL read out of engine_full', () => {

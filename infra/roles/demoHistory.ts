@@ -109,7 +109,10 @@ async function clearCutIndexStep(store: Store, set: DemoArchiveSet, index: Index
   );
   if (!held?.n) return;
   log.warn({ rows: held.n }, 'the index step of the SIMULATED demo history was cut short: computing it again from the start');
-  await store.client.command({ query: "DELETE FROM index_ticks WHERE second BETWEEN toDateTime({from:Int64}, 'UTC') AND toDateTime({to:Int64}, 'UTC')", query_params: { from, to } });
+  // Both copies of the rows: index_ticks and the one sorted by time that the current price reads.
+  for (const table of ['index_ticks', 'index_ticks_by_time']) {
+    await store.client.command({ query: "DELETE FROM {table:Identifier} WHERE second BETWEEN toDateTime({from:Int64}, 'UTC') AND toDateTime({to:Int64}, 'UTC')", query_params: { table, from, to } });
+  }
   // Their summaries too: the step done again writes those of what it computes.
   await store.client.command({ query: "DELETE FROM index_summary_10m WHERE bucket BETWEEN toStartOfInterval(toDateTime({from:Int64}, 'UTC'), INTERVAL 10 MINUTE) AND toDateTime({to:Int64}, 'UTC')", query_params: { from, to } });
 }
