@@ -199,8 +199,10 @@ export function expected(id: string): Expected | undefined {
   const latest = seconds.at(-1)!;
   const price = latest.price;
   const window = (list: Bucket[], fromMs: number) => list.filter((b) => b.start >= fromMs && b.start <= sNow * 1000);
-  const hours = window(buckets(id, hour), (sNow - 31 * 86_400) * 1000);
-  const days = window(buckets(id, day), (sNow - 395 * 86_400) * 1000);
+  // Hourly and daily buckets starting after the window's start (minute buckets: at or after it).
+  const after = (list: Bucket[], fromMs: number) => list.filter((b) => b.start > fromMs && b.start <= sNow * 1000);
+  const hours = after(buckets(id, hour), (sNow - 31 * 86_400) * 1000);
+  const days = after(buckets(id, day), (sNow - 395 * 86_400) * 1000);
   const minutes24h = window(buckets(id, minute), (sNow - 86_400) * 1000);
   const ref = {
     '1h': reference(seconds, (sNow - 3600) * 1000),
@@ -229,9 +231,9 @@ export function expected(id: string): Expected | undefined {
     change: Object.fromEntries(Object.entries(ref).map(([w, r]) => [w, (price / r.price - 1) * 100])) as Expected['change'],
     ranges: {
       '24h': extremes(minutes24h),
-      '7d': extremes(hours.filter((b) => b.start >= (sNow - 7 * 86_400) * 1000)),
-      '30d': extremes(hours.filter((b) => b.start >= (sNow - 30 * 86_400) * 1000)),
-      '1y': extremes(days.filter((b) => b.start >= (sNow - 365 * 86_400) * 1000)),
+      '7d': extremes(hours.filter((b) => b.start > (sNow - 7 * 86_400) * 1000)),
+      '30d': extremes(hours.filter((b) => b.start > (sNow - 30 * 86_400) * 1000)),
+      '1y': extremes(days.filter((b) => b.start > (sNow - 365 * 86_400) * 1000)),
     },
     ath: { price: maxPrice, at: sorted.find((t) => t.price === maxPrice)!.ts },
     atl: { price: minPrice, at: sorted.find((t) => t.price === minPrice)!.ts },

@@ -1,26 +1,21 @@
 -- Everything the coin list, the coin profile, /v1/global and /v1/categories derive from, beside the
--- latest index price (aggregate/indexPrices/latestIndexPrices.sql): one row per asset we ever measured a
--- trade of on an index market (quotes {usd_quotes}, stablecoins at par: these are trade prices of
--- past buckets, whose stablecoin rate is not kept). Each part reads a bounded window (the all-time
--- part one row per asset), so the cost does not grow with the length of our history. See
--- assetMarket.ts for the rules; times are unix seconds unless the name says ms.
---
--- Reference prices ("the index price at or before T"): the latest point at or before T in the part's
--- window, or, when there is none (our history is shorter, or a gap), the oldest point in the window.
+-- latest index price (aggregate/indexPrices/latestIndexPrices.sql) and the hourly and daily windows
+-- before the live buckets (assetLongWindows.sql): one row per asset we ever measured a trade of on
+-- an index market (quotes {usd_quotes}, stablecoins at par: these are trade prices of past buckets,
+-- whose stablecoin rate is not kept). Each part reads a bounded window (the all-time part one row
+-- per asset), so the cost does not grow with the length of our history. See assetMarket.ts for the
+-- rules; times are unix seconds unless the name says ms. A bucket point is (volume-weighted price
+-- of the bucket, its start).
 SELECT
     x.asset AS asset,
     d.high_24h AS high24h,
     d.low_24h AS low24h,
-    h.ref_7d AS ref7d,
-    h.ref_14d AS ref14d,
-    h.ref_30d AS ref30d,
-    h.high_7d AS high7d,
-    h.low_7d AS low7d,
-    h.high_30d AS high30d,
-    h.low_30d AS low30d,
-    y.ref_1y AS ref1y,
-    y.high_1y AS high1y,
-    y.low_1y AS low1y,
+    h.oldest_hour AS oldestHour,
+    h.hour_high AS hourHigh,
+    h.hour_low AS hourLow,
+    y.oldest_day AS oldestDay,
+    y.day_high AS dayHigh,
+    y.day_low AS dayLow,
     x.ath AS ath,
     x.atl AS atl,
     x.first_trade_at_ms AS firstTradeAtMs
@@ -47,41 +42,30 @@ LEFT JOIN
 ) AS d ON d.asset = x.asset
 LEFT JOIN
 (
-    -- Hourly index buckets of the last 31 days: 7 d / 14 d / 30 d references (the bucket's
-    -- volume-weighted price) and the 7 d / 30 d high and low.
-    SELECT
-        asset,
-        if(countIf(b <= {ref_7d_s:UInt32}) > 0, argMaxIf((vwap, b), b, b <= {ref_7d_s:UInt32}), argMin((vwap, b), b)) AS ref_7d,
-        if(countIf(b <= {ref_14d_s:UInt32}) > 0, argMaxIf((vwap, b), b, b <= {ref_14d_s:UInt32}), argMin((vwap, b), b)) AS ref_14d,
-        if(countIf(b <= {ref_30d_s:UInt32}) > 0, argMaxIf((vwap, b), b, b <= {ref_30d_s:UInt32}), argMin((vwap, b), b)) AS ref_30d,
-        maxIf(hi, b >= {ref_7d_s:UInt32}) AS high_7d,
-        minIf(lo, b >= {ref_7d_s:UInt32}) AS low_7d,
-        maxIf(hi, b >= {ref_30d_s:UInt32}) AS high_30d,
-        minIf(lo, b >= {ref_30d_s:UInt32}) AS low_30d
+    -- The live hourly buckets (from {live_hour_from_s} on: the current hour and the one before it,
+    -- which late trades may still change): their oldest bucket and extremes, added to the hourly
+    -- windows before them (assetLongWindows.sql).
+    SELECT asset, argMin((vwap, b), b) AS oldest_hour, max(hi) AS hour_high, min(lo) AS hour_low
     FROM
     (
         SELECT asset, toUnixTimestamp(bucket) AS b, sum(quote_volume) / sum(volume) AS vwap, max(high) AS hi, min(low) AS lo
         FROM candles_1h
         WHERE asset IN {assets:Array(String)} AND quote IN {usd_quotes:Array(String)}
-          AND bucket >= toDateTime({hour_from_s:UInt32}, 'UTC') AND bucket <= toDateTime({now_s:UInt32}, 'UTC')
+          AND bucket >= toDateTime({live_hour_from_s:UInt32}, 'UTC') AND bucket <= toDateTime({now_s:UInt32}, 'UTC')
         GROUP BY asset, bucket
     )
     GROUP BY asset
 ) AS h ON h.asset = x.asset
 LEFT JOIN
 (
-    -- Daily index buckets of the last 395 days: the 1 y reference and the 1 y high and low.
-    SELECT
-        asset,
-        if(countIf(b <= {ref_1y_s:UInt32}) > 0, argMaxIf((vwap, b), b, b <= {ref_1y_s:UInt32}), argMin((vwap, b), b)) AS ref_1y,
-        maxIf(hi, b >= {ref_1y_s:UInt32}) AS high_1y,
-        minIf(lo, b >= {ref_1y_s:UInt32}) AS low_1y
+    -- The live daily buckets (from {live_day_from_s} on: today and yesterday), likewise.
+    SELECT asset, argMin((vwap, b), b) AS oldest_day, max(hi) AS day_high, min(lo) AS day_low
     FROM
     (
         SELECT asset, toUnixTimestamp(bucket) AS b, sum(quote_volume) / sum(volume) AS vwap, max(high) AS hi, min(low) AS lo
         FROM candles_1d
         WHERE asset IN {assets:Array(String)} AND quote IN {usd_quotes:Array(String)}
-          AND bucket >= toDateTime({year_from_s:UInt32}, 'UTC') AND bucket <= toDateTime({now_s:UInt32}, 'UTC')
+          AND bucket >= toDateTime({live_day_from_s:UInt32}, 'UTC') AND bucket <= toDateTime({now_s:UInt32}, 'UTC')
         GROUP BY asset, bucket
     )
     GROUP BY asset

@@ -6,6 +6,7 @@ import { usdQuotes } from '../../aggregate/currency/currencies.ts';
 import { latestIndexPrices, percentChange, type LatestIndexPrice, type MeasuredRule, type PricePoint } from '../../aggregate/indexPrices/latestIndexPrices.ts';
 import type { StoreCalls } from '../../infra/store.ts';
 import { mapInTurns } from '../../infra/turns.ts';
+import { liveBucketsFrom, loadLongWindows, LongWindowCache, type LongWindowRow } from './assetLongWindows.ts';
 
 const assetMarketSql = readFileSync(new URL('./assetMarket.sql', import.meta.url), 'utf8');
 
@@ -136,22 +137,73 @@ const seconds = (ms: number) => Math.floor(ms / 1000);
 const fromSeconds = (p: StoredPoint | null): PricePoint | null => (p ? { price: p[0], at: p[1] * 1000 } : null);
 const percent = (now: number, then: number | undefined | null) => (then ? percentChange(now, then) : null);
 
-/** assetMarket.sql's rows of `assets` at `now`: what a snapshot derives beside the latest index prices. */
-export function loadAssetMarketRows(store: StoreCalls, assets: readonly string[], now: number): Promise<AssetMarketRow[]> {
+/** A row of assetMarket.sql: the live hourly and daily buckets' part is null when the asset has none. */
+interface LiveRow {
+  asset: string;
+  high24h: number | null;
+  low24h: number | null;
+  oldestHour: StoredPoint | null;
+  hourHigh: number | null;
+  hourLow: number | null;
+  oldestDay: StoredPoint | null;
+  dayHigh: number | null;
+  dayLow: number | null;
+  ath: StoredPoint;
+  atl: StoredPoint;
+  firstTradeAtMs: number;
+}
+
+const highest = (a: number | null | undefined, b: number | null) => (a == null ? b : b == null ? a : Math.max(a, b));
+const lowest = (a: number | null | undefined, b: number | null) => (a == null ? b : b == null ? a : Math.min(a, b));
+
+/**
+ * An asset's windows over its long buckets and its live ones together: a reference is the long
+ * part's when it has a bucket at or before the reference time (the live buckets are all after
+ * it), else the oldest bucket of both; a range spans both.
+ */
+function withLongWindows(live: LiveRow, long: LongWindowRow | undefined): AssetMarketRow {
+  const oldestHour = long?.oldestHour ?? live.oldestHour;
+  const oldestDay = long?.oldestDay ?? live.oldestDay;
+  return {
+    asset: live.asset,
+    high24h: live.high24h,
+    low24h: live.low24h,
+    ref7d: long?.hasRef7d ? long.ref7d : oldestHour,
+    ref14d: long?.hasRef14d ? long.ref14d : oldestHour,
+    ref30d: long?.hasRef30d ? long.ref30d : oldestHour,
+    high7d: highest(long?.high7d, live.hourHigh),
+    low7d: lowest(long?.low7d, live.hourLow),
+    high30d: highest(long?.high30d, live.hourHigh),
+    low30d: lowest(long?.low30d, live.hourLow),
+    ref1y: long?.hasRef1y ? long.ref1y : oldestDay,
+    high1y: highest(long?.high1y, live.dayHigh),
+    low1y: lowest(long?.low1y, live.dayLow),
+    ath: live.ath,
+    atl: live.atl,
+    firstTradeAtMs: live.firstTradeAtMs,
+  };
+}
+
+/**
+ * What a snapshot of `assets` at `now` derives beside the latest index prices: assetMarket.sql's
+ * rows with the long windows before their live buckets, from `longWindows` (read once an hour)
+ * or, without it, read now (assetLongWindows.ts).
+ */
+export async function loadAssetMarketRows(store: StoreCalls, assets: readonly string[], now: number, longWindows?: LongWindowCache): Promise<AssetMarketRow[]> {
   const nowS = seconds(now);
-  const day = 86_400;
-  return store.rows<AssetMarketRow>(assetMarketSql, {
-    assets,
-    usd_quotes: usdQuotes,
-    now_s: nowS,
-    day_from_s: nowS - day,
-    hour_from_s: nowS - 31 * day,
-    ref_7d_s: nowS - 7 * day,
-    ref_14d_s: nowS - 14 * day,
-    ref_30d_s: nowS - 30 * day,
-    year_from_s: nowS - 395 * day,
-    ref_1y_s: nowS - 365 * day,
-  });
+  const live = liveBucketsFrom(now);
+  const [rows, long] = await Promise.all([
+    store.rows<LiveRow>(assetMarketSql, {
+      assets,
+      usd_quotes: usdQuotes,
+      now_s: nowS,
+      day_from_s: nowS - 86_400,
+      live_hour_from_s: live.hour,
+      live_day_from_s: live.day,
+    }),
+    longWindows ? longWindows.rowsOf(store, assets, now) : loadLongWindows(store, assets, now),
+  ]);
+  return rows.map((r) => withLongWindows(r, long.get(r.asset)));
 }
 
 /**
@@ -166,18 +218,21 @@ export function loadAssetMarketRows(store: StoreCalls, assets: readonly string[]
  *   (within 31 days), for 1y that of the latest daily bucket (within 395 days). When our history is
  *   shorter than the window (or has a gap there), the oldest point read stands in, as in /v1/prices.
  * - high24h/low24h and ranges: the extremes of the trades on the index markets (the index candles'
- *   high and low) in the 1-minute (24h), hourly (7d, 30d) or daily (1y) buckets starting in the
- *   window. An asset priced from a second older than 24 h did not trade since: its index price
- *   held, so its 24 h high and low are that price.
+ *   high and low) in the 1-minute (24h) buckets starting in the window, or the hourly (7d, 30d) or
+ *   daily (1y) buckets starting after its start. An asset priced from a second older than 24 h did
+ *   not trade since: its index price held, so its 24 h high and low are that price.
+ * - the hourly and daily buckets before the live ones (the current hour and the one before, today
+ *   and yesterday) come from `options.longWindows` when given: read once an hour
+ *   (assetLongWindows.ts), so a trade older than the live buckets shows there at the next hour.
  * - ath/atl: the highest and lowest such trade since we started measuring (asset_price_extremes,
  *   kept as trades arrive: for a `now` in the past it includes the trades after it).
  * - supply: the catalog's supplyAt(now); marketCapChange24h values the reference with supplyAt of
  *   the reference's time.
  */
-export async function loadAssetMarkets(store: StoreCalls, now: number, options: { measured?: MeasuredRule } = {}): Promise<AssetMarket[]> {
+export async function loadAssetMarkets(store: StoreCalls, now: number, options: { measured?: MeasuredRule; longWindows?: LongWindowCache } = {}): Promise<AssetMarket[]> {
   const universe = await assetUniverse(store);
   const assets = universe.assets.map((a) => a.id);
-  const [latest, rows] = await Promise.all([latestIndexPrices(store, assets, now, options.measured), loadAssetMarketRows(store, assets, now)]);
+  const [latest, rows] = await Promise.all([latestIndexPrices(store, assets, now, options.measured), loadAssetMarketRows(store, assets, now, options.longWindows)]);
   const byAsset = new Map(rows.map((r) => [r.asset, r]));
 
   const keyed = await mapInTurns(universe.assets, assetsPerTurn, (asset) => rankKeyed(toAssetMarket(asset, byAsset.get(asset.id), latest.get(asset.id), now)));
@@ -348,6 +403,8 @@ interface HeldSnapshots {
 
 /** Per store, per `measured` rule (its two limits, as a key). */
 const snapshots = new WeakMap<StoreCalls, Map<string, HeldSnapshots>>();
+/** Per store: the long windows its snapshots share, whatever their rule (assetLongWindows.ts). */
+const longWindowCaches = new WeakMap<StoreCalls, LongWindowCache>();
 
 /**
  * One snapshot shared by every route that serves asset markets (coins, coin, chart, global,
@@ -373,11 +430,18 @@ export function sharedAssetMarkets(store: StoreCalls, measured: MeasuredRule): P
   return age < snapshotMaxAgeMs + snapshotServedWhileRebuildingMs ? Promise.resolve(held.current!) : building;
 }
 
+/** The long windows the snapshots and other readers of `store`'s asset markets share (assetLongWindows.ts). */
+export function longWindowCacheOf(store: StoreCalls): LongWindowCache {
+  let cache = longWindowCaches.get(store);
+  if (!cache) longWindowCaches.set(store, (cache = new LongWindowCache()));
+  return cache;
+}
+
 /** Builds the next snapshot of `held`; once it is complete it is the current one, and the one after it is due. */
 function buildSnapshot(store: StoreCalls, measured: MeasuredRule, held: HeldSnapshots): Promise<AssetMarketSnapshot> {
   const at = Date.now();
   clearTimeout(held.ahead);
-  const building = loadAssetMarkets(store, at, { measured }).then((markets) => ({ at, markets, priced: markets.filter(isPriced) }));
+  const building = loadAssetMarkets(store, at, { measured, longWindows: longWindowCacheOf(store) }).then((markets) => ({ at, markets, priced: markets.filter(isPriced) }));
   held.building = building;
   building.then(
     (snapshot) => {
@@ -409,4 +473,5 @@ export function stopSharedAssetMarkets(store: StoreCalls): void {
     clearTimeout(held.ahead);
   }
   snapshots.delete(store);
+  longWindowCaches.delete(store);
 }

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { loadUsdQuoteRates, usdQuoteParams } from '../../aggregate/currency/usdRates.ts';
 import type { StoreCalls } from '../../infra/store.ts';
 import { parseParams } from '../errors.ts';
-import { capAtReference, loadAssetMarkets, universeCapChange, type AssetMarket } from '../read/assetMarket.ts';
+import { capAtReference, loadAssetMarkets, longWindowCacheOf, universeCapChange, type AssetMarket } from '../read/assetMarket.ts';
 import type { CachedRoute } from '../responseCache.ts';
 
 const windowStartSql = readFileSync(new URL('./marketStatusWindowStart.sql', import.meta.url), 'utf8');
@@ -141,7 +141,7 @@ async function volumeChange(store: StoreCalls, now: number): Promise<number | nu
 
 /** The market status (spec 2.9) at `now`, from the asset snapshot and our index history. */
 export async function loadMarketStatus(store: StoreCalls, now: number): Promise<MarketStatusResponse> {
-  const markets = await loadAssetMarkets(store, now);
+  const markets = await loadAssetMarkets(store, now, { longWindows: longWindowCacheOf(store) });
   const [season, volume] = await Promise.all([altcoinSeason(store, markets, now), volumeChange(store, now)]);
   const latest = Math.max(...markets.map((m) => m.updatedAt ?? 0));
   return {

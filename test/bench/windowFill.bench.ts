@@ -1,7 +1,9 @@
 // Reads whose cost grows while their windows fill. The latest index prices (/v1/prices, and the
 // API's market snapshot, rebuilt every 5 s while asked) look back 48 h: over every index row of them
 // when no 10-minute summary is written (index_summary_10m), over the summaries and a few buckets of
-// rows when they are. A live index step that enters a new minute reads the 24-hour windows of every
+// rows when they are. Those rows come from index_ticks_by_time (sorted by time); the same read with
+// them taken from index_ticks (sorted by asset, as before migration 0300) is timed as its baseline.
+// A live index step that enters a new minute reads the 24-hour windows of every
 // market from the 1m candles. The universe demo starts with a thin day of history, so a run of a few
 // hours measures them with their windows mostly empty. This bench fills index_ticks and candles_1m
 // of an embedded store at the universe demo's pace (rows a minute: --index-rows-per-minute,
@@ -11,13 +13,16 @@
 // next, and so on; each time is printed with its ratio to a baseline measured in the same run (the
 // first fill's; for the prices with summaries, the same fill's without). The asset market rows (the
 // API snapshot's other read: 24 h of 1m candles, 31 days of 1h, 395 of 1d) are timed at each fill,
-// and once more after hourly candles are filled back 31 days and daily ones 395.
+// and once more after hourly candles are filled back 31 days and daily ones 395, read whole and as
+// the API's snapshots read them, the long windows once an hour (assetLongWindows.ts).
 //   node test/bench/windowFill.bench.ts [--assets 4500] [--markets 7800] [--index-rows-per-minute 17000] [--candles-per-minute 5600] [--hours 1,6,24,48] [--runs 5]
 import { isDeepStrictEqual, parseArgs } from 'node:util';
-import { latestIndexPrices } from '../../aggregate/indexPrices/latestIndexPrices.ts';
+import { readFileSync } from 'node:fs';
+import { latestIndexPriceParams, latestIndexPrices } from '../../aggregate/indexPrices/latestIndexPrices.ts';
 import { loadIndexInputs } from '../../aggregate/indexInputs.ts';
 import { IndexSummaryWrites, summaryBucketSeconds } from '../../aggregate/indexPrices/indexSummary.ts';
 import { loadAssetMarketRows } from '../../api/read/assetMarket.ts';
+import { LongWindowCache } from '../../api/read/assetLongWindows.ts';
 import { defaultIndexParams } from '../../aggregate/indexPrice.ts';
 import type { Store } from '../../infra/store.ts';
 import { openTestStore } from '../support/harness.ts';
@@ -91,6 +96,18 @@ async function fillHour(store: Store, hourStart: number, computedS: number): Pro
   await store.client.command({ query: candlesSql('candles_1m'), query_params: { assets, markets, from_s: hourStart, step_s: 60, per_bucket: candlesPerMinute, rows: candlesPerMinute * 60 } });
 }
 
+/**
+ * latestIndexPrices.sql with its rows read from index_ticks (through index_price_history) instead of
+ * index_ticks_by_time: the read before migration 0300, a baseline for the one that replaced it.
+ */
+const rowsFromCopy = readFileSync(new URL('../../aggregate/indexPrices/latestIndexPrices.sql', import.meta.url), 'utf8');
+const rowsFromIndexTicks = rowsFromIndexTicksSql(rowsFromCopy);
+function rowsFromIndexTicksSql(sql: string): string {
+  const byTime = "FROM index_ticks_by_time FINAL\n        WHERE asset IN {assets:Array(String)} AND status != 'none'";
+  if (!sql.includes(byTime)) throw new Error('latestIndexPrices.sql no longer reads its rows as this bench expects: update rowsFromIndexTicksSql');
+  return sql.replace(byTime, 'FROM index_price_history\n        WHERE asset IN {assets:Array(String)}');
+}
+
 /** min and median of `runs` timed calls, ms, and what the last call returned. */
 async function timed<T>(call: () => Promise<T>): Promise<{ min: number; median: number; last: T }> {
   const ms: number[] = [];
@@ -130,6 +147,12 @@ try {
     const prices = await timed(() => latestIndexPrices(env.store, assetIds, nowS * 1000));
     // Fast and wrong would be no gain: both reads give the same prices.
     if (!isDeepStrictEqual(prices.last, rowsOnly.last)) throw new Error(`${hours} h: the prices read with summaries differ from those read from the rows`);
+    const params = latestIndexPriceParams(assetIds, nowS * 1000);
+    // The disk's free space is read with the prices: it differs from one read to the next.
+    const byAsset = (rows: { asset: string; storeFreeBytes?: number }[]) => rows.map(({ storeFreeBytes: _, ...r }) => r).sort((a, b) => a.asset.localeCompare(b.asset));
+    const fromTicks = await timed(async () => byAsset(await env.store.rows<{ asset: string }>(rowsFromIndexTicks, params)));
+    const fromCopy = byAsset(await env.store.rows<{ asset: string }>(rowsFromCopy, params));
+    if (!isDeepStrictEqual(fromTicks.last, fromCopy)) throw new Error(`${hours} h: the prices with rows from index_ticks differ from those with rows from index_ticks_by_time`);
     const windows = await timed(() => loadIndexInputs(env.store, range, defaultIndexParams));
     const market = await timed(() => loadAssetMarketRows(env.store, assetIds, nowS * 1000));
     baseline.prices ??= rowsOnly.median;
@@ -137,7 +160,8 @@ try {
     baseline.market ??= market.median;
     console.log(`  ${hours} h filled (in ${fillS.toFixed(0)} s), the summaries of its ${buckets} buckets but the last written in ${summariesS.toFixed(1)} s`);
     console.log(`    latest index prices of ${prices.last.size} assets, rows only: ${round(rowsOnly.min)} / ${round(rowsOnly.median)} ms (${(rowsOnly.median / baseline.prices).toFixed(1)}x the first fill's)`);
-    console.log(`    latest index prices, with summaries: ${round(prices.min)} / ${round(prices.median)} ms (${(prices.median / rowsOnly.median).toFixed(2)}x rows only)`);
+    console.log(`    latest index prices, with summaries, rows from index_ticks (before 0300): ${round(fromTicks.min)} / ${round(fromTicks.median)} ms`);
+    console.log(`    latest index prices, with summaries: ${round(prices.min)} / ${round(prices.median)} ms (${(prices.median / rowsOnly.median).toFixed(2)}x rows only, ${(prices.median / fromTicks.median).toFixed(2)}x rows from index_ticks)`);
     console.log(`    a live step's inputs at a new minute, ${windows.last.windows.length} markets' windows: ${round(windows.min)} / ${round(windows.median)} ms (${(windows.median / baseline.windows).toFixed(1)}x the first fill's)`);
     console.log(`    the asset market rows (assetMarket.sql, 24 h of 1m candles and what is filled of 31 d of 1h and 395 d of 1d): ${round(market.min)} / ${round(market.median)} ms (${(market.median / baseline.market).toFixed(1)}x the first fill's)`);
   }
@@ -151,6 +175,17 @@ try {
   const market = await timed(() => loadAssetMarketRows(env.store, assetIds, nowS * 1000));
   console.log(
     `  31 d of 1h candles and 395 d of 1d filled (in ${fillS.toFixed(0)} s): the asset market rows ${round(market.min)} / ${round(market.median)} ms (${(market.median / baseline.market!).toFixed(1)}x the first fill's)`,
+  );
+  // As the API's snapshots read them: the hour's long windows once, then each snapshot its live buckets.
+  const longWindows = new LongWindowCache();
+  const warming = performance.now();
+  await loadAssetMarketRows(env.store, assetIds, nowS * 1000, longWindows);
+  const warmMs = performance.now() - warming;
+  const cached = await timed(() => loadAssetMarketRows(env.store, assetIds, nowS * 1000 + 60_000, longWindows));
+  const whole = await loadAssetMarketRows(env.store, assetIds, nowS * 1000 + 60_000);
+  if (!isDeepStrictEqual(cached.last, whole)) throw new Error('the asset market rows read with the hour\'s long windows differ from those read whole');
+  console.log(
+    `    with the long windows read once an hour (assetLongWindows.ts): the hour's first ${round(warmMs)} ms, later ones ${round(cached.min)} / ${round(cached.median)} ms (${(cached.median / market.median).toFixed(2)}x read whole)`,
   );
 } finally {
   await env.dispose();
