@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { countingQueries, openTestStore, trade } from '../../test/support/harness.ts';
 import type { Store } from '../../infra/store.ts';
-import { loadAssetMarketRows } from '../read/assetMarket.ts';
+import { loadAssetMarketRows, type AssetMarketRow } from '../read/assetMarket.ts';
 import { LongWindowCache, longWindowAssetsPerQuery } from '../read/assetLongWindows.ts';
 
 let env: Awaited<ReturnType<typeof openTestStore>>;
@@ -28,10 +28,14 @@ let seq = 0;
 const at = (asset: string, ts: number, price: number, quantity = 1) =>
   trade({ venue: 'coinbase', market: `${asset}-USD`, asset, quote: 'USD', trade_id: `w${seq++}`, ts, price, quantity });
 
-/** The high of the 7 d range (hourly buckets starting after now - 7 d) of `asset`, and its 7 d reference, read with `cache` at `now`. */
-async function read(assets: string[], now: number, cache?: LongWindowCache) {
-  const rows = await loadAssetMarketRows(store, assets, now, cache);
+/** Per asset, the figures this test checks: the 7 d range and reference, the 1 y high and reference. */
+function figures(rows: AssetMarketRow[]) {
   return Object.fromEntries(rows.map((r) => [r.asset, { high7d: r.high7d, low7d: r.low7d, ref7d: r.ref7d, high1y: r.high1y, ref1y: r.ref1y }]));
+}
+
+/** The figures of `assets` at `now`, read whole (no cache). */
+async function read(assets: string[], now: number) {
+  return figures(await loadAssetMarketRows(store, assets, now));
 }
 
 test('read once an hour: the same as read whole for live trades, an older trade at the next hour, only new assets read again', async () => {
@@ -59,7 +63,7 @@ test('read once an hour: the same as read whole for live trades, an older trade 
   const countedRead = async (assets: string[], now: number) => {
     const before = counted.count();
     const rows = await loadAssetMarketRows(counted.store, assets, now, cache);
-    return { rows: Object.fromEntries(rows.map((r) => [r.asset, { high7d: r.high7d, low7d: r.low7d, ref7d: r.ref7d, high1y: r.high1y, ref1y: r.ref1y }])), queries: counted.count() - before };
+    return { rows: figures(rows), queries: counted.count() - before };
   };
   // The hour's first call reads both parts; a later one only the live part.
   expect(await countedRead(['bitcoin'], T)).toEqual({ rows: whole, queries: 2 });
