@@ -53,9 +53,14 @@ export const indexScheduleSchema = z.object({
 export type IndexSchedule = z.infer<typeof indexScheduleSchema>;
 export const defaultIndexSchedule: IndexSchedule = indexScheduleSchema.parse({});
 
+/** The last second a live runner computes at `now` (unix ms): the last one that ended at least lagMs before. */
+export function lastDueSecond(now: number, schedule: Pick<IndexSchedule, 'lagMs'>): number {
+  return Math.floor((now - schedule.lagMs) / 1000) - 1;
+}
+
 /** The first second a live runner still computes again at `now` (unix ms): its trailing window starts there. */
 export function liveRecomputedFrom(now: number, schedule: Pick<IndexSchedule, 'lagMs' | 'recomputeSeconds'>): number {
-  return Math.floor((now - schedule.lagMs) / 1000) - schedule.recomputeSeconds;
+  return lastDueSecond(now, schedule) + 1 - schedule.recomputeSeconds;
 }
 
 /**
@@ -107,6 +112,8 @@ export interface IndexRunnerStats {
    * go-back or a revisit).
    */
   liveSteps: { continued: number; everyAsset: number };
+  /** Live steps that outlasted the rest of their second: the next second was due when they ended, and the next step began at once. */
+  overruns: number;
 }
 
 /** The parts of computing a range, timed apart (mds_index_phase_seconds_total): where a slow index spends its seconds. */
@@ -168,7 +175,7 @@ const realPause = (ms: number, signal: AbortSignal): Promise<void> => sleep(ms, 
  */
 export class IndexRunner {
   readonly #options: IndexRunnerOptions;
-  readonly #stats: Omit<IndexRunnerStats, 'liveReads'> = { lastComputed: undefined, ranges: 0, rows: 0, failures: 0, revisits: 0, phaseMs: { load: 0, sweep: 0, write: 0 }, liveSteps: { continued: 0, everyAsset: 0 } };
+  readonly #stats: Omit<IndexRunnerStats, 'liveReads'> = { lastComputed: undefined, ranges: 0, rows: 0, failures: 0, revisits: 0, phaseMs: { load: 0, sweep: 0, write: 0 }, liveSteps: { continued: 0, everyAsset: 0 }, overruns: 0 };
   /**
    * What index_ticks holds as far as this runner knows (indexSweep.ts, TickWrites): seconds up to
    * storedThrough may hold rows of an earlier computation; written records the rows it wrote.
@@ -335,7 +342,6 @@ export class IndexRunner {
     // Recorded only once the insert succeeded: a failed step writes the same rows again.
     for (const [key, content] of result.written) writes.written.set(key, content);
     this.#constituents = { second: range.to, rows: result.constituents };
-    if (range.to - this.#constituentsWrittenFor >= this.#options.schedule.constituentsEveryS) await this.#writeConstituents();
     for (const key of writes.written.keys()) if (Number(key.split('\u0000')[1]) < range.from) writes.written.delete(key);
     this.#states = result.states;
     this.#verdicts = result.verdicts;
@@ -410,6 +416,10 @@ export class IndexRunner {
   /** One bounded unit of work. Returns true while the index is behind now - lag. `revisitAtOnce`: late trades go back now, not at the next interval. */
   async step(now = this.#now(), revisitAtOnce = false): Promise<boolean> {
     const behind = await this.#computeStep(now, revisitAtOnce);
+    // The verdicts once the step's seconds count as computed: their insert (a row per candidate
+    // market) is no part of the lag, and their readers look 60 s back.
+    const held = this.#constituents;
+    if (held && held.second - this.#constituentsWrittenFor >= this.#options.schedule.constituentsEveryS) await this.#writeConstituents();
     await this.#writeSummaries(this.#stats.lastComputed! + 1 - this.#options.schedule.recomputeSeconds);
     return behind;
   }
@@ -426,7 +436,7 @@ export class IndexRunner {
 
   async #computeStep(now: number, revisitAtOnce: boolean): Promise<boolean> {
     const { schedule } = this.#options;
-    const target = Math.floor((now - schedule.lagMs) / 1000) - 1;
+    const target = lastDueSecond(now, schedule);
     if (this.#stats.lastComputed === undefined || !this.#writes) await this.#resume(now, target);
     await this.#takeRecomputeRequests(now, revisitAtOnce);
     await this.#revisitLateTrades(now, revisitAtOnce);
@@ -487,7 +497,7 @@ export class IndexRunner {
    */
   async catchUp(now = this.#now(), options: { from?: number } = {}): Promise<void> {
     if (options.from !== undefined) {
-      await this.#resume(now, Math.floor((now - this.#options.schedule.lagMs) / 1000) - 1);
+      await this.#resume(now, lastDueSecond(now, this.#options.schedule));
       this.#goBack(options.from);
       // Also when `from` is ahead of what is computed: start there.
       this.#stats.lastComputed = options.from - 1;
@@ -499,7 +509,16 @@ export class IndexRunner {
     await this.#writeSummaries(this.#stats.lastComputed! + 1);
   }
 
-  /** Runs every second (back to back while catching up) until `stop`. */
+  /**
+   * Whether a second after `last` ended lagMs ago by now. A step that outlasts the rest of its
+   * second finds the next one due when it ends: waiting for the next whole second then would add up
+   * to a second to the lag, in the steps that already made it longest.
+   */
+  #dueAfter(last: number | undefined): boolean {
+    return last !== undefined && lastDueSecond(this.#now(), this.#options.schedule) > last;
+  }
+
+  /** Runs every second (back to back while catching up, or after a step longer than its second) until `stop`. */
   start(): void {
     this.#loop ??= (async () => {
       const { log } = this.#options;
@@ -513,6 +532,10 @@ export class IndexRunner {
           log.error({ err }, 'index computation failed; retrying');
         }
         if (behind || this.#stopped) continue;
+        if (this.#dueAfter(this.#stats.lastComputed)) {
+          this.#stats.overruns += 1;
+          continue;
+        }
         this.#wake = new AbortController();
         await (this.#options.pause ?? realPause)(1_000 - (this.#now() % 1_000), this.#wake.signal);
       }

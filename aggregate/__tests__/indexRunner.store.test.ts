@@ -6,6 +6,7 @@ import { seededRandom } from '../../simulator/market.ts';
 import { defaultStoreTimeouts, StoreTimeoutError, type Store, type StoreTimeouts } from '../../infra/store.ts';
 import { defaultIndexParams, indexParamsSchema, type IndexParams } from '../indexPrice.ts';
 import { defaultIndexSchedule, IndexRunner } from '../indexRunner.ts';
+import type { ConstituentRow } from '../indexSweep.ts';
 import { expectSummaries, expectTicks, indexAt, relClose, storedTicks } from './indexCheck.ts';
 import { referenceTicks, type ReferenceOptions, type ReferenceTick } from './indexReference.ts';
 import { until } from '../../test/support/until.ts';
@@ -371,6 +372,69 @@ describe('index runner, live', () => {
     expect(waits.map((w) => w.judged)).toEqual(expectedJudged);
     expect(expectedJudged.at(-1)).toBeLessThan(e0 + 27);
     expect(await judgedThrough(asset)).toBe(e0 + 27);
+  });
+
+  it('live (start): a step that outlasts the rest of its second is followed at once by the next, not at the next whole second; verdicts are written after their seconds count as computed', async () => {
+    await truncate();
+    const asset = 'slowstepcoin';
+    const epoch = Date.UTC(2026, 7, 4);
+    const rows = twoVenueTrades(asset, 'SLOWUSD', epoch, 60_000, 7_000);
+    await insertBatch(rows);
+
+    // A simulated clock moved by the runner's waits and by the first query after each wait, by
+    // 1,400 ms: the step after each wait outlasts the rest of its second, as the store's queue makes
+    // it in the demo's tail; the next step is quick.
+    const slowMs = 1_400;
+    const startAt = epoch + 20_300;
+    const endAt = epoch + 40_000;
+    let clock = startAt;
+    let slowNext = false;
+    /** At each insert of verdicts: the second they judge, and the last second the runner counted as computed then. */
+    const verdictInserts: { judged: number; lastComputed: number | undefined }[] = [];
+    const slowStore: Store = {
+      ...store,
+      rows: (query, params) => {
+        if (slowNext) clock += slowMs;
+        slowNext = false;
+        return store.rows(query, params);
+      },
+      insert: (table, rows, token) => {
+        if (table === 'index_constituents_latest') verdictInserts.push({ judged: (rows as ConstituentRow[])[0]!.ts / 1000 - 1, lastComputed: runner.stats().lastComputed });
+        return store.insert(table, rows, token);
+      },
+    };
+    const waits: { at: number; lastComputed: number | undefined }[] = [];
+    let parked = false;
+    const runner: IndexRunner = new IndexRunner({
+      store: slowStore, log: silentLog, params: defaultIndexParams, schedule, now: () => clock,
+      pause: async (ms, signal) => {
+        waits.push({ at: clock, lastComputed: runner.stats().lastComputed });
+        slowNext = true;
+        if (clock + ms <= endAt) return void (clock += ms);
+        parked = true;
+        await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+      },
+    });
+    try {
+      runner.start();
+      await until(() => parked, 'the live runner to wait past the end of the simulated 20 s', { context: () => JSON.stringify(waits) });
+    } finally {
+      await runner.stop();
+    }
+
+    // Whenever it waited, no second was due: it had reached the last one that ended lagMs before.
+    expect(waits.length).toBeGreaterThan(5);
+    expect(waits.map((w) => [w.at, w.lastComputed])).toEqual(waits.map((w) => [w.at, reachedAt(w.at)]));
+    // Each slow step was followed by another before the wait: a wait at every second whole second,
+    // and an overrun counted for each slow step (one after every wait but the last).
+    expect(waits.slice(1).map((w) => w.at - waits[1]!.at)).toEqual(waits.slice(1).map((_, i) => i * 2_000));
+    expect(runner.stats().overruns).toBe(waits.length - 1);
+    // The verdicts were inserted after their second counted as computed: their insert is no part of the lag.
+    expect(verdictInserts.length).toBeGreaterThan(2);
+    expect(verdictInserts.map((v) => v.lastComputed)).toEqual(verdictInserts.map((v) => v.judged));
+    const toS = runner.stats().lastComputed!;
+    const fromS = Math.floor(epoch / 1000) - schedule.recomputeSeconds;
+    expectTicks(await storedTicks(store, asset), referenceTicks(rows, asset, fromS, toS, { params: defaultIndexParams }), fromS, toS);
   });
 
 });

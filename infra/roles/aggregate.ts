@@ -64,6 +64,7 @@ export async function startAggregate(ctx: RoleContext, { store, activity }: Role
     labelNames: ['first_second'],
     read: () => Object.entries(index.stats().liveSteps).map(([how, n]) => ({ labels: { first_second: how === 'continued' ? 'continued' : 'every_asset' }, value: n })),
   });
+  sampledCounter(metrics, { name: 'mds_index_overruns_total', help: 'Live index steps that outlasted the rest of their second: the next second was due when they ended (a steady rise: the node cannot compute a second within a second).', labelNames: [], read: () => one(index.stats().overruns) });
   sampledCounter(metrics, { name: 'mds_index_failures_total', help: 'Index steps that failed (retried).', labelNames: [], read: () => one(index.stats().failures) });
   sampledCounter(metrics, { name: 'mds_index_revisits_total', help: 'Times the index went back to compute seconds again for trades stored late (live: at most one per 5 s).', labelNames: [], read: () => one(index.stats().revisits) });
   sampledCounter(metrics, { name: 'mds_sink_duplicates_total', help: 'Events the trade sink dropped because the store already held them.', labelNames: [], read: () => one(trades.stats().duplicates) });

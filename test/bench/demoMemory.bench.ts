@@ -7,7 +7,7 @@
 // second). The light user asks /v1/global every 10 s, which keeps the API's market snapshot built,
 // and every 20 s one /v1/coins page nobody asked before.
 // Prints each window of `--window` minutes (RSS, heaps, the store's memory, outside the heaps, the
-// lag), then the targets: the highest RSS from minute `--settle` on under 2048 MB; flat, the
+// lag, the index's time per live step by part and the steps that outlasted their second), then the targets: the highest RSS from minute `--settle` on under 2048 MB; flat, the
 // least-squares slope from minute `--flat-from` to the end small enough that the RSS would stay
 // under 2048 MB for a day more, with its 95 % interval (PASS or FAIL only when the whole interval
 // is on one side of that bound; NOT SHOWN when a run this long cannot tell), beside the first
@@ -49,6 +49,8 @@ interface MemorySample {
   indexPhaseSeconds: Record<IndexPhaseName, number>;
   /** Live index steps so far (mds_index_live_steps_total). */
   indexLiveSteps: number;
+  /** Live index steps so far that outlasted the rest of their second (mds_index_overruns_total). */
+  indexOverruns: number;
 }
 
 const indexPhases = ['load', 'sweep', 'write'] as const;
@@ -80,6 +82,7 @@ async function sampleOf(base: string, pid: number | undefined, startedAt: number
     busRefused: metricSum(metrics, 'mds_bus_dropped_total'),
     indexPhaseSeconds: Object.fromEntries(indexPhases.map((phase) => [phase, metricSum(metrics, 'mds_index_phase_seconds_total', `phase="${phase}"`)])) as Record<IndexPhaseName, number>,
     indexLiveSteps: metricSum(metrics, 'mds_index_live_steps_total'),
+    indexOverruns: metricSum(metrics, 'mds_index_overruns_total'),
   };
 }
 
@@ -169,7 +172,7 @@ const withMargin = (slope: { slope: number; margin: number }) => `${round(slope.
 
 console.log(`memory bench: the demo with ${universeAssets} universe assets, ${minutes} min, a light API user (${pages.length} uncached /v1/coins pages: median ${round(quantile(pages, 0.5))} ms, slowest ${round(Math.max(...pages))} ms)`);
 const threads = Object.keys(samples.at(-1)?.heapsMb ?? {});
-console.log(`  minutes | RSS at the end | mean | highest | slope MB/min (± 95 %) | heaps' slopes MB/min (${threads.join(', ')}) | store's slope | anonymous RSS's slope | outside the heaps' slope (all threads) | lag p50 / p99 / highest | index time per live step, ms (${indexPhases.join(' / ')}; catch-ups and revisits included)`);
+console.log(`  minutes | RSS at the end | mean | highest | slope MB/min (± 95 %) | heaps' slopes MB/min (${threads.join(', ')}) | store's slope | anonymous RSS's slope | outside the heaps' slope (all threads) | lag p50 / p99 / highest | index time per live step, ms (${indexPhases.join(' / ')}; catch-ups and revisits included) | live steps that outlasted their second`);
 const windows: { from: number; to: number; lagP99: number }[] = [];
 for (let from = 0; from < minutes; from += windowMinutes) {
   const to = Math.min(minutes, from + windowMinutes);
@@ -186,7 +189,9 @@ for (let from = 0; from < minutes; from += windowMinutes) {
   const [first, last] = [inWindow[0], inWindow.at(-1)];
   const steps = first && last ? last.indexLiveSteps - first.indexLiveSteps : 0;
   const stepParts = indexPhases.map((phase) => (first && last && steps > 0 ? round(((last.indexPhaseSeconds[phase] - first.indexPhaseSeconds[phase]) * 1000) / steps) : '-')).join(' / ');
-  console.log(`  ${from}-${to} | ${round(rss.at(-1) ?? NaN)} | ${round(rss.reduce((a, b) => a + b, 0) / rss.length)} | ${round(Math.max(...rss))} | ${withMargin(rssSlope(inWindow))} | ${heapSlopes.join(', ')} | ${round(storeSlope, 2)} | ${round(anonSlope, 2)} | ${round(outsideSlope, 2)} | ${round(quantile(windowLags, 0.5), 2)} / ${round(quantile(windowLags, 0.99), 2)} / ${round(Math.max(...windowLags), 2)} s | ${stepParts}`);
+  const overruns = first && last ? last.indexOverruns - first.indexOverruns : 0;
+  const overrunShare = steps > 0 ? `${overruns} of ${steps} (${round((100 * overruns) / steps, 1)} %)` : '-';
+  console.log(`  ${from}-${to} | ${round(rss.at(-1) ?? NaN)} | ${round(rss.reduce((a, b) => a + b, 0) / rss.length)} | ${round(Math.max(...rss))} | ${withMargin(rssSlope(inWindow))} | ${heapSlopes.join(', ')} | ${round(storeSlope, 2)} | ${round(anonSlope, 2)} | ${round(outsideSlope, 2)} | ${round(quantile(windowLags, 0.5), 2)} / ${round(quantile(windowLags, 0.99), 2)} / ${round(Math.max(...windowLags), 2)} s | ${stepParts} | ${overrunShare}`);
 }
 
 const settled = between(samples, settle, minutes);
