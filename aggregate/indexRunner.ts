@@ -165,6 +165,16 @@ export interface IndexRunnerOptions {
    * which computes seconds of the past and sums up what it writes, says false.
    */
   resummarize?: boolean;
+  /** Called after each step of the live loop (`start`) that did not fail (mds_index_step_seconds). */
+  onStep?: (step: LoopStep) => void;
+}
+
+/** One step of the live loop, as its observer sees it. */
+export interface LoopStep {
+  /** Wall time of the whole step, ms: its live seconds, any revisit range, its writes. */
+  ms: number;
+  /** Whether it read the 24-hour windows again (a new minute, or trades stored late in them): the steps that read most. */
+  windowsRead: boolean;
 }
 
 const realPause = (ms: number, signal: AbortSignal): Promise<void> => sleep(ms, undefined, { signal }).catch(() => undefined);
@@ -518,6 +528,15 @@ export class IndexRunner {
     return last !== undefined && lastDueSecond(this.#now(), this.#options.schedule) > last;
   }
 
+  /** `step`, timed for `onStep`. */
+  async #observedStep(): Promise<boolean> {
+    const started = performance.now();
+    const windowsReadBefore = this.#liveInputs.reads.windows.read;
+    const behind = await this.step();
+    this.#options.onStep?.({ ms: performance.now() - started, windowsRead: this.#liveInputs.reads.windows.read > windowsReadBefore });
+    return behind;
+  }
+
   /** Runs every second (back to back while catching up, or after a step longer than its second) until `stop`. */
   start(): void {
     this.#loop ??= (async () => {
@@ -526,7 +545,7 @@ export class IndexRunner {
       while (!this.#stopped) {
         let behind = false;
         try {
-          behind = await this.step();
+          behind = await this.#observedStep();
         } catch (err) {
           this.#stats.failures += 1;
           log.error({ err }, 'index computation failed; retrying');

@@ -5,7 +5,7 @@ import { openTestStore, silentLog, trade, type TradeRow } from '../../test/suppo
 import { seededRandom } from '../../simulator/market.ts';
 import { defaultStoreTimeouts, StoreTimeoutError, type Store, type StoreTimeouts } from '../../infra/store.ts';
 import { defaultIndexParams, indexParamsSchema, type IndexParams } from '../indexPrice.ts';
-import { defaultIndexSchedule, IndexRunner } from '../indexRunner.ts';
+import { defaultIndexSchedule, IndexRunner, type LoopStep } from '../indexRunner.ts';
 import type { ConstituentRow } from '../indexSweep.ts';
 import { expectSummaries, expectTicks, indexAt, relClose, storedTicks } from './indexCheck.ts';
 import { referenceTicks, type ReferenceOptions, type ReferenceTick } from './indexReference.ts';
@@ -404,9 +404,10 @@ describe('index runner, live', () => {
       },
     };
     const waits: { at: number; lastComputed: number | undefined }[] = [];
+    const loopSteps: LoopStep[] = [];
     let parked = false;
     const runner: IndexRunner = new IndexRunner({
-      store: slowStore, log: silentLog, params: defaultIndexParams, schedule, now: () => clock,
+      store: slowStore, log: silentLog, params: defaultIndexParams, schedule, now: () => clock, onStep: (step) => loopSteps.push(step),
       pause: async (ms, signal) => {
         waits.push({ at: clock, lastComputed: runner.stats().lastComputed });
         slowNext = true;
@@ -432,6 +433,11 @@ describe('index runner, live', () => {
     // The verdicts were inserted after their second counted as computed: their insert is no part of the lag.
     expect(verdictInserts.length).toBeGreaterThan(2);
     expect(verdictInserts.map((v) => v.lastComputed)).toEqual(verdictInserts.map((v) => v.judged));
+    // Every step was observed. Only the first two read the 24-hour windows: the first began in the
+    // minute before the first trade (its trailing window), the second in the trades' minute, and no
+    // trade came late.
+    expect(loopSteps.length).toBe(runner.stats().ranges);
+    expect(loopSteps.map((step) => step.windowsRead)).toEqual(loopSteps.map((_, i) => i < 2));
     const toS = runner.stats().lastComputed!;
     const fromS = Math.floor(epoch / 1000) - schedule.recomputeSeconds;
     expectTicks(await storedTicks(store, asset), referenceTicks(rows, asset, fromS, toS, { params: defaultIndexParams }), fromS, toS);

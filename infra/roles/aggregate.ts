@@ -1,11 +1,12 @@
 import { startBookSink } from '../../aggregate/bookSink.ts';
 import type { InsertedRange } from '../../aggregate/dedupingSink.ts';
-import { indexSettingsFromConfig, startIndexRunner, type IndexRunner } from '../../aggregate/indexRunner.ts';
+import { indexSettingsFromConfig, startIndexRunner, type IndexRunner, type LoopStep } from '../../aggregate/indexRunner.ts';
 import { startLiquidationSink } from '../../aggregate/liquidationSink.ts';
 import { startStatusSink } from '../../aggregate/statusSink.ts';
 import { startGapAndTradeSinks } from '../../aggregate/tradeSink.ts';
 import type { Bus } from '../bus/bus.ts';
 import { withinMs } from '../health.ts';
+import { Histogram } from 'prom-client';
 import { sampledCounter, sampledGauge } from '../metrics.ts';
 import type { RoleContext } from './context.ts';
 import type { RoleStore } from './store.ts';
@@ -13,7 +14,15 @@ import type { RoleStore } from './store.ts';
 /** The aggregate role: the sinks and the index runner, their metrics and their readiness checks. Returns the index runner (the store channel tells it of imports). */
 export async function startAggregate(ctx: RoleContext, { store, activity }: RoleStore, bus: Bus): Promise<{ index: IndexRunner }> {
   const { config, log, life, metrics, checks } = ctx;
-  const index = startIndexRunner({ store, log: log.child({ part: 'index' }), ...indexSettingsFromConfig(config) });
+  const stepSeconds = new Histogram({
+    name: 'mds_index_step_seconds',
+    help: "Time of one step of the index's live loop (its live seconds, any revisit range, its writes), by whether it read the 24-hour windows again (at a new minute, or for trades stored late in them). The lag is INDEX_LAG_MS plus up to a second plus this.",
+    labelNames: ['windows'],
+    buckets: [0.1, 0.25, 0.5, 0.75, 1, 1.5, 2, 3, 5, 10],
+    registers: [metrics.registry],
+  });
+  const onStep = (step: LoopStep) => stepSeconds.observe({ windows: step.windowsRead ? 'read' : 'kept' }, step.ms / 1000);
+  const index = startIndexRunner({ store, log: log.child({ part: 'index' }), ...indexSettingsFromConfig(config), onStep });
   life.add('index', 'consumers', () => index.stop());
   // Rows a sink stores for seconds the index has already passed (a venue's recovery, a backlog after
   // a store outage) are computed again, for the assets they belong to.

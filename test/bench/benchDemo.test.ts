@@ -1,6 +1,6 @@
 // The benches' arithmetic (benchDemo.ts), against figures worked by hand.
 import { describe, expect, it } from 'vitest';
-import { indexLagOf, logLevelOf, quantile, slopePerMinute, slopeVerdict, slopeWithMarginPerMinute, threadHeapsMbOf } from './benchDemo.ts';
+import { histogramBucketsOf, histogramQuantileBetween, indexLagOf, logLevelOf, quantile, slopePerMinute, slopeVerdict, slopeWithMarginPerMinute, threadHeapsMbOf } from './benchDemo.ts';
 
 describe('slopePerMinute', () => {
   const minute = 60_000;
@@ -90,6 +90,32 @@ describe('indexLagOf', () => {
   it('reads the gauge, and is undefined while it is absent (no second computed yet)', () => {
     expect(indexLagOf('mds_index_lag_seconds 2.75\nmds_index_lag_seconds_other 9\n')).toBe(2.75);
     expect(indexLagOf('# HELP mds_index_lag_seconds the lag\nmds_bus_dropped_total 0\n')).toBeUndefined();
+  });
+});
+
+describe('histogramBucketsOf and histogramQuantileBetween', () => {
+  // As prom-client writes a histogram with one label besides le.
+  const text = (kept: number[], read: number[]) =>
+    [0.5, 1, 2, '+Inf'].flatMap((le, i) => [`mds_index_step_seconds_bucket{le="${le}",windows="kept"} ${kept[i]}`, `mds_index_step_seconds_bucket{le="${le}",windows="read"} ${read[i]}`]).join('\n') +
+    '\nmds_index_step_seconds_sum{windows="kept"} 12\nmds_index_step_seconds_count{windows="kept"} 9\n';
+
+  it("reads one label's cumulative buckets, or the sum over every label", () => {
+    expect(histogramBucketsOf(text([5, 8, 9, 9], [0, 1, 2, 2]), 'mds_index_step_seconds', 'windows="read"')).toEqual([{ le: 0.5, count: 0 }, { le: 1, count: 1 }, { le: 2, count: 2 }, { le: Infinity, count: 2 }]);
+    expect(histogramBucketsOf(text([5, 8, 9, 9], [0, 1, 2, 2]), 'mds_index_step_seconds').map((b) => b.count)).toEqual([5, 9, 11, 11]);
+    expect(histogramBucketsOf('mds_other_bucket{le="1"} 3\n', 'mds_index_step_seconds')).toEqual([]);
+  });
+
+  it('takes the bucket of the quantile over the observations between two readings', () => {
+    const before = histogramBucketsOf(text([5, 8, 9, 9], [0, 0, 0, 0]), 'mds_index_step_seconds', 'windows="kept"');
+    // 100 more: 90 under 0.5 s, 9 in (0.5, 1], 1 in (1, 2].
+    const after = histogramBucketsOf(text([95, 107, 109, 109], [0, 0, 0, 0]), 'mds_index_step_seconds', 'windows="kept"');
+    expect(histogramQuantileBetween(before, after, 0.5)).toBe(0.5);
+    expect(histogramQuantileBetween(before, after, 0.9)).toBe(0.5);
+    expect(histogramQuantileBetween(before, after, 0.95)).toBe(1);
+    expect(histogramQuantileBetween(before, after, 0.995)).toBe(2);
+    // From the start, the first 9 count too: 14 of 109 above 0.5 s, 2 above 1 s.
+    expect(histogramQuantileBetween([], after, 0.95)).toBe(1);
+    expect(histogramQuantileBetween(after, after, 0.5)).toBeNaN();
   });
 });
 

@@ -136,3 +136,27 @@ export function threadHeapsMbOf(metrics: string, kind: string): Record<string, n
  * second (it drops once a second is computed), and a sampler locked to the second sees one point of it.
  */
 export const lagSampleWaitMs = (): number => 500 + Math.random() * 1_000;
+
+/** A histogram's cumulative buckets in a /metrics text (`name`_bucket lines whose labels include `labels`), by upper bound, ascending. */
+export function histogramBucketsOf(metrics: string, name: string, labels = ''): { le: number; count: number }[] {
+  const buckets = new Map<number, number>();
+  for (const m of metrics.matchAll(new RegExp(`^${name}_bucket\\{([^}]*)\\} (\\S+)$`, 'gm'))) {
+    const le = /(?:^|,)le="([^"]+)"/.exec(m[1]!)?.[1];
+    if (le === undefined || !m[1]!.replace(/(?:^|,)le="[^"]+"/, '').includes(labels)) continue;
+    const bound = le === '+Inf' ? Infinity : Number(le);
+    buckets.set(bound, (buckets.get(bound) ?? 0) + Number(m[2]));
+  }
+  return [...buckets].map(([le, count]) => ({ le, count })).sort((a, b) => a.le - b.le);
+}
+
+/**
+ * The upper bound of the bucket the `q` quantile falls in, over the observations between two
+ * readings of one histogram (`before` may be empty: from the start); NaN with none.
+ */
+export function histogramQuantileBetween(before: readonly { le: number; count: number }[], after: readonly { le: number; count: number }[], q: number): number {
+  const earlier = new Map(before.map((b) => [b.le, b.count]));
+  const counts = after.map((b) => ({ le: b.le, count: b.count - (earlier.get(b.le) ?? 0) }));
+  const total = counts.at(-1)?.count ?? 0;
+  if (total <= 0) return NaN;
+  return counts.find((b) => b.count >= q * total)!.le;
+}

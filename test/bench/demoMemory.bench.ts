@@ -7,13 +7,15 @@
 // second). The light user asks /v1/global every 10 s, which keeps the API's market snapshot built,
 // and every 20 s one /v1/coins page nobody asked before.
 // Prints each window of `--window` minutes (RSS, heaps, the store's memory, outside the heaps, the
-// lag, the index's time per live step by part and the steps that outlasted their second), then the targets: the highest RSS from minute `--settle` on under 2048 MB; flat, the
-// least-squares slope from minute `--flat-from` to the end small enough that the RSS would stay
-// under 2048 MB for a day more, with its 95 % interval (PASS or FAIL only when the whole interval
-// is on one side of that bound; NOT SHOWN when a run this long cannot tell), beside the first
-// window's slope (the warm-up, this run's baseline); the lag's p99 under 5 s in every window from
-// `--settle` on; nothing refused; /ready 200 from `--settle` on. A progress line each minute on
-// stderr; `--samples FILE` keeps every minute's sample as a JSON line.
+// lag, the index's time per live step by part, the steps that outlasted their second, and the
+// step's time by whether it read the 24-hour windows again), then the targets: the highest RSS from
+// minute `--settle` on under 2048 MB; flat, the least-squares slope from minute `--flat-from` to
+// the end small enough that the RSS would stay under 2048 MB for a day more, with its 95 % interval
+// (PASS or FAIL only when the whole interval is on one side of that bound; NOT SHOWN when a run
+// this long cannot tell), beside the first window's slope (the warm-up, this run's baseline); the
+// lag's p99 under 5 s in every window from `--settle` on; nothing refused; /ready 200 from
+// `--settle` on. A progress line each minute on stderr; `--samples FILE` keeps every minute's
+// sample as a JSON line.
 //   node test/bench/demoMemory.bench.ts [--assets 2000] [--minutes 120] [--settle 30] [--flat-from 60] [--window 30] [--samples FILE]
 import { appendFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -23,7 +25,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { metricSum } from '../soak.ts';
 import { procStatusMbOf, rssMbOf } from '../soakService.ts';
 import { freeLoopbackPort } from '../support/ports.ts';
-import { benchKey, indexLagOf, lagSampleWaitMs, quantile, slopePerMinute, slopeVerdict, slopeWithMarginPerMinute, startDemo, stopDemo, threadHeapsMbOf } from './benchDemo.ts';
+import { benchKey, histogramBucketsOf, histogramQuantileBetween, indexLagOf, lagSampleWaitMs, quantile, slopePerMinute, slopeVerdict, slopeWithMarginPerMinute, startDemo, stopDemo, threadHeapsMbOf } from './benchDemo.ts';
 
 const mb = 1024 * 1024;
 const rssBoundMb = 2048;
@@ -51,6 +53,8 @@ interface MemorySample {
   indexLiveSteps: number;
   /** Live index steps so far that outlasted the rest of their second (mds_index_overruns_total). */
   indexOverruns: number;
+  /** The live loop's step times so far (mds_index_step_seconds), by whether the step read the 24-hour windows again. */
+  indexSteps: Record<'kept' | 'read', { le: number; count: number }[]>;
 }
 
 const indexPhases = ['load', 'sweep', 'write'] as const;
@@ -83,6 +87,7 @@ async function sampleOf(base: string, pid: number | undefined, startedAt: number
     indexPhaseSeconds: Object.fromEntries(indexPhases.map((phase) => [phase, metricSum(metrics, 'mds_index_phase_seconds_total', `phase="${phase}"`)])) as Record<IndexPhaseName, number>,
     indexLiveSteps: metricSum(metrics, 'mds_index_live_steps_total'),
     indexOverruns: metricSum(metrics, 'mds_index_overruns_total'),
+    indexSteps: { kept: histogramBucketsOf(metrics, 'mds_index_step_seconds', 'windows="kept"'), read: histogramBucketsOf(metrics, 'mds_index_step_seconds', 'windows="read"') },
   };
 }
 
@@ -172,7 +177,7 @@ const withMargin = (slope: { slope: number; margin: number }) => `${round(slope.
 
 console.log(`memory bench: the demo with ${universeAssets} universe assets, ${minutes} min, a light API user (${pages.length} uncached /v1/coins pages: median ${round(quantile(pages, 0.5))} ms, slowest ${round(Math.max(...pages))} ms)`);
 const threads = Object.keys(samples.at(-1)?.heapsMb ?? {});
-console.log(`  minutes | RSS at the end | mean | highest | slope MB/min (± 95 %) | heaps' slopes MB/min (${threads.join(', ')}) | store's slope | anonymous RSS's slope | outside the heaps' slope (all threads) | lag p50 / p99 / highest | index time per live step, ms (${indexPhases.join(' / ')}; catch-ups and revisits included) | live steps that outlasted their second`);
+console.log(`  minutes | RSS at the end | mean | highest | slope MB/min (± 95 %) | heaps' slopes MB/min (${threads.join(', ')}) | store's slope | anonymous RSS's slope | outside the heaps' slope (all threads) | lag p50 / p99 / highest | index time per live step, ms (${indexPhases.join(' / ')}; catch-ups and revisits included) | live steps that outlasted their second | step p50 / p99 (s, bucket bound), windows kept; p50 / p99, windows read`);
 const windows: { from: number; to: number; lagP99: number }[] = [];
 for (let from = 0; from < minutes; from += windowMinutes) {
   const to = Math.min(minutes, from + windowMinutes);
@@ -191,7 +196,8 @@ for (let from = 0; from < minutes; from += windowMinutes) {
   const stepParts = indexPhases.map((phase) => (first && last && steps > 0 ? round(((last.indexPhaseSeconds[phase] - first.indexPhaseSeconds[phase]) * 1000) / steps) : '-')).join(' / ');
   const overruns = first && last ? last.indexOverruns - first.indexOverruns : 0;
   const overrunShare = steps > 0 ? `${overruns} of ${steps} (${round((100 * overruns) / steps, 1)} %)` : '-';
-  console.log(`  ${from}-${to} | ${round(rss.at(-1) ?? NaN)} | ${round(rss.reduce((a, b) => a + b, 0) / rss.length)} | ${round(Math.max(...rss))} | ${withMargin(rssSlope(inWindow))} | ${heapSlopes.join(', ')} | ${round(storeSlope, 2)} | ${round(anonSlope, 2)} | ${round(outsideSlope, 2)} | ${round(quantile(windowLags, 0.5), 2)} / ${round(quantile(windowLags, 0.99), 2)} / ${round(Math.max(...windowLags), 2)} s | ${stepParts} | ${overrunShare}`);
+  const stepQuantiles = (kind: 'kept' | 'read') => [0.5, 0.99].map((q) => (first && last ? round(histogramQuantileBetween(first.indexSteps[kind], last.indexSteps[kind], q), 2) : '-')).join(' / ');
+  console.log(`  ${from}-${to} | ${round(rss.at(-1) ?? NaN)} | ${round(rss.reduce((a, b) => a + b, 0) / rss.length)} | ${round(Math.max(...rss))} | ${withMargin(rssSlope(inWindow))} | ${heapSlopes.join(', ')} | ${round(storeSlope, 2)} | ${round(anonSlope, 2)} | ${round(outsideSlope, 2)} | ${round(quantile(windowLags, 0.5), 2)} / ${round(quantile(windowLags, 0.99), 2)} / ${round(Math.max(...windowLags), 2)} s | ${stepParts} | ${overrunShare} | ${stepQuantiles('kept')}; ${stepQuantiles('read')}`);
 }
 
 const settled = between(samples, settle, minutes);
