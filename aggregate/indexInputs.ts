@@ -4,7 +4,7 @@ import { loadUsdRates } from './currency/usdRates.ts';
 import type { Store } from '../infra/store.ts';
 import { staleLookbackMs, type IndexParams } from './indexPrice.ts';
 import type { QuoteRates } from './indexQuoteRate.ts';
-import { rowRefreshSeconds, tickContent, type BucketRow, type CrossedBookRow, type IndexInputs, type IndexState, type LastTradeRow, type MarketOfAsset, type PublishedIndex, type SecondRow, type StatusRow, type SweepRange, type WindowRow } from './indexSweep.ts';
+import { candleEntered, candleLeftIntervalWindow, candleLeftVolumeWindow, rowRefreshSeconds, tickContent, type BucketRow, type CrossedBookRow, type IndexInputs, type IndexState, type LastTradeRow, type MarketOfAsset, type PublishedIndex, type QuotedMarket, type SecondRow, type StatusRow, type SweepRange, type WindowRow } from './indexSweep.ts';
 
 /**
  * What the index engine reads from ClickHouse: per-market seconds (market_seconds), 1m candles
@@ -70,6 +70,13 @@ const minuteLastTradesSql = `
 SELECT asset, venue, market, quote, argMaxMerge(last_price) AS price, toUnixTimestamp64Milli(max(last_trade_at)) AS lastTradeAt, sum(trade_count) AS trades
 FROM market_seconds
 WHERE second >= toDateTime({first_minute:UInt32} - {lookback_s:UInt32}, 'UTC') AND second < toDateTime({first_minute:UInt32}, 'UTC')
+GROUP BY asset, venue, market, quote`;
+
+/** Per market, the trades of market_seconds from {from_s} to before {to_s}: the minute that leaves a look-back when the next minute starts. */
+const tradesBetweenSql = `
+SELECT asset, venue, market, quote, sum(trade_count) AS trades
+FROM market_seconds
+WHERE second >= toDateTime({from_s:UInt32}, 'UTC') AND second < toDateTime({to_s:UInt32}, 'UTC')
 GROUP BY asset, venue, market, quote`;
 
 /**
@@ -214,10 +221,79 @@ function lastTradesBefore(from: number, lookbackS: number, atMinute: readonly La
   return [...last.values()].filter((r) => Math.floor(r.lastTradeAt / 1000) >= from - lookbackS);
 }
 
-const quotedMarketKey = (r: LastTradeRow) => `${r.asset}\u0000${r.venue}\u0000${r.market}\u0000${r.quote}`;
+const quotedMarketKey = (r: QuotedMarket) => `${r.asset}\u0000${r.venue}\u0000${r.market}\u0000${r.quote}`;
 
-/** How often a live input was kept from the steps before, and how often read again. */
-export type LiveInputReads = Record<'seconds' | 'lastTrades' | 'windows', { kept: number; read: number }>;
+/**
+ * How often a live input was kept from the steps before, rolled from the minute before (the
+ * windows and the last trades before a minute, at the next minute), or read again.
+ */
+export type LiveInputReads = { seconds: { kept: number; read: number }; lastTrades: { kept: number; rolled: number; read: number }; windows: { kept: number; rolled: number; read: number } };
+
+/** What the live steps of a minute keep of the time before it: the windows, and the last trades of the look-back. */
+interface KeptMinute {
+  minute: number;
+  windows: WindowRow[];
+  /** The trades the windows count (tradesOfWindows): checked against the store's count. */
+  windowTrades: number;
+  atMinute: MinuteLastTradeRow[];
+  /** The trades of the look-back: checked against the store's count. */
+  lookbackTrades: number;
+}
+
+function keptMinute(minute: number, windows: WindowRow[], atMinute: MinuteLastTradeRow[], params: IndexParams): KeptMinute {
+  return { minute, windows, windowTrades: tradesOfWindows(windows, params), atMinute, lookbackTrades: atMinute.reduce((sum, r) => sum + r.trades, 0) };
+}
+
+/**
+ * The windows at the start of `minute`, from those at the start of the minute before and the 1m
+ * candles entering or leaving them then (bucketsSql from that minute to this one), as the sweep
+ * rolls them (candleEntered and the rest); a market left with no trade in either window is dropped,
+ * as windowsSql's HAVING drops it.
+ */
+export function rollWindows(windows: readonly WindowRow[], buckets: readonly BucketRow[], minute: number, params: IndexParams): WindowRow[] {
+  const rows = new Map(windows.map((r) => [quotedMarketKey(r), { ...r }]));
+  const rowOf = (c: BucketRow) => {
+    const key = quotedMarketKey(c);
+    let row = rows.get(key);
+    if (!row) rows.set(key, (row = { asset: c.asset, venue: c.venue, market: c.market, quote: c.quote, windowNotional: 0, windowTrades: 0, intervalTrades: 0, close: c.close }));
+    return row;
+  };
+  for (const c of buckets) {
+    if (c.bucket === minute - 60) {
+      const row = rowOf(c);
+      candleEntered(row, c);
+      row.close = c.close;
+    }
+    if (c.bucket === minute - 60 - params.volumeWindowMinutes * 60) candleLeftVolumeWindow(rowOf(c), c);
+    if (c.bucket === minute - 60 - params.intervalWindowMinutes * 60) candleLeftIntervalWindow(rowOf(c), c);
+  }
+  return [...rows.values()].filter((r) => r.windowTrades > 0 || r.intervalTrades > 0);
+}
+
+/**
+ * Per market, its last trade and trades in the look-back before `minute`, from those before the
+ * minute before, that minute's seconds, and the trades of the minute that left the look-back
+ * (tradesBetweenSql); a market with none left is dropped, as minuteLastTradesSql has no row for it.
+ * Undefined when the minute that left holds trades of a market the look-back before did not: what
+ * was kept no longer matches the store.
+ */
+export function rollLastTrades(atMinute: readonly MinuteLastTradeRow[], seconds: readonly SecondRow[], left: readonly (QuotedMarket & { trades: number })[], minute: number): MinuteLastTradeRow[] | undefined {
+  const rows = new Map(atMinute.map((r) => [quotedMarketKey(r), { ...r }]));
+  for (const r of seconds) {
+    if (r.second < minute - 60 || r.second >= minute) continue;
+    const key = quotedMarketKey(r);
+    const row = rows.get(key) ?? { asset: r.asset, venue: r.venue, market: r.market, quote: r.quote, price: r.price, lastTradeAt: r.lastTradeAt, trades: 0 };
+    row.trades += r.trades;
+    if (r.lastTradeAt >= row.lastTradeAt) Object.assign(row, { price: r.price, lastTradeAt: r.lastTradeAt });
+    rows.set(key, row);
+  }
+  for (const r of left) {
+    const row = rows.get(quotedMarketKey(r));
+    if (!row) return undefined;
+    row.trades -= r.trades;
+  }
+  return [...rows.values()].filter((r) => r.trades > 0);
+}
 
 /**
  * What the live steps of one minute share, kept from one step to the next. Every live step
@@ -225,13 +301,15 @@ export type LiveInputReads = Record<'seconds' | 'lastTrades' | 'windows', { kept
  * every market, the 24-hour windows before the minute and the look-back before its range: with
  * this, it reads the seconds of its own range, and takes the rest from what the steps before read
  * once the store's counts show that none of it changed since (a late trade, whichever sink stored
- * it). `forget` drops it all: the runner calls it when it goes back for every asset, and when a
+ * it). At a new minute, the windows and the last trades before it are rolled from the minute
+ * before (one minute of candles and of seconds read), checked against the same counts. `forget`
+ * drops it all: the runner calls it when it goes back for every asset, and when a
  * join moved trades from one asset to another, which keeps the counts.
  */
 export class LiveInputs {
-  #minute: { minute: number; windows: WindowRow[]; windowTrades: number; atMinute: MinuteLastTradeRow[]; lookbackTrades: number } | undefined;
+  #minute: KeptMinute | undefined;
   #seconds: { minute: number; through: number; rows: SecondRow[] } | undefined;
-  readonly reads: LiveInputReads = { seconds: { kept: 0, read: 0 }, lastTrades: { kept: 0, read: 0 }, windows: { kept: 0, read: 0 } };
+  readonly reads: LiveInputReads = { seconds: { kept: 0, read: 0 }, lastTrades: { kept: 0, rolled: 0, read: 0 }, windows: { kept: 0, rolled: 0, read: 0 } };
 
   /** `windowParams`: those of loadIndexInputs, of every asset. */
   async load(store: Store, range: SweepRange, params: IndexParams, windowParams: WindowParams): Promise<Pick<IndexInputs, 'windows' | 'lastTrades' | 'seconds'>> {
@@ -239,15 +317,19 @@ export class LiveInputs {
     const lookbackS = Math.ceil(staleLookbackMs(params) / 1000);
     const minute = this.#minute?.minute === firstMinute ? this.#minute : undefined;
     const seconds = this.#seconds?.minute === firstMinute && range.from > firstMinute && range.from - 1 <= this.#seconds.through ? this.#seconds : undefined;
-    const [counts, fresh] = minute || seconds
+    const rolling = !minute && this.#canRoll(firstMinute);
+    const [counts, fresh, rolled] = minute || seconds || rolling
       ? await Promise.all([
           store.rows<KeptCount>(keptCountsSql, { ...windowParams, from_s: range.from, lookback_s: lookbackS }),
           seconds ? store.rows<SecondRow>(secondsSql, { assets: [], from_s: range.from, to_s: range.to }) : [],
+          rolling ? this.#roll(store, firstMinute, params, lookbackS) : undefined,
         ])
-      : [[], []];
+      : [[], [], undefined];
+    // What was kept, or rolled from the minute before, counts what the store holds now, or is read again.
+    const candidate = minute ?? rolled;
     const storedTrades = (part: KeptCount['part']) => counts.find((c) => c.part === part)?.trades;
-    const keptWindows = minute && storedTrades('windows') === minute.windowTrades ? minute.windows : undefined;
-    const keptAtMinute = minute && storedTrades('lookback') === minute.lookbackTrades ? minute.atMinute : undefined;
+    const keptWindows = candidate && storedTrades('windows') === candidate.windowTrades ? candidate.windows : undefined;
+    const keptAtMinute = candidate && storedTrades('lookback') === candidate.lookbackTrades ? candidate.atMinute : undefined;
     const before = seconds?.rows.filter((r) => r.second < range.from);
     const keptSeconds = before && sameSeconds(before, counts.filter((c) => c.part === 'second')) ? [...before, ...fresh] : undefined;
     const [windows, atMinute, secondRows] = await Promise.all([
@@ -255,18 +337,35 @@ export class LiveInputs {
       keptAtMinute ?? store.rows<MinuteLastTradeRow>(minuteLastTradesSql, { first_minute: firstMinute, lookback_s: lookbackS }),
       keptSeconds ?? store.rows<SecondRow>(secondsSql, { assets: [], from_s: firstMinute, to_s: range.to }),
     ]);
-    this.reads.windows[keptWindows ? 'kept' : 'read'] += 1;
-    this.reads.lastTrades[keptAtMinute ? 'kept' : 'read'] += 1;
+    const how = minute ? 'kept' : 'rolled';
+    this.reads.windows[keptWindows ? how : 'read'] += 1;
+    this.reads.lastTrades[keptAtMinute ? how : 'read'] += 1;
     this.reads.seconds[keptSeconds ? 'kept' : 'read'] += 1;
-    this.#minute = {
-      minute: firstMinute,
-      windows,
-      windowTrades: tradesOfWindows(windows, params),
-      atMinute,
-      lookbackTrades: atMinute.reduce((sum, r) => sum + r.trades, 0),
-    };
+    this.#minute = keptMinute(firstMinute, windows, atMinute, params);
     this.#seconds = { minute: firstMinute, through: range.to, rows: secondRows };
     return { windows, seconds: secondRows, lastTrades: lastTradesBefore(range.from, lookbackS, atMinute, secondRows) };
+  }
+
+  /** Whether what the minute before kept can roll to `minute`: its windows and look-back, and its seconds to its end. */
+  #canRoll(minute: number): boolean {
+    return this.#minute?.minute === minute - 60 && this.#seconds?.minute === minute - 60 && this.#seconds.through >= minute - 1;
+  }
+
+  /**
+   * The minute before's windows and last trades rolled to `minute`: reads the 1m candles entering
+   * or leaving the windows and the trades leaving the look-back (one minute each), not the 24 hours
+   * of candles and the look-back's seconds. The caller checks them against the store's counts.
+   */
+  async #roll(store: Store, minute: number, params: IndexParams, lookbackS: number): Promise<KeptMinute | undefined> {
+    const { windows, atMinute } = this.#minute!;
+    const secondRows = this.#seconds!.rows;
+    const previous = minute - 60;
+    const [buckets, left] = await Promise.all([
+      store.rows<BucketRow>(bucketsSql, { assets: [], first_minute: previous, last_minute: minute, volume_window_s: params.volumeWindowMinutes * 60, interval_window_s: params.intervalWindowMinutes * 60 }),
+      store.rows<QuotedMarket & { trades: number }>(tradesBetweenSql, { from_s: previous - lookbackS, to_s: minute - lookbackS }),
+    ]);
+    const lastTrades = rollLastTrades(atMinute, secondRows, left, minute);
+    return lastTrades && keptMinute(minute, rollWindows(windows, buckets, minute, params), lastTrades, params);
   }
 
   forget(): void {

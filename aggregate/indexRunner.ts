@@ -173,7 +173,7 @@ export interface IndexRunnerOptions {
 export interface LoopStep {
   /** Wall time of the whole step, ms: its live seconds, any revisit range, its writes. */
   ms: number;
-  /** Whether it read the 24-hour windows again (a new minute, or trades stored late in them): the steps that read most. */
+  /** Whether it read the 24-hour windows again (after a start or a go-back, or for trades stored late in them): the steps that read most. */
   windowsRead: boolean;
 }
 

@@ -24,6 +24,28 @@ export interface MarketOfAsset { asset: string; venue: string; market: string }
 export interface QuotedMarket extends MarketOfAsset { quote: string }
 export interface WindowRow extends QuotedMarket { windowNotional: number; windowTrades: number; intervalTrades: number; close: number }
 export interface BucketRow extends QuotedMarket { bucket: number; notional: number; trades: number; close: number }
+
+/** A market's sums over its two windows: a WindowRow's, and the sweep's state of the market. */
+export interface WindowSums { windowNotional: number; windowTrades: number; intervalTrades: number }
+
+/** The 1m candle `c` enters both windows (a minute after it started). */
+export function candleEntered(w: WindowSums, c: BucketRow): void {
+  w.windowNotional += c.notional;
+  w.windowTrades += c.trades;
+  w.intervalTrades += c.trades;
+}
+
+/** The 1m candle `c` leaves the volume window. */
+export function candleLeftVolumeWindow(w: WindowSums, c: BucketRow): void {
+  w.windowTrades -= c.trades;
+  // Exactly 0 once the last candle left: sums of floats would leave a residue.
+  w.windowNotional = w.windowTrades > 0 ? w.windowNotional - c.notional : 0;
+}
+
+/** The 1m candle `c` leaves the interval window. */
+export function candleLeftIntervalWindow(w: WindowSums, c: BucketRow): void {
+  w.intervalTrades -= c.trades;
+}
 export interface LastTradeRow extends QuotedMarket { price: number; lastTradeAt: number }
 export interface SecondRow extends LastTradeRow { second: number; notional: number; volume: number; trades: number }
 export interface CrossedBookRow extends MarketOfAsset { ts: number }
@@ -485,18 +507,11 @@ class RangeSweep {
   private advanceWindows(m: number): void {
     for (const r of this.bucketsByStart.get(m - 60) ?? []) {
       const st = this.stateOf(r);
-      st.windowNotional += r.notional;
-      st.windowTrades += r.trades;
+      candleEntered(st, r);
       st.windowClose = r.close;
-      st.intervalTrades += r.trades;
     }
-    for (const r of this.bucketsByStart.get(m - 60 - this.volumeWindowS) ?? []) {
-      const st = this.stateOf(r);
-      st.windowTrades -= r.trades;
-      // Exactly 0 once the last candle left: sums of floats would leave a residue.
-      st.windowNotional = st.windowTrades > 0 ? st.windowNotional - r.notional : 0;
-    }
-    for (const r of this.bucketsByStart.get(m - 60 - this.intervalWindowS) ?? []) this.stateOf(r).intervalTrades -= r.trades;
+    for (const r of this.bucketsByStart.get(m - 60 - this.volumeWindowS) ?? []) candleLeftVolumeWindow(this.stateOf(r), r);
+    for (const r of this.bucketsByStart.get(m - 60 - this.intervalWindowS) ?? []) candleLeftIntervalWindow(this.stateOf(r), r);
   }
 
   /** The markets' state as second `s` starts (a new minute clears the minute's value), then its trades. */

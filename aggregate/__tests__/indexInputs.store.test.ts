@@ -2,8 +2,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { countingQueries, openTestStore, trade } from '../../test/support/harness.ts';
 import type { Store } from '../../infra/store.ts';
 import { indexParamsSchema } from '../indexPrice.ts';
-import { loadIndexInputs, loadIndexState, loadNextTradeSecond, loadStoredSeconds, loadStoredThrough } from '../indexInputs.ts';
-import { tickContent, type TickRow } from '../indexSweep.ts';
+import { LiveInputs, loadIndexInputs, loadIndexState, loadNextTradeSecond, loadStoredSeconds, loadStoredThrough } from '../indexInputs.ts';
+import { tickContent, type IndexInputs, type TickRow } from '../indexSweep.ts';
 
 // The index engine's reads on the real store, one look-back edge at a time: a row just inside
 // each window is read, the one just outside is not. The runner tests (indexRunner*.test.ts)
@@ -80,6 +80,52 @@ describe('loadIndexInputs', () => {
     const within = await loadIndexInputs(candleQueries.store, { from, to: from + 29, keepAt: from }, params);
     expect(within.buckets).toEqual([]);
     expect(candleQueries.count()).toBe(3);
+  });
+});
+
+describe('LiveInputs', () => {
+  /** `inputs`' windows, last trades and seconds in one order, each row's floats rounded to 9 significant digits (a rolled sum may differ in its last bits). */
+  const comparable = (inputs: Pick<IndexInputs, 'windows' | 'lastTrades' | 'seconds'>) => {
+    const rounded = (row: object) => Object.fromEntries(Object.entries(row).map(([k, v]) => [k, typeof v === 'number' ? Number(v.toPrecision(9)) : v]));
+    const sorted = (rows: object[]) => rows.map(rounded).sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)));
+    // The live path's last trades carry the look-back's count as well (MinuteLastTradeRow): not an input of the sweep.
+    const lastTrades = inputs.lastTrades.map(({ asset, venue, market, quote, price, lastTradeAt }) => ({ asset, venue, market, quote, price, lastTradeAt }));
+    return { windows: sorted(inputs.windows), lastTrades: sorted(lastTrades), seconds: sorted(inputs.seconds) };
+  };
+
+  it('rolls the windows and the last trades to the next minute as the live steps pass it, equal to reading them whole; a late trade makes them read again', async () => {
+    // Windows of 3 and 2 minutes and a look-back of 40 s (params). From 11:58 on: x trades every
+    // 7 s; y in the minutes 12:00 and 12:03 only (its candles enter and leave both windows); z
+    // once, at 12:01:05 (it leaves the look-back, then the windows).
+    const start = Date.parse('2026-03-02T11:58:00Z') / 1000;
+    const tradeAt = (venue: string, second: number, i: number) =>
+      trade({ venue, market: 'EDGEUSD', asset, quote: 'USD', trade_id: `${venue}${second}`, ts: second * 1000 + 300, price: 100 + (i % 13) * 0.37, quantity: 0.1 + (i % 7) * 0.213 });
+    const rows = [];
+    for (let s = start, i = 0; s < start + 540; s += 7, i++) rows.push(tradeAt('x', s, i));
+    for (const minute of [120, 300]) for (let s = start + minute + 3, i = 0; s < start + minute + 60; s += 11, i++) rows.push(tradeAt('y', s, i));
+    rows.push(tradeAt('z', start + 185, 0));
+    await store.insert('trades', rows);
+
+    // Live steps every 9 s, each computing the 10 s before its last second again, from 12:00:40 on.
+    const live = new LiveInputs();
+    const walk = async (fromS: number, toS: number) => {
+      for (let to = fromS; to <= toS; to += 9) {
+        const range = { from: to - 10, to, keepAt: to - 10 };
+        const [kept, whole] = [await loadIndexInputs(store, range, params, [], live), await loadIndexInputs(store, range, params)];
+        expect(comparable(kept), `the live inputs of ${to - start} s`).toEqual(comparable(whole));
+      }
+    };
+    await walk(start + 160, start + 376);
+    // The first step read them; the minutes 12:01 to 12:04 rolled in turn, the other steps kept them.
+    expect(live.reads.windows).toMatchObject({ read: 1, rolled: 4 });
+    expect(live.reads.lastTrades).toMatchObject({ read: 1, rolled: 4 });
+
+    // A trade of 12:03:50 stored late, in the minute 12:04: the windows and the look-back before it
+    // no longer match the store's counts, and are read whole; the minute 12:05 rolls again.
+    await store.insert('trades', [tradeAt('x', start + 350, 99)]);
+    await walk(start + 385, start + 433);
+    expect(live.reads.windows).toMatchObject({ read: 2, rolled: 5 });
+    expect(live.reads.lastTrades).toMatchObject({ read: 2, rolled: 5 });
   });
 });
 

@@ -433,11 +433,12 @@ describe('index runner, live', () => {
     // The verdicts were inserted after their second counted as computed: their insert is no part of the lag.
     expect(verdictInserts.length).toBeGreaterThan(2);
     expect(verdictInserts.map((v) => v.lastComputed)).toEqual(verdictInserts.map((v) => v.judged));
-    // Every step was observed. Only the first two read the 24-hour windows: the first began in the
-    // minute before the first trade (its trailing window), the second in the trades' minute, and no
-    // trade came late.
+    // Every step was observed. Only the first read the 24-hour windows: it began in the minute
+    // before the first trade (its trailing window), the second rolled them to the trades' minute,
+    // and no trade came late.
     expect(loopSteps.length).toBe(runner.stats().ranges);
-    expect(loopSteps.map((step) => step.windowsRead)).toEqual(loopSteps.map((_, i) => i < 2));
+    expect(loopSteps.map((step) => step.windowsRead)).toEqual(loopSteps.map((_, i) => i === 0));
+    expect(runner.stats().liveReads.windows).toMatchObject({ read: 1, rolled: 1 });
     const toS = runner.stats().lastComputed!;
     const fromS = Math.floor(epoch / 1000) - schedule.recomputeSeconds;
     expectTicks(await storedTicks(store, asset), referenceTicks(rows, asset, fromS, toS, { params: defaultIndexParams }), fromS, toS);
@@ -459,8 +460,9 @@ describe('index runner, live inputs kept from step to step', () => {
     await insertBatch(rows.filter((r) => r.ts < epoch + 45_000));
     const runner = new IndexRunner({ store, log: silentLog, params: defaultIndexParams, schedule });
     await runner.catchUp(epoch + 30_000);
-    // The catch-up's range began in the minute before, and so the first live step read its minute
-    // whole; each step after it reads its own range and keeps the seconds before it.
+    // The catch-up's range began in the minute before, and so the first live step read its minute's
+    // seconds whole (and rolled the windows and last trades to it); each step after it reads its
+    // own range and keeps the seconds before it.
     for (let t = 31; t <= 38; t++) await runner.step(epoch + t * 1000);
     expect(runner.stats().liveReads.seconds).toEqual({ kept: 7, read: 2 });
     expectTicks(await storedTicks(store, asset), referenceTicks(rows.filter((r) => r.ts < epoch + 45_000), asset, e0, e0 + 35, { params: defaultIndexParams }), e0, e0 + 35);
@@ -474,16 +476,17 @@ describe('index runner, live inputs kept from step to step', () => {
     const withoutHeld = referenceTicks(rows.filter((r) => r.ts < epoch + 45_000), asset, e0 + 27, e0 + 37, { params: defaultIndexParams });
     expect(withHeld.find((t) => t.second === e0 + 30)!.price).not.toBeCloseTo(withoutHeld.find((t) => t.second === e0 + 30)!.price, 6);
     expectTicks(await storedTicks(store, asset), withHeld, e0 + 27, e0 + 37);
-    // So far, the windows and the last trades before the minute were kept from the minute's first step.
-    expect(runner.stats().liveReads.windows).toEqual({ kept: 9, read: 2 });
-    expect(runner.stats().liveReads.lastTrades).toEqual({ kept: 9, read: 2 });
+    // So far, the windows and the last trades before the minute were kept from the minute's first
+    // step, which rolled them from the catch-up's minute.
+    expect(runner.stats().liveReads.windows).toEqual({ kept: 9, rolled: 1, read: 1 });
+    expect(runner.stats().liveReads.lastTrades).toEqual({ kept: 9, rolled: 1, read: 1 });
 
     // A large trade of venue b in the minute before, stored late as well: the windows and the
     // last trades before the minute are read again, and venue b's share moves.
     const before = trade({ venue: 'b', market: 'MINUSD', asset, quote: 'USD', trade_id: 'before', ts: epoch - 30_000, price: 100.25, quantity: 60 });
     await insertBatch([before]);
     await runner.step(epoch + 41_000);
-    expect(runner.stats().liveReads).toEqual({ seconds: { kept: 9, read: 3 }, windows: { kept: 9, read: 3 }, lastTrades: { kept: 9, read: 3 } });
+    expect(runner.stats().liveReads).toEqual({ seconds: { kept: 9, read: 3 }, windows: { kept: 9, rolled: 1, read: 2 }, lastTrades: { kept: 9, rolled: 1, read: 2 } });
     const withBoth = referenceTicks([...rows.filter((r) => r.ts < epoch + 45_000), held, before], asset, e0 + 28, e0 + 38, { params: defaultIndexParams });
     expect(withBoth.find((t) => t.second === e0 + 30)!.price).not.toBeCloseTo(withHeld.find((t) => t.second === e0 + 30)!.price, 6);
     expectTicks(await storedTicks(store, asset), withBoth, e0 + 28, e0 + 38);

@@ -16,7 +16,7 @@ export async function startAggregate(ctx: RoleContext, { store, activity }: Role
   const { config, log, life, metrics, checks } = ctx;
   const stepSeconds = new Histogram({
     name: 'mds_index_step_seconds',
-    help: "Time of one step of the index's live loop (its live seconds, any revisit range, its writes), by whether it read the 24-hour windows again (at a new minute, or for trades stored late in them). The lag is INDEX_LAG_MS plus up to a second plus this.",
+    help: "Time of one step of the index's live loop (its live seconds, any revisit range, its writes), by whether it read the 24-hour windows again (after a start or a go-back, or for trades stored late in them). The lag is INDEX_LAG_MS plus up to a second plus this.",
     labelNames: ['windows'],
     buckets: [0.1, 0.25, 0.5, 0.75, 1, 1.5, 2, 3, 5, 10],
     registers: [metrics.registry],
@@ -63,7 +63,7 @@ export async function startAggregate(ctx: RoleContext, { store, activity }: Role
   });
   sampledCounter(metrics, {
     name: 'mds_index_live_reads_total',
-    help: "Live index steps by input (the minute's earlier seconds, the last trades before the minute, the windows before it) and by how they had it: kept from the steps before, or read again.",
+    help: "Live index steps by input (the minute's earlier seconds, the last trades before the minute, the windows before it) and by how they had it: kept from the steps before, rolled from the minute before (at a new minute), or read again.",
     labelNames: ['input', 'how'],
     read: () => Object.entries(index.stats().liveReads).flatMap(([input, reads]) => Object.entries(reads).map(([how, n]) => ({ labels: { input, how }, value: n }))),
   });
