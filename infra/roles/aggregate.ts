@@ -1,3 +1,4 @@
+import { Histogram } from 'prom-client';
 import { startBookSink } from '../../aggregate/bookSink.ts';
 import type { InsertedRange } from '../../aggregate/dedupingSink.ts';
 import { indexSettingsFromConfig, startIndexRunner, type IndexRunner, type LoopStep } from '../../aggregate/indexRunner.ts';
@@ -6,7 +7,6 @@ import { startStatusSink } from '../../aggregate/statusSink.ts';
 import { startGapAndTradeSinks } from '../../aggregate/tradeSink.ts';
 import type { Bus } from '../bus/bus.ts';
 import { withinMs } from '../health.ts';
-import { Histogram } from 'prom-client';
 import { sampledCounter, sampledGauge } from '../metrics.ts';
 import type { RoleContext } from './context.ts';
 import type { RoleStore } from './store.ts';
