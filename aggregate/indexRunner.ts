@@ -1,4 +1,4 @@
-import { setTimeout as sleep } from 'node:timers/promises';
+import { setImmediate, setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import type { Config } from '../infra/config.ts';
 import type { Logger } from '../infra/log.ts';
@@ -544,15 +544,20 @@ export class IndexRunner {
       log.info('index runner started');
       while (!this.#stopped) {
         let behind = false;
+        let failed = false;
         try {
           behind = await this.#observedStep();
         } catch (err) {
+          failed = true;
           this.#stats.failures += 1;
           log.error({ err }, 'index computation failed; retrying');
         }
         if (behind || this.#stopped) continue;
-        if (this.#dueAfter(this.#stats.lastComputed)) {
+        // Not after a failure: a store that fails at once would be asked again and again, holding the thread.
+        if (!failed && this.#dueAfter(this.#stats.lastComputed)) {
           this.#stats.overruns += 1;
+          // One turn of the event loop first, whatever the step awaited: the thread's other work goes on.
+          await setImmediate();
           continue;
         }
         this.#wake = new AbortController();

@@ -446,6 +446,44 @@ describe('index runner, live', () => {
 
 });
 
+describe('index runner, live, store failing at once', () => {
+  it('after a failed step it waits for the next whole second, even with seconds due: a store that fails at once is not asked in a loop', async () => {
+    await truncate();
+    const asset = 'failcoin';
+    const epoch = Date.UTC(2026, 7, 5);
+    await insertBatch(twoVenueTrades(asset, 'FAILUSD', epoch, 30_000, 7_000));
+    // The first step works; from the first wait on, every query fails on the next turn of the event loop.
+    let clock = epoch + 20_300;
+    let failing = false;
+    const failingStore: Store = {
+      ...store,
+      rows: (query, params) => (failing ? new Promise((_, reject) => setImmediate(() => reject(new Error('the store is down')))) : store.rows(query, params)),
+    };
+    const waits: { at: number; failures: number }[] = [];
+    let parked = false;
+    const runner: IndexRunner = new IndexRunner({
+      store: failingStore, log: silentLog, params: defaultIndexParams, schedule, now: () => clock,
+      pause: async (ms, signal) => {
+        waits.push({ at: clock, failures: runner.stats().failures });
+        failing = true;
+        if (waits.length < 5) return void (clock += ms);
+        parked = true;
+        await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+      },
+    });
+    try {
+      runner.start();
+      await until(() => parked, 'the runner to wait after each failed step', { timeoutMs: 5_000, context: () => JSON.stringify({ waits, ...runner.stats() }) });
+    } finally {
+      await runner.stop();
+    }
+    // One failure between two waits, each wait at the next whole second.
+    expect(waits.map((w) => w.failures)).toEqual([0, 1, 2, 3, 4]);
+    expect(waits.slice(1).map((w) => w.at % 1000)).toEqual([0, 0, 0, 0]);
+    expect(runner.stats().overruns).toBe(0);
+  });
+});
+
 describe('index runner, live inputs kept from step to step', () => {
   it("live steps keep their minute's earlier seconds, windows and last trades from the steps before, unless the store's counts say they changed", async () => {
     await truncate();
