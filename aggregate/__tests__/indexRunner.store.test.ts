@@ -374,6 +374,9 @@ describe('index runner, live', () => {
     expect(await judgedThrough(asset)).toBe(e0 + 27);
   });
 
+});
+
+describe('index runner, live, steps longer than their second', () => {
   it('live (start): a step that outlasts the rest of its second is followed at once by the next, not at the next whole second; verdicts are written after their seconds count as computed', async () => {
     await truncate();
     const asset = 'slowstepcoin';
