@@ -85,6 +85,9 @@ function twoVenueTrades(asset: string, market: string, epoch: number, durationMs
   return rows;
 }
 
+/** A fake pause that parks the live runner: it resolves once the runner's stop aborts `signal`. */
+const untilAborted = (signal: AbortSignal): Promise<void> => new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+
 /** The last second a step at `at` computes: the schedule's rule, written out. */
 const reachedAt = (at: number) => Math.floor((at - schedule.lagMs) / 1000) - 1;
 
@@ -341,7 +344,7 @@ describe('index runner, live', () => {
         waits.push({ at: clock, lastComputed: runner.stats().lastComputed, judged: await judgedThrough(asset) });
         if (clock + ms <= endAt) return void (clock += ms);
         parked = true;
-        await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+        await untilAborted(signal);
       },
     });
     runner.start();
@@ -416,7 +419,7 @@ describe('index runner, live, steps longer than their second', () => {
         slowNext = true;
         if (clock + ms <= endAt) return void (clock += ms);
         parked = true;
-        await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+        await untilAborted(signal);
       },
     });
     try {
@@ -471,7 +474,7 @@ describe('index runner, live, store failing at once', () => {
         failing = true;
         if (waits.length < 5) return void (clock += ms);
         parked = true;
-        await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+        await untilAborted(signal);
       },
     });
     try {
@@ -900,7 +903,7 @@ describe('index runner, store stall', () => {
       pause: async (ms, signal) => {
         if (stall.now() + ms > endAt) {
           parked = true;
-          return new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+          return untilAborted(signal);
         }
         await stall.advance(ms);
         await arrive();
